@@ -1,0 +1,33 @@
+"""The in-tree plugins, registered through the ``scheduling_framework`` entry point like any other package."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import scheduling_framework as sf
+
+if TYPE_CHECKING:
+    from scheduling_framework.registry import Registry
+
+# Upstream plugin name -> "module:class"; imported lazily on first use.
+INTREE_PLUGINS: dict[str, str] = {
+    "PrioritySort": "plugins_intree.queuesort.plugin:PrioritySort",
+    "SchedulingGates": "plugins_intree.schedulinggates.plugin:SchedulingGates",
+    "NodeUnschedulable": "plugins_intree.nodeunschedulable.plugin:NodeUnschedulable",
+    "NodeName": "plugins_intree.nodename.plugin:NodeName",
+    "NodePorts": "plugins_intree.nodeports.plugin:NodePorts",
+    "NodeResourcesFit": "plugins_intree.noderesources.fit:Fit",
+    "NodeResourcesBalancedAllocation": "plugins_intree.noderesources.balanced_allocation:BalancedAllocation",
+    "TaintToleration": "plugins_intree.tainttoleration.plugin:TaintToleration",
+    "NodeAffinity": "plugins_intree.nodeaffinity.plugin:NodeAffinity",
+    "ImageLocality": "plugins_intree.imagelocality.plugin:ImageLocality",
+    "PodTopologySpread": "plugins_intree.podtopologyspread.plugin:PodTopologySpread",
+    "InterPodAffinity": "plugins_intree.interpodaffinity.plugin:InterPodAffinity",
+    "DefaultBinder": "plugins_intree.defaultbinder.plugin:DefaultBinder",
+}
+
+
+@sf.hookimpl
+def register_plugins(registry: Registry) -> None:
+    for name, ref in INTREE_PLUGINS.items():
+        registry.register(name, ref)

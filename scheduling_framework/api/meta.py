@@ -1,0 +1,91 @@
+"""ObjectMeta and the pieces every object shares."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from scheduling_framework.api._parse import as_bool, as_list, as_map, as_str, as_time, str_map
+from scheduling_framework.errors import ManifestError, ValidationError
+
+
+@attrs.frozen(slots=True)
+class OwnerReference:
+    api_version: str
+    kind: str
+    name: str
+    uid: str = ""
+    controller: bool = False
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> OwnerReference:
+        m = as_map(d, path)
+        return cls(as_str(m.get("apiVersion"), f"{path}.apiVersion"), as_str(m.get("kind"), f"{path}.kind"),
+                   as_str(m.get("name"), f"{path}.name"), as_str(m.get("uid"), f"{path}.uid"),
+                   as_bool(m.get("controller"), f"{path}.controller"))
+
+
+@attrs.frozen(slots=True)
+class ObjectMeta:
+    name: str = ""
+    namespace: str = ""
+    uid: str = ""
+    labels: Mapping[str, str] = attrs.field(factory=dict)
+    annotations: Mapping[str, str] = attrs.field(factory=dict)
+    owner_references: tuple[OwnerReference, ...] = ()
+    creation_timestamp: datetime | None = None
+    deletion_timestamp: datetime | None = None
+    generate_name: str = ""
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str = "metadata", namespaced: bool = False) -> ObjectMeta:
+        m = as_map(d, path)
+        ns = as_str(m.get("namespace"), f"{path}.namespace")
+        if namespaced and not ns:
+            ns = "default"
+        owners = tuple(OwnerReference.from_dict(o, f"{path}.ownerReferences[{i}]")
+                       for i, o in enumerate(as_list(m.get("ownerReferences"), f"{path}.ownerReferences")))
+        return cls(
+            name=as_str(m.get("name"), f"{path}.name"),
+            namespace=ns,
+            uid=as_str(m.get("uid"), f"{path}.uid"),
+            labels=str_map(m.get("labels"), f"{path}.labels"),
+            annotations=str_map(m.get("annotations"), f"{path}.annotations"),
+            owner_references=owners,
+            creation_timestamp=as_time(m.get("creationTimestamp"), f"{path}.creationTimestamp"),
+            deletion_timestamp=as_time(m.get("deletionTimestamp"), f"{path}.deletionTimestamp"),
+            generate_name=as_str(m.get("generateName"), f"{path}.generateName"),
+        )
+
+    def controller_ref(self) -> OwnerReference | None:
+        for o in self.owner_references:
+            if o.controller:
+                return o
+        return None
+
+
+def object_ref(kind: str, manifest: Any) -> str:
+    """``Kind namespace/name`` (or ``Kind name``) for error messages, from a raw manifest."""
+    meta = manifest.get("metadata") if isinstance(manifest, Mapping) else None
+    if not isinstance(meta, Mapping):
+        return kind
+    name = meta.get("name") or meta.get("generateName") or "<unnamed>"
+    ns = meta.get("namespace") or ("default" if kind in ("Pod", "PersistentVolumeClaim") else "")
+    return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
+
+
+def reraise_for(kind: str, manifest: Any, err: ValidationError) -> ManifestError:
+    """Wrap a field-level error into one naming the object."""
+    return ManifestError(object_ref(kind, manifest), err.detail, err.path)
+
+
+def check_kind(manifest: Any, kind: str) -> Mapping[str, Any]:
+    if not isinstance(manifest, Mapping):
+        raise ManifestError(kind, f"expected a mapping, got {type(manifest).__name__}")
+    got = manifest.get("kind")
+    if got not in (None, kind):
+        raise ManifestError(object_ref(kind, manifest), f'expected kind "{kind}", got "{got}"', "kind")
+    return manifest

@@ -1,0 +1,76 @@
+"""Namespaces and every other object kind the scheduler may read, kept as parsed metadata + raw manifest."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from scheduling_framework.api.meta import ObjectMeta, check_kind, reraise_for
+from scheduling_framework.errors import ManifestError, ValidationError
+
+# Kinds whose objects live in a namespace (metadata.namespace defaults to "default").
+NAMESPACED_KINDS = frozenset({
+    "Pod", "Service", "ReplicationController", "ReplicaSet", "StatefulSet", "Deployment", "DaemonSet", "Job",
+    "PersistentVolumeClaim", "PodDisruptionBudget", "ResourceClaim",
+})
+
+
+@attrs.frozen(slots=True, eq=False)
+class KubeObject:
+    """Any object: its kind, parsed metadata and the manifest (plugins read what they need from ``raw``)."""
+
+    kind: str
+    metadata: ObjectMeta
+    raw: Mapping[str, Any] = attrs.field(repr=False)
+
+    @classmethod
+    def from_dict(cls, manifest: Any, kind: str | None = None) -> KubeObject:
+        if not isinstance(manifest, Mapping):
+            raise ManifestError(kind or "object", f"expected a mapping, got {type(manifest).__name__}")
+        k = kind or str(manifest.get("kind") or "")
+        if not k:
+            raise ManifestError("object", "Required value: kind is required", "kind")
+        check_kind(manifest, k)
+        try:
+            meta = ObjectMeta.from_dict(manifest.get("metadata"), "metadata", namespaced=k in NAMESPACED_KINDS)
+            if not meta.name:
+                raise ValidationError("Required value: name is required", "metadata.name")
+        except ValidationError as e:
+            raise reraise_for(k, manifest, e) from None
+        return cls(k, meta, manifest)
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        return self.metadata.labels
+
+    @property
+    def spec(self) -> Mapping[str, Any]:
+        s = self.raw.get("spec")
+        return s if isinstance(s, Mapping) else {}
+
+    @property
+    def status(self) -> Mapping[str, Any]:
+        s = self.raw.get("status")
+        return s if isinstance(s, Mapping) else {}
+
+    def to_dict(self) -> dict[str, Any]:
+        return copy.deepcopy(dict(self.raw))
+
+    def __repr__(self) -> str:
+        ns = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind}({ns}{self.name})"
+
+
+# Namespaces carry nothing the scheduler reads beyond their labels, so they are plain KubeObjects.
+Namespace = KubeObject

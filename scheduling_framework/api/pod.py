@@ -1,0 +1,459 @@
+"""The Pod as the scheduler reads it: frozen, slotted, parsed once from a manifest."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from scheduling_framework.api._parse import (
+    as_int,
+    as_list,
+    as_map,
+    as_opt_int,
+    as_str,
+    as_time,
+    str_map,
+    str_tuple,
+)
+from scheduling_framework.api.meta import ObjectMeta, check_kind, reraise_for
+from scheduling_framework.api.quantity import Quantity
+from scheduling_framework.api.selectors import LabelSelector, NodeSelector, NodeSelectorTerm, PreferredSchedulingTerm
+from scheduling_framework.api.taints import Toleration
+from scheduling_framework.errors import ValidationError
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+PREEMPT_NEVER = "Never"
+
+
+def resource_list(d: Any, path: str) -> dict[str, Quantity]:
+    m = as_map(d, path)
+    return {str(k): Quantity.parse(v, f"{path}.{k}") for k, v in m.items()}
+
+
+@attrs.frozen(slots=True)
+class ResourceRequirements:
+    requests: Mapping[str, Quantity] = attrs.field(factory=dict)
+    limits: Mapping[str, Quantity] = attrs.field(factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> ResourceRequirements:
+        m = as_map(d, path)
+        limits = resource_list(m.get("limits"), f"{path}.limits")
+        requests = resource_list(m.get("requests"), f"{path}.requests")
+        # API defaulting: a limit with no request sets the request to the limit.
+        for k, q in limits.items():
+            requests.setdefault(k, q)
+        return cls(requests, limits)
+
+
+@attrs.frozen(slots=True)
+class ContainerPort:
+    container_port: int
+    host_port: int = 0
+    host_ip: str = ""
+    protocol: str = "TCP"
+    name: str = ""
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> ContainerPort:
+        m = as_map(d, path)
+        return cls(as_int(m.get("containerPort"), f"{path}.containerPort"),
+                   as_int(m.get("hostPort"), f"{path}.hostPort"),
+                   as_str(m.get("hostIP"), f"{path}.hostIP"),
+                   as_str(m.get("protocol"), f"{path}.protocol") or "TCP",
+                   as_str(m.get("name"), f"{path}.name"))
+
+
+@attrs.frozen(slots=True)
+class Container:
+    name: str
+    image: str = ""
+    resources: ResourceRequirements = attrs.field(factory=ResourceRequirements)
+    ports: tuple[ContainerPort, ...] = ()
+    restart_policy: str = ""  # "Always" on an init container makes it a restartable sidecar
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> Container:
+        m = as_map(d, path)
+        ports = tuple(ContainerPort.from_dict(p, f"{path}.ports[{i}]")
+                      for i, p in enumerate(as_list(m.get("ports"), f"{path}.ports")))
+        return cls(as_str(m.get("name"), f"{path}.name"), as_str(m.get("image"), f"{path}.image"),
+                   ResourceRequirements.from_dict(m.get("resources"), f"{path}.resources"), ports,
+                   as_str(m.get("restartPolicy"), f"{path}.restartPolicy"))
+
+    @property
+    def is_restartable(self) -> bool:
+        return self.restart_policy == "Always"
+
+
+# --- affinity -------------------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class NodeAffinity:
+    required_during_scheduling_ignored_during_execution: NodeSelector | None = None
+    preferred_during_scheduling_ignored_during_execution: tuple[PreferredSchedulingTerm, ...] = ()
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> NodeAffinity:
+        m = as_map(d, path)
+        req = m.get("requiredDuringSchedulingIgnoredDuringExecution")
+        rpath = f"{path}.requiredDuringSchedulingIgnoredDuringExecution"
+        ppath = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
+        prefs = []
+        for i, p in enumerate(as_list(m.get("preferredDuringSchedulingIgnoredDuringExecution"), ppath)):
+            pm = as_map(p, f"{ppath}[{i}]")
+            prefs.append(PreferredSchedulingTerm(as_int(pm.get("weight"), f"{ppath}[{i}].weight"),
+                                                 NodeSelectorTerm.from_dict(pm.get("preference"),
+                                                                            f"{ppath}[{i}].preference")))
+        return cls(None if req is None else NodeSelector.from_dict(req, rpath), tuple(prefs))
+
+
+@attrs.frozen(slots=True)
+class PodAffinityTerm:
+    topology_key: str
+    label_selector: LabelSelector | None = None
+    namespaces: tuple[str, ...] = ()
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: tuple[str, ...] = ()
+    mismatch_label_keys: tuple[str, ...] = ()
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> PodAffinityTerm:
+        m = as_map(d, path)
+        return cls(as_str(m.get("topologyKey"), f"{path}.topologyKey"),
+                   LabelSelector.from_opt(m.get("labelSelector"), f"{path}.labelSelector"),
+                   str_tuple(m.get("namespaces"), f"{path}.namespaces"),
+                   LabelSelector.from_opt(m.get("namespaceSelector"), f"{path}.namespaceSelector"),
+                   str_tuple(m.get("matchLabelKeys"), f"{path}.matchLabelKeys"),
+                   str_tuple(m.get("mismatchLabelKeys"), f"{path}.mismatchLabelKeys"))
+
+
+@attrs.frozen(slots=True)
+class WeightedPodAffinityTerm:
+    weight: int
+    pod_affinity_term: PodAffinityTerm
+
+
+@attrs.frozen(slots=True)
+class PodAffinity:
+    """Used for both podAffinity and podAntiAffinity (the shapes are identical)."""
+
+    required_during_scheduling_ignored_during_execution: tuple[PodAffinityTerm, ...] = ()
+    preferred_during_scheduling_ignored_during_execution: tuple[WeightedPodAffinityTerm, ...] = ()
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> PodAffinity:
+        m = as_map(d, path)
+        rpath = f"{path}.requiredDuringSchedulingIgnoredDuringExecution"
+        ppath = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
+        req = tuple(PodAffinityTerm.from_dict(t, f"{rpath}[{i}]")
+                    for i, t in enumerate(as_list(m.get("requiredDuringSchedulingIgnoredDuringExecution"), rpath)))
+        prefs = []
+        for i, p in enumerate(as_list(m.get("preferredDuringSchedulingIgnoredDuringExecution"), ppath)):
+            pm = as_map(p, f"{ppath}[{i}]")
+            prefs.append(WeightedPodAffinityTerm(
+                as_int(pm.get("weight"), f"{ppath}[{i}].weight"),
+                PodAffinityTerm.from_dict(pm.get("podAffinityTerm"), f"{ppath}[{i}].podAffinityTerm")))
+        return cls(req, tuple(prefs))
+
+
+@attrs.frozen(slots=True)
+class Affinity:
+    node_affinity: NodeAffinity | None = None
+    pod_affinity: PodAffinity | None = None
+    pod_anti_affinity: PodAffinity | None = None
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> Affinity:
+        m = as_map(d, path)
+        na, pa, paa = m.get("nodeAffinity"), m.get("podAffinity"), m.get("podAntiAffinity")
+        return cls(None if na is None else NodeAffinity.from_dict(na, f"{path}.nodeAffinity"),
+                   None if pa is None else PodAffinity.from_dict(pa, f"{path}.podAffinity"),
+                   None if paa is None else PodAffinity.from_dict(paa, f"{path}.podAntiAffinity"))
+
+
+@attrs.frozen(slots=True)
+class TopologySpreadConstraint:
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = None
+    node_affinity_policy: str | None = None  # None = Honor
+    node_taints_policy: str | None = None  # None = Ignore
+    match_label_keys: tuple[str, ...] = ()
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> TopologySpreadConstraint:
+        m = as_map(d, path)
+        wu = as_str(m.get("whenUnsatisfiable"), f"{path}.whenUnsatisfiable")
+        if wu not in ("DoNotSchedule", "ScheduleAnyway"):
+            raise ValidationError(f'Unsupported value: "{wu}": supported values: "DoNotSchedule", "ScheduleAnyway"',
+                                  f"{path}.whenUnsatisfiable")
+        nap = m.get("nodeAffinityPolicy")
+        ntp = m.get("nodeTaintsPolicy")
+        return cls(as_int(m.get("maxSkew"), f"{path}.maxSkew"), as_str(m.get("topologyKey"), f"{path}.topologyKey"),
+                   wu, LabelSelector.from_opt(m.get("labelSelector"), f"{path}.labelSelector"),
+                   as_opt_int(m.get("minDomains"), f"{path}.minDomains"),
+                   None if nap is None else as_str(nap, f"{path}.nodeAffinityPolicy"),
+                   None if ntp is None else as_str(ntp, f"{path}.nodeTaintsPolicy"),
+                   str_tuple(m.get("matchLabelKeys"), f"{path}.matchLabelKeys"))
+
+
+# --- volumes --------------------------------------------------------------------------------
+
+_VOLUME_SOURCES = ("persistentVolumeClaim", "ephemeral", "gcePersistentDisk", "awsElasticBlockStore", "rbd",
+                   "iscsi", "azureDisk", "csi", "cinder", "hostPath", "emptyDir", "configMap", "secret",
+                   "projected", "downwardAPI", "nfs")
+
+
+@attrs.frozen(slots=True)
+class Volume:
+    """A pod volume: its name, which source kind it uses, and that source's raw fields."""
+
+    name: str
+    source_kind: str = ""
+    source: Mapping[str, Any] = attrs.field(factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> Volume:
+        m = as_map(d, path)
+        kind: str = ""
+        src: Mapping[str, Any] = {}
+        for k, v in m.items():
+            if k != "name":
+                kind, src = k, as_map(v, f"{path}.{k}")
+                break
+        return cls(as_str(m.get("name"), f"{path}.name"), kind, dict(src))
+
+    @property
+    def claim_name(self) -> str | None:
+        """The PVC this volume uses (persistentVolumeClaim, or the generated one for generic ephemeral)."""
+        if self.source_kind == "persistentVolumeClaim":
+            return str(self.source.get("claimName", ""))
+        return None
+
+
+# --- pod ------------------------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class PodCondition:
+    type: str
+    status: str
+    reason: str = ""
+
+
+@attrs.frozen(slots=True)
+class PodSpec:
+    containers: tuple[Container, ...] = ()
+    init_containers: tuple[Container, ...] = ()
+    overhead: Mapping[str, Quantity] = attrs.field(factory=dict)
+    resources: ResourceRequirements | None = None  # pod-level resources
+    node_name: str = ""
+    node_selector: Mapping[str, str] = attrs.field(factory=dict)
+    affinity: Affinity | None = None
+    tolerations: tuple[Toleration, ...] = ()
+    topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
+    priority: int | None = None
+    priority_class_name: str = ""
+    preemption_policy: str | None = None
+    scheduling_gates: tuple[str, ...] = ()
+    volumes: tuple[Volume, ...] = ()
+    host_network: bool = False
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str = "spec") -> PodSpec:
+        m = as_map(d, path)
+        containers = tuple(Container.from_dict(c, f"{path}.containers[{i}]")
+                           for i, c in enumerate(as_list(m.get("containers"), f"{path}.containers")))
+        inits = tuple(Container.from_dict(c, f"{path}.initContainers[{i}]")
+                      for i, c in enumerate(as_list(m.get("initContainers"), f"{path}.initContainers")))
+        aff = m.get("affinity")
+        tols = tuple(Toleration.from_dict(t, f"{path}.tolerations[{i}]")
+                     for i, t in enumerate(as_list(m.get("tolerations"), f"{path}.tolerations")))
+        tscs = tuple(TopologySpreadConstraint.from_dict(t, f"{path}.topologySpreadConstraints[{i}]")
+                     for i, t in enumerate(as_list(m.get("topologySpreadConstraints"),
+                                                   f"{path}.topologySpreadConstraints")))
+        gates = []
+        for i, g in enumerate(as_list(m.get("schedulingGates"), f"{path}.schedulingGates")):
+            gates.append(as_str(as_map(g, f"{path}.schedulingGates[{i}]").get("name"),
+                                f"{path}.schedulingGates[{i}].name"))
+        vols = tuple(Volume.from_dict(v, f"{path}.volumes[{i}]")
+                     for i, v in enumerate(as_list(m.get("volumes"), f"{path}.volumes")))
+        res = m.get("resources")
+        pp = m.get("preemptionPolicy")
+        return cls(
+            containers=containers,
+            init_containers=inits,
+            overhead=resource_list(m.get("overhead"), f"{path}.overhead"),
+            resources=None if res is None else ResourceRequirements.from_dict(res, f"{path}.resources"),
+            node_name=as_str(m.get("nodeName"), f"{path}.nodeName"),
+            node_selector=str_map(m.get("nodeSelector"), f"{path}.nodeSelector"),
+            affinity=None if aff is None else Affinity.from_dict(aff, f"{path}.affinity"),
+            tolerations=tols,
+            topology_spread_constraints=tscs,
+            scheduler_name=as_str(m.get("schedulerName"), f"{path}.schedulerName") or DEFAULT_SCHEDULER_NAME,
+            priority=as_opt_int(m.get("priority"), f"{path}.priority"),
+            priority_class_name=as_str(m.get("priorityClassName"), f"{path}.priorityClassName"),
+            preemption_policy=None if pp is None else as_str(pp, f"{path}.preemptionPolicy"),
+            scheduling_gates=tuple(gates),
+            volumes=vols,
+            host_network=bool(m.get("hostNetwork", False)),
+        )
+
+
+@attrs.frozen(slots=True)
+class PodStatus:
+    phase: str = ""
+    nominated_node_name: str = ""
+    conditions: tuple[PodCondition, ...] = ()
+    start_time: datetime | None = None
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str = "status") -> PodStatus:
+        m = as_map(d, path)
+        conds = []
+        for i, c in enumerate(as_list(m.get("conditions"), f"{path}.conditions")):
+            cm = as_map(c, f"{path}.conditions[{i}]")
+            conds.append(PodCondition(as_str(cm.get("type"), f"{path}.conditions[{i}].type"),
+                                      as_str(cm.get("status"), f"{path}.conditions[{i}].status"),
+                                      as_str(cm.get("reason"), f"{path}.conditions[{i}].reason")))
+        return cls(as_str(m.get("phase"), f"{path}.phase"),
+                   as_str(m.get("nominatedNodeName"), f"{path}.nominatedNodeName"), tuple(conds),
+                   as_time(m.get("startTime"), f"{path}.startTime"))
+
+
+@attrs.frozen(slots=True, eq=False)
+class Pod:
+    """A v1 Pod. Build with ``Pod.from_dict(manifest)``; ``to_dict()`` returns the manifest.
+
+    Pods compare by identity of content through ``key`` (namespace/name/uid) being unique in a cluster;
+    ``==`` compares the parsed fields.
+    """
+
+    metadata: ObjectMeta
+    spec: PodSpec
+    status: PodStatus
+    _raw: Mapping[str, Any] = attrs.field(repr=False)
+
+    @classmethod
+    def from_dict(cls, manifest: Any) -> Pod:
+        m = check_kind(manifest, "Pod")
+        try:
+            meta = ObjectMeta.from_dict(m.get("metadata"), "metadata", namespaced=True)
+            if not meta.name:
+                raise ValidationError("Required value: name is required", "metadata.name")
+            spec = PodSpec.from_dict(m.get("spec"), "spec")
+            status = PodStatus.from_dict(m.get("status"), "status")
+        except ValidationError as e:
+            raise reraise_for("Pod", manifest, e) from None
+        if not meta.uid:
+            # The API server assigns uids; a hand-written file often has none. Derive a stable one.
+            meta = attrs.evolve(meta, uid=f"{meta.namespace}/{meta.name}")
+        return cls(meta, spec, status, m)
+
+    def to_dict(self) -> dict[str, Any]:
+        return copy.deepcopy(dict(self._raw))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Pod):
+            return NotImplemented
+        return (self.metadata, self.spec, self.status) == (other.metadata, other.spec, other.status)
+
+    def __hash__(self) -> int:
+        return hash(self.metadata.uid)
+
+    # convenience accessors ---------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace
+
+    @property
+    def uid(self) -> str:
+        return self.metadata.uid
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        return self.metadata.labels
+
+    @property
+    def annotations(self) -> Mapping[str, str]:
+        return self.metadata.annotations
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``, as kube's cache keys and the CLI output use."""
+        return f"{self.metadata.namespace}/{self.metadata.name}"
+
+    @property
+    def priority(self) -> int:
+        """corev1helpers.PodPriority: the spec priority, 0 when unset."""
+        p = self.spec.priority
+        return 0 if p is None else p
+
+    @property
+    def preemption_policy(self) -> str:
+        return self.spec.preemption_policy or PREEMPT_LOWER_PRIORITY
+
+    @property
+    def is_terminating(self) -> bool:
+        return self.metadata.deletion_timestamp is not None
+
+    # copies with one change (pods are immutable) ------------------------------------------
+    def with_node_name(self, node_name: str) -> Pod:
+        raw = dict(self._raw)
+        spec = dict(raw.get("spec") or {})
+        spec["nodeName"] = node_name
+        raw["spec"] = spec
+        return Pod(self.metadata, attrs.evolve(self.spec, node_name=node_name), self.status, raw)
+
+    def with_nominated_node_name(self, node_name: str) -> Pod:
+        raw = dict(self._raw)
+        status = dict(raw.get("status") or {})
+        if node_name:
+            status["nominatedNodeName"] = node_name
+        else:
+            status.pop("nominatedNodeName", None)
+        raw["status"] = status
+        return Pod(self.metadata, self.spec, attrs.evolve(self.status, nominated_node_name=node_name), raw)
+
+    def with_deletion_timestamp(self, ts: datetime) -> Pod:
+        raw = dict(self._raw)
+        meta = dict(raw.get("metadata") or {})
+        meta["deletionTimestamp"] = ts.isoformat()
+        raw["metadata"] = meta
+        return Pod(attrs.evolve(self.metadata, deletion_timestamp=ts), self.spec, self.status, raw)
+
+    def __repr__(self) -> str:
+        return f"Pod({self.key}, node={self.spec.node_name!r})"
+
+
+def pod_key(pod: Pod) -> str:
+    return pod.key
+
+
+def all_containers(spec: PodSpec) -> tuple[Container, ...]:
+    return spec.init_containers + spec.containers
+
+
+def str_or_empty(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+__all__ = [
+    "Affinity", "Container", "ContainerPort", "NodeAffinity", "Pod", "PodAffinity", "PodAffinityTerm",
+    "PodCondition", "PodSpec", "PodStatus", "ResourceRequirements", "TopologySpreadConstraint", "Volume",
+    "WeightedPodAffinityTerm", "resource_list", "str_map", "DEFAULT_SCHEDULER_NAME",
+]

@@ -1,0 +1,146 @@
+"""Pod resource requests, computed as component-helpers ``resource.PodRequests`` does.
+
+Containers add up; each regular init container needs its own requests plus every restartable (sidecar)
+init container started before it; sidecars keep running, so they also add to the containers' sum; the pod
+needs the maximum of those stages; pod-level requests (cpu, memory, hugepages) override; overhead adds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from scheduling_framework.api.pod import Pod
+from scheduling_framework.api.quantity import Quantity
+
+CPU = "cpu"
+MEMORY = "memory"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+PODS = "pods"
+
+# Scheduler defaults for containers that request no cpu / memory, used only for scoring spread.
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+_NON_MISSING: dict[str, Quantity] = {
+    CPU: Quantity.parse("100m"),
+    MEMORY: Quantity.parse(str(DEFAULT_MEMORY_REQUEST)),
+}
+
+ResourceList = dict[str, Quantity]
+
+
+def _add(into: ResourceList, other: Mapping[str, Quantity]) -> None:
+    for k, q in other.items():
+        have = into.get(k)
+        into[k] = q if have is None else have + q
+
+
+def _max(into: ResourceList, other: Mapping[str, Quantity]) -> None:
+    for k, q in other.items():
+        have = into.get(k)
+        if have is None or q.cmp(have) > 0:
+            into[k] = q
+
+
+def _with_defaults(reqs: Mapping[str, Quantity], defaults: Mapping[str, Quantity] | None) -> Mapping[str, Quantity]:
+    if not defaults:
+        return reqs
+    out = dict(reqs)
+    for k, q in defaults.items():
+        if k not in reqs:
+            out[k] = q
+    return out
+
+
+def is_supported_pod_level_resource(name: str) -> bool:
+    return name in (CPU, MEMORY) or name.startswith("hugepages-")
+
+
+def pod_level_requests_set(pod: Pod) -> bool:
+    res = pod.spec.resources
+    return res is not None and any(is_supported_pod_level_resource(k) for k in res.requests)
+
+
+def aggregate_container_requests(pod: Pod, non_missing: Mapping[str, Quantity] | None = None) -> ResourceList:
+    reqs: ResourceList = {}
+    for c in pod.spec.containers:
+        _add(reqs, _with_defaults(c.resources.requests, non_missing))
+    sidecars: ResourceList = {}
+    init_peak: ResourceList = {}
+    for ic in pod.spec.init_containers:
+        creqs = _with_defaults(ic.resources.requests, non_missing)
+        if ic.is_restartable:
+            _add(reqs, creqs)
+            _add(sidecars, creqs)
+            stage: Mapping[str, Quantity] = sidecars
+        else:
+            tmp = dict(creqs)
+            _add(tmp, sidecars)
+            stage = tmp
+        _max(init_peak, stage)
+    _max(reqs, init_peak)
+    return reqs
+
+
+def pod_requests(pod: Pod, *, non_missing: Mapping[str, Quantity] | None = None,
+                 exclude_overhead: bool = False) -> ResourceList:
+    """The pod's effective requests (component-helpers PodRequests with default options)."""
+    reqs = aggregate_container_requests(pod, non_missing)
+    res = pod.spec.resources
+    if res is not None and pod_level_requests_set(pod):
+        for k, q in res.requests.items():
+            if is_supported_pod_level_resource(k):
+                reqs[k] = q
+    if not exclude_overhead and pod.spec.overhead:
+        _add(reqs, pod.spec.overhead)
+    return reqs
+
+
+def non_zero_requests(pod: Pod, requests: Mapping[str, Quantity] | None = None) -> tuple[int, int]:
+    """(milli-cpu, memory bytes) with the scheduler's defaults for containers that request none."""
+    level_set = pod_level_requests_set(pod)
+    if requests is None:
+        requests = pod_requests(pod)
+    if not level_set:
+        defaults: Mapping[str, Quantity] = _NON_MISSING
+    else:
+        defaults = {k: q for k, q in _NON_MISSING.items() if k not in requests}
+    if defaults:
+        non0 = pod_requests(pod, non_missing=defaults)
+    else:
+        non0 = dict(requests)
+    cpu = non0.get(CPU)
+    mem = non0.get(MEMORY)
+    return (0 if cpu is None else cpu.milli_value(), 0 if mem is None else mem.value())
+
+
+# --- resource name classes (pkg/scheduler/util, v1helper) ------------------------------------
+
+
+def is_prefixed_native_resource(name: str) -> bool:
+    return "kubernetes.io/" in name
+
+
+def is_native_resource(name: str) -> bool:
+    return "/" not in name or is_prefixed_native_resource(name)
+
+
+def is_hugepage_resource_name(name: str) -> bool:
+    return name.startswith("hugepages-")
+
+
+def is_attachable_volume_resource_name(name: str) -> bool:
+    return name.startswith("attachable-volumes-")
+
+
+def is_extended_resource_name(name: str) -> bool:
+    if is_native_resource(name) or name.startswith("requests."):
+        return False
+    # The name must be a valid qualified name once prefixed with "requests.".
+    prefix, _, rest = name.partition("/")
+    return bool(prefix) and bool(rest) and "/" not in rest and len(rest) <= 63
+
+
+def is_scalar_resource_name(name: str) -> bool:
+    return (is_extended_resource_name(name) or is_hugepage_resource_name(name)
+            or is_prefixed_native_resource(name) or is_attachable_volume_resource_name(name))

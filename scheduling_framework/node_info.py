@@ -1,0 +1,424 @@
+"""NodeInfo, PodInfo and Resource: the per-node aggregates plugins read, kept incrementally.
+
+Adding or removing a pod updates requested / non-zero requested resources, used host ports, PVC
+reference counts and the lists of pods with (anti-)affinity, and bumps ``generation``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from scheduling_framework.api.node import Node
+from scheduling_framework.api.pod import Pod, PodAffinityTerm
+from scheduling_framework.api.quantity import Quantity
+from scheduling_framework.api.resources import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    PODS,
+    is_scalar_resource_name,
+    non_zero_requests,
+    pod_requests,
+)
+from scheduling_framework.api.selectors import LabelSelector
+
+_generation = itertools.count(1)
+
+
+def next_generation() -> int:
+    return next(_generation)
+
+
+class Resource:
+    """Compute resources in integer units: milli-CPU, bytes, pod count, and scalar resources by name."""
+
+    __slots__ = ("milli_cpu", "memory", "ephemeral_storage", "allowed_pod_number", "scalar_resources")
+
+    def __init__(self, milli_cpu: int = 0, memory: int = 0, ephemeral_storage: int = 0,
+                 allowed_pod_number: int = 0, scalar_resources: dict[str, int] | None = None) -> None:
+        self.milli_cpu = milli_cpu
+        self.memory = memory
+        self.ephemeral_storage = ephemeral_storage
+        self.allowed_pod_number = allowed_pod_number
+        self.scalar_resources: dict[str, int] = scalar_resources if scalar_resources is not None else {}
+
+    @classmethod
+    def from_list(cls, rl: Mapping[str, Quantity]) -> Resource:
+        r = cls()
+        r.add_list(rl)
+        return r
+
+    def add_list(self, rl: Mapping[str, Quantity]) -> None:
+        for name, q in rl.items():
+            if name == CPU:
+                self.milli_cpu += q.milli_value()
+            elif name == MEMORY:
+                self.memory += q.value()
+            elif name == PODS:
+                self.allowed_pod_number += q.value()
+            elif name == EPHEMERAL_STORAGE:
+                self.ephemeral_storage += q.value()
+            elif is_scalar_resource_name(name):
+                self.scalar_resources[name] = self.scalar_resources.get(name, 0) + q.value()
+
+    def add(self, other: Resource, sign: int = 1) -> None:
+        self.milli_cpu += sign * other.milli_cpu
+        self.memory += sign * other.memory
+        self.ephemeral_storage += sign * other.ephemeral_storage
+        self.allowed_pod_number += sign * other.allowed_pod_number
+        if other.scalar_resources:
+            sr = self.scalar_resources
+            for k, v in other.scalar_resources.items():
+                sr[k] = sr.get(k, 0) + sign * v
+
+    def clone(self) -> Resource:
+        return Resource(self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pod_number,
+                        dict(self.scalar_resources))
+
+    def get(self, name: str) -> int:
+        """The amount of the named resource in its integer unit (cpu in milli)."""
+        if name == CPU:
+            return self.milli_cpu
+        if name == MEMORY:
+            return self.memory
+        if name == EPHEMERAL_STORAGE:
+            return self.ephemeral_storage
+        if name == PODS:
+            return self.allowed_pod_number
+        return self.scalar_resources.get(name, 0)
+
+    def set_max(self, rl: Mapping[str, Quantity]) -> None:
+        """Raise each field to at least the given list's value (upstream SetMaxResource)."""
+        for name, q in rl.items():
+            if name == CPU:
+                self.milli_cpu = max(self.milli_cpu, q.milli_value())
+            elif name == MEMORY:
+                self.memory = max(self.memory, q.value())
+            elif name == EPHEMERAL_STORAGE:
+                self.ephemeral_storage = max(self.ephemeral_storage, q.value())
+            elif is_scalar_resource_name(name):
+                self.scalar_resources[name] = max(self.scalar_resources.get(name, 0), q.value())
+
+    def is_zero(self) -> bool:
+        return (self.milli_cpu == 0 and self.memory == 0 and self.ephemeral_storage == 0
+                and self.allowed_pod_number == 0 and not any(self.scalar_resources.values()))
+
+    def as_dict(self) -> dict[str, int]:
+        d = {"milliCPU": self.milli_cpu, "memory": self.memory, "ephemeralStorage": self.ephemeral_storage,
+             "allowedPodNumber": self.allowed_pod_number}
+        d.update(self.scalar_resources)
+        return d
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Resource):
+            return NotImplemented
+        return (self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pod_number,
+                {k: v for k, v in self.scalar_resources.items() if v}) == (
+            other.milli_cpu, other.memory, other.ephemeral_storage, other.allowed_pod_number,
+            {k: v for k, v in other.scalar_resources.items() if v})
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Resource({self.as_dict()})"
+
+
+# --- affinity terms -----------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class AffinityTerm:
+    """A pod (anti-)affinity term ready to match: namespaces resolved, selectors parsed.
+
+    ``selector`` None matches no pod; ``namespace_selector`` None matches no namespace (empty = all).
+    """
+
+    namespaces: frozenset[str]
+    selector: LabelSelector | None
+    topology_key: str
+    namespace_selector: LabelSelector | None
+
+    def matches(self, pod: Pod, ns_labels: Mapping[str, str] | None) -> bool:
+        """Whether ``pod`` is in the term's namespaces (or selected namespaces) and matches its selector."""
+        if pod.metadata.namespace in self.namespaces or (
+                self.namespace_selector is not None and ns_labels is not None
+                and self.namespace_selector.matches(ns_labels)):
+            return self.selector is not None and self.selector.matches(pod.metadata.labels)
+        return False
+
+
+@attrs.frozen(slots=True)
+class WeightedAffinityTerm:
+    term: AffinityTerm
+    weight: int
+
+
+def new_affinity_term(pod: Pod, term: PodAffinityTerm) -> AffinityTerm:
+    namespaces = frozenset(term.namespaces)
+    if not namespaces and term.namespace_selector is None:
+        namespaces = frozenset((pod.metadata.namespace,))
+    return AffinityTerm(namespaces, term.label_selector, term.topology_key, term.namespace_selector)
+
+
+class PodInfo:
+    """A pod with what the scheduler derives from it once: requests and parsed affinity terms."""
+
+    __slots__ = ("pod", "requests", "non0_cpu", "non0_mem", "required_affinity_terms",
+                 "required_anti_affinity_terms", "preferred_affinity_terms", "preferred_anti_affinity_terms",
+                 "host_ports", "pvc_keys")
+
+    def __init__(self, pod: Pod) -> None:
+        self.pod = pod
+        reqs = pod_requests(pod)
+        self.requests = Resource.from_list(reqs)
+        self.non0_cpu, self.non0_mem = non_zero_requests(pod, reqs)
+        aff = pod.spec.affinity
+        pa = aff.pod_affinity if aff is not None else None
+        paa = aff.pod_anti_affinity if aff is not None else None
+        self.required_affinity_terms: tuple[AffinityTerm, ...] = () if pa is None else tuple(
+            new_affinity_term(pod, t) for t in pa.required_during_scheduling_ignored_during_execution)
+        self.required_anti_affinity_terms: tuple[AffinityTerm, ...] = () if paa is None else tuple(
+            new_affinity_term(pod, t) for t in paa.required_during_scheduling_ignored_during_execution)
+        self.preferred_affinity_terms: tuple[WeightedAffinityTerm, ...] = () if pa is None else tuple(
+            WeightedAffinityTerm(new_affinity_term(pod, w.pod_affinity_term), w.weight)
+            for w in pa.preferred_during_scheduling_ignored_during_execution)
+        self.preferred_anti_affinity_terms: tuple[WeightedAffinityTerm, ...] = () if paa is None else tuple(
+            WeightedAffinityTerm(new_affinity_term(pod, w.pod_affinity_term), w.weight)
+            for w in paa.preferred_during_scheduling_ignored_during_execution)
+        self.host_ports: tuple[tuple[str, str, int], ...] = tuple(
+            (p.host_ip, p.protocol, p.host_port)
+            for c in pod.spec.containers for p in c.ports if p.host_port > 0)
+        self.pvc_keys: tuple[str, ...] = tuple(
+            f"{pod.metadata.namespace}/{v.claim_name}" for v in pod.spec.volumes if v.claim_name is not None)
+
+    @property
+    def has_affinity(self) -> bool:
+        """Pods with any pod affinity or anti-affinity (upstream podsWithAffinity)."""
+        aff = self.pod.spec.affinity
+        return aff is not None and (aff.pod_affinity is not None or aff.pod_anti_affinity is not None)
+
+    @property
+    def has_required_anti_affinity(self) -> bool:
+        return bool(self.required_anti_affinity_terms)
+
+    def with_pod(self, pod: Pod) -> PodInfo:
+        """A PodInfo for an updated copy of the same pod (recomputes everything)."""
+        return PodInfo(pod)
+
+    def __repr__(self) -> str:
+        return f"PodInfo({self.pod.key})"
+
+
+# --- host ports ------------------------------------------------------------------------------
+
+DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
+
+
+class HostPortInfo:
+    """Used host ports per IP: {ip: {(protocol, port)}}. An empty IP means 0.0.0.0 (all addresses)."""
+
+    __slots__ = ("_ports",)
+
+    def __init__(self, ports: dict[str, set[tuple[str, int]]] | None = None) -> None:
+        self._ports: dict[str, set[tuple[str, int]]] = ports if ports is not None else {}
+
+    @staticmethod
+    def _sanitize(ip: str, protocol: str) -> tuple[str, str]:
+        return (ip or DEFAULT_BIND_ALL_HOST_IP), (protocol or "TCP")
+
+    def add(self, ip: str, protocol: str, port: int) -> None:
+        if port <= 0:
+            return
+        ip, protocol = self._sanitize(ip, protocol)
+        self._ports.setdefault(ip, set()).add((protocol, port))
+
+    def remove(self, ip: str, protocol: str, port: int) -> None:
+        if port <= 0:
+            return
+        ip, protocol = self._sanitize(ip, protocol)
+        s = self._ports.get(ip)
+        if s is not None:
+            s.discard((protocol, port))
+            if not s:
+                del self._ports[ip]
+
+    def check_conflict(self, ip: str, protocol: str, port: int) -> bool:
+        if port <= 0:
+            return False
+        ip, protocol = self._sanitize(ip, protocol)
+        pp = (protocol, port)
+        if ip == DEFAULT_BIND_ALL_HOST_IP:
+            return any(pp in s for s in self._ports.values())
+        for key in (ip, DEFAULT_BIND_ALL_HOST_IP):
+            s = self._ports.get(key)
+            if s is not None and pp in s:
+                return True
+        return False
+
+    def __len__(self) -> int:
+        return sum(len(s) for s in self._ports.values())
+
+    def items(self) -> Iterable[tuple[str, set[tuple[str, int]]]]:
+        return self._ports.items()
+
+    def clone(self) -> HostPortInfo:
+        return HostPortInfo({k: set(v) for k, v in self._ports.items()})
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, HostPortInfo):
+            return NotImplemented
+        return self._ports == other._ports
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"HostPortInfo({self._ports})"
+
+
+@attrs.frozen(slots=True)
+class ImageStateSummary:
+    """An image on a node: its size and on how many nodes of the cluster it is."""
+
+    size: int
+    num_nodes: int
+
+
+class NodeInfo:
+    """A node and the pods on it, with aggregates maintained on every add/remove.
+
+    ``node`` may be None for a NodeInfo holding pods of a node that is not (yet) known.
+    """
+
+    __slots__ = ("node", "pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports",
+                 "requested", "non_zero_requested", "allocatable", "image_states", "pvc_ref_counts",
+                 "generation", "_pod_index")
+
+    def __init__(self, node: Node | None = None, pods: Iterable[Pod | PodInfo] = ()) -> None:
+        self.node: Node | None = None
+        self.pods: list[PodInfo] = []
+        self.pods_with_affinity: list[PodInfo] = []
+        self.pods_with_required_anti_affinity: list[PodInfo] = []
+        self.used_ports = HostPortInfo()
+        self.requested = Resource()
+        self.non_zero_requested = Resource()
+        self.allocatable = Resource()
+        self.image_states: dict[str, ImageStateSummary] = {}
+        self.pvc_ref_counts: dict[str, int] = {}
+        self.generation = next_generation()
+        self._pod_index: dict[str, int] = {}
+        if node is not None:
+            self.set_node(node)
+        for p in pods:
+            self.add_pod(p)
+
+    # node ------------------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return "" if self.node is None else self.node.metadata.name
+
+    def set_node(self, node: Node) -> None:
+        self.node = node
+        self.allocatable = Resource.from_list(node.status.allocatable)
+        self.generation = next_generation()
+
+    def remove_node(self) -> None:
+        self.node = None
+        self.generation = next_generation()
+
+    # pods ------------------------------------------------------------------------------------
+    def add_pod(self, pod: Pod | PodInfo) -> PodInfo:
+        pi = pod if isinstance(pod, PodInfo) else PodInfo(pod)
+        self._pod_index[pi.pod.metadata.uid] = len(self.pods)
+        self.pods.append(pi)
+        if pi.has_affinity:
+            self.pods_with_affinity.append(pi)
+        if pi.required_anti_affinity_terms:
+            self.pods_with_required_anti_affinity.append(pi)
+        self._update(pi, 1)
+        return pi
+
+    def remove_pod(self, pod: Pod | PodInfo) -> bool:
+        """Remove the pod with this pod's uid; False when it is not here."""
+        uid = (pod.pod if isinstance(pod, PodInfo) else pod).metadata.uid
+        idx = self._pod_index.pop(uid, None)
+        if idx is None:
+            return False
+        pi = self.pods[idx]
+        last = self.pods.pop()
+        if last is not pi:
+            self.pods[idx] = last
+            self._pod_index[last.pod.metadata.uid] = idx
+        if pi.has_affinity:
+            self.pods_with_affinity = [p for p in self.pods_with_affinity if p is not pi]
+        if pi.required_anti_affinity_terms:
+            self.pods_with_required_anti_affinity = [p for p in self.pods_with_required_anti_affinity
+                                                     if p is not pi]
+        self._update(pi, -1)
+        return True
+
+    def has_pod(self, uid: str) -> bool:
+        return uid in self._pod_index
+
+    def get_pod(self, uid: str) -> PodInfo | None:
+        idx = self._pod_index.get(uid)
+        return None if idx is None else self.pods[idx]
+
+    def _update(self, pi: PodInfo, sign: int) -> None:
+        self.requested.add(pi.requests, sign)
+        nz = self.non_zero_requested
+        nz.milli_cpu += sign * pi.non0_cpu
+        nz.memory += sign * pi.non0_mem
+        if pi.host_ports:
+            for ip, proto, port in pi.host_ports:
+                if sign > 0:
+                    self.used_ports.add(ip, proto, port)
+                else:
+                    self.used_ports.remove(ip, proto, port)
+        if pi.pvc_keys:
+            counts = self.pvc_ref_counts
+            for k in pi.pvc_keys:
+                n = counts.get(k, 0) + sign
+                if n > 0:
+                    counts[k] = n
+                else:
+                    counts.pop(k, None)
+        self.generation = next_generation()
+
+    # copies ----------------------------------------------------------------------------------
+    def clone(self) -> NodeInfo:
+        """A copy whose aggregates and pod list can change independently (PodInfos are shared)."""
+        c = NodeInfo.__new__(NodeInfo)
+        c.node = self.node
+        c.pods = list(self.pods)
+        c.pods_with_affinity = list(self.pods_with_affinity)
+        c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
+        c.used_ports = self.used_ports.clone()
+        c.requested = self.requested.clone()
+        c.non_zero_requested = self.non_zero_requested.clone()
+        c.allocatable = self.allocatable.clone()
+        c.image_states = self.image_states  # replaced wholesale, never mutated in place
+        c.pvc_ref_counts = dict(self.pvc_ref_counts)
+        c.generation = self.generation
+        c._pod_index = dict(self._pod_index)
+        return c
+
+    def snapshot_state(self) -> dict[str, Any]:
+        """Plain data describing the aggregates (for tests comparing incremental vs rebuilt)."""
+        return {
+            "node": self.name,
+            "pods": sorted(p.pod.metadata.uid for p in self.pods),
+            "with_affinity": sorted(p.pod.metadata.uid for p in self.pods_with_affinity),
+            "with_required_anti_affinity": sorted(p.pod.metadata.uid for p in self.pods_with_required_anti_affinity),
+            "requested": self.requested.as_dict(),
+            "non_zero_requested": self.non_zero_requested.as_dict(),
+            "allocatable": self.allocatable.as_dict(),
+            "used_ports": {k: sorted(v) for k, v in self.used_ports.items()},
+            "pvc_ref_counts": dict(self.pvc_ref_counts),
+        }
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name}, pods={len(self.pods)})"

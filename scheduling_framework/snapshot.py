@@ -1,0 +1,181 @@
+"""The cluster snapshot plugins read during a cycle, and the store of other cluster objects.
+
+Node order follows upstream's node tree: nodes are grouped by zone (region + zone labels) and listed
+round-robin across zones, so the first nodes evaluated are spread over zones.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from scheduling_framework.api.node import Node
+from scheduling_framework.api.objects import KubeObject
+from scheduling_framework.api.pod import Pod
+from scheduling_framework.errors import SnapshotError
+from scheduling_framework.node_info import ImageStateSummary, NodeInfo, PodInfo
+
+ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
+
+
+def zone_key(node: Node) -> str:
+    """upstream GetZoneKey: "" when the node has neither a region nor a zone label."""
+    labels = node.metadata.labels
+    region = next((labels[k] for k in REGION_LABELS if k in labels), "")
+    zone = next((labels[k] for k in ZONE_LABELS if k in labels), "")
+    if not region and not zone:
+        return ""
+    return f"{region}:\x00:{zone}"
+
+
+def node_tree_order(nodes: Sequence[Node]) -> builtins.list[str]:
+    """Node names in upstream node-tree order: zones in first-seen order, one node of each in turn."""
+    zones: dict[str, list[str]] = {}
+    for n in nodes:
+        zones.setdefault(zone_key(n), []).append(n.metadata.name)
+    if len(zones) == 1:
+        return next(iter(zones.values()))
+    out: list[str] = []
+    lists = list(zones.values())
+    for i in range(max(len(names) for names in lists)):
+        for names in lists:
+            if i < len(names):
+                out.append(names[i])
+    return out
+
+
+def normalized_image_name(name: str) -> str:
+    """Add ":latest" when the image name has no tag or digest (upstream normalizedImageName)."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+class ObjectStore:
+    """Other cluster objects (Namespaces, Services, PDBs, PVs, ...) by kind; read-only for plugins."""
+
+    def __init__(self, objects: Iterable[KubeObject] = ()) -> None:
+        self._by_kind: dict[str, dict[tuple[str, str], KubeObject]] = {}
+        for o in objects:
+            self.add(o)
+
+    def add(self, obj: KubeObject) -> None:
+        self._by_kind.setdefault(obj.kind, {})[(obj.metadata.namespace, obj.metadata.name)] = obj
+
+    def remove(self, kind: str, namespace: str, name: str) -> None:
+        self._by_kind.get(kind, {}).pop((namespace, name), None)
+
+    def get(self, kind: str, namespace: str, name: str) -> KubeObject | None:
+        return self._by_kind.get(kind, {}).get((namespace, name))
+
+    def list(self, kind: str, namespace: str | None = None) -> builtins.list[KubeObject]:
+        objs = self._by_kind.get(kind, {})
+        if namespace is None:
+            return list(objs.values())
+        return [o for (ns, _), o in objs.items() if ns == namespace]
+
+    def kinds(self) -> builtins.list[str]:
+        return sorted(self._by_kind)
+
+    def namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
+        ns = self.get("Namespace", "", namespace)
+        return None if ns is None else ns.metadata.labels
+
+
+class Snapshot:
+    """An immutable-for-the-cycle view of nodes and their pods (upstream cache.Snapshot / SharedLister)."""
+
+    def __init__(self, node_infos: Mapping[str, NodeInfo] | None = None, order: Sequence[str] | None = None,
+                 generation: int = 0) -> None:
+        self.node_info_map: dict[str, NodeInfo] = dict(node_infos or {})
+        names = list(order) if order is not None else list(self.node_info_map)
+        self.node_info_list: list[NodeInfo] = [self.node_info_map[n] for n in names
+                                               if self.node_info_map[n].node is not None]
+        self.generation = generation
+        self._affinity_list: list[NodeInfo] | None = None
+        self._anti_affinity_list: list[NodeInfo] | None = None
+        self._used_pvcs: set[str] | None = None
+
+    @classmethod
+    def from_objects(cls, nodes: Sequence[Node], pods: Iterable[Pod] = ()) -> Snapshot:
+        """Build from nodes and pods; pods with spec.nodeName are placed on their node."""
+        infos: dict[str, NodeInfo] = {}
+        for n in nodes:
+            if n.metadata.name in infos:
+                raise SnapshotError(f"duplicate node {n.metadata.name!r}")
+            infos[n.metadata.name] = NodeInfo(n)
+        for p in pods:
+            nn = p.spec.node_name
+            if not nn:
+                continue
+            ni = infos.get(nn)
+            if ni is None:
+                ni = infos[nn] = NodeInfo()
+            ni.add_pod(p)
+        set_image_states(infos.values())
+        return cls(infos, node_tree_order(nodes))
+
+    # SharedLister ----------------------------------------------------------------------------
+    def get(self, node_name: str) -> NodeInfo:
+        """The NodeInfo of ``node_name``; raises SnapshotError when the node is not in the snapshot."""
+        ni = self.node_info_map.get(node_name)
+        if ni is None or ni.node is None:
+            raise SnapshotError(f'nodeinfo not found for node name "{node_name}"')
+        return ni
+
+    def list(self) -> builtins.list[NodeInfo]:
+        return self.node_info_list
+
+    def __len__(self) -> int:
+        return len(self.node_info_list)
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        return iter(self.node_info_list)
+
+    def have_pods_with_affinity_list(self) -> builtins.list[NodeInfo]:
+        if self._affinity_list is None:
+            self._affinity_list = [ni for ni in self.node_info_list if ni.pods_with_affinity]
+        return self._affinity_list
+
+    def have_pods_with_required_anti_affinity_list(self) -> builtins.list[NodeInfo]:
+        if self._anti_affinity_list is None:
+            self._anti_affinity_list = [ni for ni in self.node_info_list if ni.pods_with_required_anti_affinity]
+        return self._anti_affinity_list
+
+    def is_pvc_used_by_pods(self, key: str) -> bool:
+        """Whether any pod uses the PVC ``namespace/name``."""
+        if self._used_pvcs is None:
+            self._used_pvcs = {k for ni in self.node_info_list for k in ni.pvc_ref_counts}
+        return key in self._used_pvcs
+
+    def num_nodes(self) -> int:
+        return len(self.node_info_list)
+
+    def pod_infos(self) -> Iterator[PodInfo]:
+        for ni in self.node_info_list:
+            yield from ni.pods
+
+    def describe(self) -> dict[str, Any]:
+        return {n: ni.snapshot_state() for n, ni in self.node_info_map.items()}
+
+
+def set_image_states(infos: Iterable[NodeInfo]) -> None:
+    """Fill each NodeInfo's image_states with image sizes and the number of nodes having each image."""
+    infos = list(infos)
+    # Node-side image names are used as reported (upstream's cache does not normalize them);
+    # ImageLocality normalizes the container's image name before looking it up.
+    counts: dict[str, int] = {}
+    for ni in infos:
+        if ni.node is None:
+            continue
+        for name in {n for im in ni.node.status.images for n in im.names}:
+            counts[name] = counts.get(name, 0) + 1
+    for ni in infos:
+        states: dict[str, ImageStateSummary] = {}
+        if ni.node is not None:
+            for im in ni.node.status.images:
+                for name in im.names:
+                    states[name] = ImageStateSummary(im.size_bytes, counts.get(name, 0))
+        ni.image_states = states
