@@ -97,6 +97,7 @@ class Snapshot:
         self._affinity_list: list[NodeInfo] | None = None
         self._anti_affinity_list: list[NodeInfo] | None = None
         self._used_pvcs: set[str] | None = None
+        self._index: dict[str, int] | None = None
 
     @classmethod
     def from_objects(cls, nodes: Sequence[Node], pods: Iterable[Pod] = ()) -> Snapshot:

@@ -88,7 +88,18 @@ _SUFFIXES: Final[dict[str, tuple[int, int, QuantityFormat]]] = {
     "Ei": (2, 60, "BinarySI"),
 }
 # power of ten (a multiple of 3) -> DecimalSI suffix
-_DECIMAL_SUFFIX: Final[dict[int, str]] = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+_DECIMAL_SUFFIX: Final[dict[int, str]] = {
+    -9: "n",
+    -6: "u",
+    -3: "m",
+    0: "",
+    3: "k",
+    6: "M",
+    9: "G",
+    12: "T",
+    15: "P",
+    18: "E",
+}
 # power of 1024 -> BinarySI suffix
 _BINARY_SUFFIX: Final[tuple[str, ...]] = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
 

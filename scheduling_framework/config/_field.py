@@ -75,7 +75,9 @@ def duplicate(path: str, value: Any) -> str:
 
 def not_supported(path: str, value: Any, valid: Iterable[str]) -> str:
     quoted = ", ".join(go_quote(v) for v in valid)
-    return _with_detail(f"{path}: Unsupported value: {fmt_value(value)}", f"supported values: {quoted}" if quoted else "")
+    return _with_detail(
+        f"{path}: Unsupported value: {fmt_value(value)}", f"supported values: {quoted}" if quoted else ""
+    )
 
 
 def unknown_field(path: str) -> str:

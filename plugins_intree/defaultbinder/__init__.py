@@ -1,0 +1,3 @@
+from plugins_intree.defaultbinder.plugin import DefaultBinder
+
+__all__ = ["DefaultBinder"]

@@ -1,0 +1,81 @@
+"""ImageLocality: prefers nodes that already hold the pod's images, weighted by image size and by how
+widely each image has spread across the cluster (to avoid piling pods onto the few nodes that have it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scheduling_framework.api.pod import Pod
+from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.interfaces import MAX_NODE_SCORE
+from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.snapshot import normalized_image_name
+from scheduling_framework.status import Code, Status
+
+NAME = "ImageLocality"
+_POD_IMAGES_KEY = "Score" + NAME + "/images"
+
+MB = 1024 * 1024
+#: Bounds of the summed image score: the range most registry images fall into (upstream's thresholds).
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+
+__all__ = ["ImageLocality", "calculate_priority", "normalized_image_name"]
+
+
+def pod_images(pod: Pod) -> tuple[str, ...]:
+    """Normalized names of every image the pod needs: init containers, containers, image volumes."""
+    names = [normalized_image_name(c.image) for c in pod.spec.init_containers]
+    names.extend(normalized_image_name(c.image) for c in pod.spec.containers)
+    for v in pod.spec.volumes:
+        if v.source_kind == "image":
+            ref = v.source.get("reference")
+            if isinstance(ref, str) and ref:
+                names.append(normalized_image_name(ref))
+    return tuple(names)
+
+
+def calculate_priority(sum_scores: int, num_images: int) -> int:
+    """Map the summed image score, clamped to [MIN_THRESHOLD, MAX_CONTAINER_THRESHOLD * num_images],
+    linearly onto [0, MAX_NODE_SCORE]."""
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_images
+    if sum_scores < MIN_THRESHOLD:
+        sum_scores = MIN_THRESHOLD
+    elif sum_scores > max_threshold:
+        sum_scores = max_threshold
+    return MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+
+
+class ImageLocality:
+    """Score only (no normalization)."""
+
+    name = NAME
+
+    def __init__(self, args: Any = None, handle: Any = None) -> None:
+        self.handle = handle
+
+    def _images(self, state: CycleState, pod: Pod) -> tuple[tuple[str, ...], int]:
+        # Computed once per cycle; concurrent first calls compute the same value.
+        cached: tuple[tuple[str, ...], int] | None = state.get(_POD_IMAGES_KEY)
+        if cached is None:
+            cached = (pod_images(pod), len(self.handle.snapshot.list()))
+            state.write(_POD_IMAGES_KEY, cached)
+        return cached
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        images, total_nodes = self._images(state, pod)
+        if not images:
+            return 0, None
+        if total_nodes <= 0:
+            return 0, Status(Code.ERROR, "no nodes in the snapshot")
+        states = node_info.image_states
+        total = 0
+        for name in images:
+            st = states.get(name)
+            if st is not None:
+                # Size scaled by the share of nodes holding the image (float, truncated, as upstream).
+                total += int(st.size * (st.num_nodes / total_nodes))
+        return calculate_priority(total, len(images)), None
+
+    def score_extensions(self) -> None:
+        return None

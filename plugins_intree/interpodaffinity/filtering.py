@@ -1,0 +1,200 @@
+"""Required inter-pod (anti-)affinity: the PreFilter state, its counters and the Filter checks.
+
+PreFilter counts, per topology pair (label key, label value) of the nodes existing pods run on:
+
+* ``existing_anti_affinity_counts``: required anti-affinity terms of existing pods that the incoming
+  pod matches (so the incoming pod may not join that topology domain);
+* ``affinity_counts``: for each required affinity term of the incoming pod, the existing pods that
+  match *all* of its affinity terms (one pod has to satisfy every term);
+* ``anti_affinity_counts``: existing pods matching a required anti-affinity term of the incoming pod.
+
+Filter then only looks the node's labels up in these maps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from plugins_intree.interpodaffinity._terms import NO_LABELS
+from scheduling_framework.api.pod import Pod
+from scheduling_framework.node_info import AffinityTerm, NodeInfo, PodInfo
+
+PRE_FILTER_STATE_KEY = "PreFilterInterPodAffinity"
+
+ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't satisfy existing pods anti-affinity rules"
+ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
+ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
+
+TopologyPair = tuple[str, str]
+TopologyCounts = dict[TopologyPair, int]
+
+
+def _bump(counts: TopologyCounts, labels: Mapping[str, str], key: str, value: int) -> None:
+    tv = labels.get(key)
+    if tv is None:
+        return
+    pair = (key, tv)
+    n = counts.get(pair, 0) + value
+    if n == 0:
+        counts.pop(pair, None)
+    else:
+        counts[pair] = n
+
+
+def pod_matches_all_terms(terms: Sequence[AffinityTerm], pod: Pod) -> bool:
+    """True when there is at least one term and ``pod`` matches every one (incoming-pod terms)."""
+    return bool(terms) and all(t.matches(pod, NO_LABELS) for t in terms)
+
+
+def update_with_affinity_terms(counts: TopologyCounts, terms: Sequence[AffinityTerm], pod: Pod,
+                               node_labels: Mapping[str, str], value: int) -> None:
+    if pod_matches_all_terms(terms, pod):
+        for t in terms:
+            _bump(counts, node_labels, t.topology_key, value)
+
+
+def update_with_anti_affinity_terms(counts: TopologyCounts, terms: Sequence[AffinityTerm], pod: Pod,
+                                    ns_labels: Mapping[str, str], node_labels: Mapping[str, str],
+                                    value: int) -> None:
+    for t in terms:
+        if t.matches(pod, ns_labels):
+            _bump(counts, node_labels, t.topology_key, value)
+
+
+class PreFilterState:
+    """What PreFilter computed for one pod; Filter reads it, the PreFilter extensions update it."""
+
+    __slots__ = ("existing_anti_affinity_counts", "affinity_counts", "anti_affinity_counts", "pod",
+                 "affinity_terms", "anti_affinity_terms", "namespace_labels", "matches_own_affinity")
+
+    def __init__(self, pod: Pod, affinity_terms: tuple[AffinityTerm, ...],
+                 anti_affinity_terms: tuple[AffinityTerm, ...], namespace_labels: Mapping[str, str],
+                 existing_anti_affinity_counts: TopologyCounts | None = None,
+                 affinity_counts: TopologyCounts | None = None,
+                 anti_affinity_counts: TopologyCounts | None = None) -> None:
+        self.pod = pod
+        # the incoming pod's required terms, namespaceSelectors already folded into the namespace sets
+        self.affinity_terms = affinity_terms
+        self.anti_affinity_terms = anti_affinity_terms
+        self.namespace_labels = namespace_labels
+        self.existing_anti_affinity_counts: TopologyCounts = existing_anti_affinity_counts or {}
+        self.affinity_counts: TopologyCounts = affinity_counts or {}
+        self.anti_affinity_counts: TopologyCounts = anti_affinity_counts or {}
+        # Whether the pod satisfies its own affinity terms: lets the first pod of a group that wants to
+        # be together schedule when no matching pod runs anywhere yet.
+        self.matches_own_affinity = pod_matches_all_terms(affinity_terms, pod)
+
+    def clone(self) -> PreFilterState:
+        c = PreFilterState.__new__(PreFilterState)
+        c.pod = self.pod
+        c.affinity_terms = self.affinity_terms
+        c.anti_affinity_terms = self.anti_affinity_terms
+        c.namespace_labels = self.namespace_labels
+        c.existing_anti_affinity_counts = dict(self.existing_anti_affinity_counts)
+        c.affinity_counts = dict(self.affinity_counts)
+        c.anti_affinity_counts = dict(self.anti_affinity_counts)
+        c.matches_own_affinity = self.matches_own_affinity
+        return c
+
+    def update_with_pod(self, pod_info: PodInfo, node_labels: Mapping[str, str], multiplier: int) -> None:
+        """Account for ``pod_info`` appearing (+1) on or disappearing (-1) from a node with these labels."""
+        update_with_anti_affinity_terms(self.existing_anti_affinity_counts, pod_info.required_anti_affinity_terms,
+                                        self.pod, self.namespace_labels, node_labels, multiplier)
+        update_with_affinity_terms(self.affinity_counts, self.affinity_terms, pod_info.pod, node_labels, multiplier)
+        update_with_anti_affinity_terms(self.anti_affinity_counts, self.anti_affinity_terms, pod_info.pod,
+                                        NO_LABELS, node_labels, multiplier)
+
+    def __repr__(self) -> str:
+        return (f"PreFilterState(existing_anti={self.existing_anti_affinity_counts}, "
+                f"affinity={self.affinity_counts}, anti={self.anti_affinity_counts})")
+
+
+def existing_anti_affinity_counts(pod: Pod, ns_labels: Mapping[str, str],
+                                  nodes: Sequence[NodeInfo]) -> TopologyCounts:
+    """Topology pairs where an existing pod's required anti-affinity term matches ``pod``."""
+    counts: TopologyCounts = {}
+    for ni in nodes:
+        node = ni.node
+        if node is None:
+            continue
+        labels = node.metadata.labels
+        for existing in ni.pods_with_required_anti_affinity:
+            for t in existing.required_anti_affinity_terms:
+                if t.matches(pod, ns_labels):
+                    tv = labels.get(t.topology_key)
+                    if tv is not None:
+                        pair = (t.topology_key, tv)
+                        counts[pair] = counts.get(pair, 0) + 1
+    return counts
+
+
+def incoming_affinity_anti_affinity_counts(affinity_terms: Sequence[AffinityTerm],
+                                           anti_affinity_terms: Sequence[AffinityTerm],
+                                           nodes: Sequence[NodeInfo]) -> tuple[TopologyCounts, TopologyCounts]:
+    """Topology pairs of existing pods matching the incoming pod's affinity (all terms) / anti-affinity terms."""
+    affinity: TopologyCounts = {}
+    anti: TopologyCounts = {}
+    if not affinity_terms and not anti_affinity_terms:
+        return affinity, anti
+    for ni in nodes:
+        node = ni.node
+        if node is None:
+            continue
+        labels = node.metadata.labels
+        for pi in ni.pods:
+            existing = pi.pod
+            if affinity_terms and pod_matches_all_terms(affinity_terms, existing):
+                for t in affinity_terms:
+                    tv = labels.get(t.topology_key)
+                    if tv is not None:
+                        pair = (t.topology_key, tv)
+                        affinity[pair] = affinity.get(pair, 0) + 1
+            for t in anti_affinity_terms:
+                if t.matches(existing, NO_LABELS):
+                    tv = labels.get(t.topology_key)
+                    if tv is not None:
+                        pair = (t.topology_key, tv)
+                        anti[pair] = anti.get(pair, 0) + 1
+    return affinity, anti
+
+
+# --- Filter checks --------------------------------------------------------------------------------
+
+
+def satisfy_existing_pods_anti_affinity(state: PreFilterState, labels: Mapping[str, str]) -> bool:
+    """No existing pod's anti-affinity term that matches the pod covers this node's topology."""
+    counts = state.existing_anti_affinity_counts
+    if not counts:
+        return True
+    # Equivalent to looking every node label up in the counts; walk whichever side is smaller.
+    if len(counts) <= len(labels):
+        return not any(n > 0 and labels.get(key) == value for (key, value), n in counts.items())
+    return not any(counts.get(pair, 0) > 0 for pair in labels.items())
+
+
+def satisfy_pod_anti_affinity(state: PreFilterState, labels: Mapping[str, str]) -> bool:
+    """No pod matching one of the incoming pod's anti-affinity terms runs in this node's topology."""
+    counts = state.anti_affinity_counts
+    if counts:
+        for t in state.anti_affinity_terms:
+            tv = labels.get(t.topology_key)
+            if tv is not None and counts.get((t.topology_key, tv), 0) > 0:
+                return False
+    return True
+
+
+def satisfy_pod_affinity(state: PreFilterState, labels: Mapping[str, str]) -> bool:
+    """The node has every affinity topology key and a matching pod in each domain (or the pod is first)."""
+    pods_exist = True
+    counts = state.affinity_counts
+    for t in state.affinity_terms:
+        tv = labels.get(t.topology_key)
+        if tv is None:
+            # every topology key of the terms must be present on the node
+            return False
+        if counts.get((t.topology_key, tv), 0) <= 0:
+            pods_exist = False
+    if not pods_exist:
+        # No pod in the cluster matches yet: let a pod that matches its own terms start the group.
+        return not counts and state.matches_own_affinity
+    return True

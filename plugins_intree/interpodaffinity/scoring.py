@@ -1,0 +1,120 @@
+"""Preferred inter-pod (anti-)affinity scoring: per topology pair sums of term weights.
+
+For every existing pod, on the topology pair (key, value) of the node it runs on:
+
+* + weight of each preferred affinity term of the incoming pod the existing pod matches,
+* - weight of each preferred anti-affinity term of the incoming pod the existing pod matches,
+* + hardPodAffinityWeight for each required affinity term of the existing pod the incoming pod matches,
+* + / - weight of each preferred affinity / anti-affinity term of the existing pod the incoming pod matches.
+
+A node's raw score is the sum over the topology keys it carries; NormalizeScore maps the range of raw
+scores onto [0, MAX_NODE_SCORE].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from plugins_intree.interpodaffinity._terms import NO_LABELS
+from scheduling_framework.api.pod import Pod
+from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore
+from scheduling_framework.node_info import AffinityTerm, NodeInfo, PodInfo, WeightedAffinityTerm
+
+PRE_SCORE_STATE_KEY = "PreScoreInterPodAffinity"
+
+ScoreMap = dict[str, dict[str, int]]
+
+
+class PreScoreState:
+    """The topology scores PreScore computed; read-only afterwards, so clones share it."""
+
+    __slots__ = ("topology_score",)
+
+    def __init__(self, topology_score: ScoreMap) -> None:
+        self.topology_score = topology_score
+
+    def clone(self) -> PreScoreState:
+        return self
+
+    def __repr__(self) -> str:
+        return f"PreScoreState({self.topology_score})"
+
+
+def _add(scores: ScoreMap, key: str, value: str, amount: int) -> None:
+    per_key = scores.get(key)
+    if per_key is None:
+        per_key = scores[key] = {}
+    per_key[value] = per_key.get(value, 0) + amount
+
+
+def _process_terms(scores: ScoreMap, terms: Sequence[WeightedAffinityTerm], pod: Pod,
+                   ns_labels: Mapping[str, str], node_labels: Mapping[str, str], multiplier: int) -> None:
+    for w in terms:
+        t = w.term
+        if t.matches(pod, ns_labels):
+            tv = node_labels.get(t.topology_key)
+            if tv is not None:
+                _add(scores, t.topology_key, tv, w.weight * multiplier)
+
+
+def _process_required(scores: ScoreMap, terms: Sequence[AffinityTerm], weight: int, pod: Pod,
+                      ns_labels: Mapping[str, str], node_labels: Mapping[str, str]) -> None:
+    for t in terms:
+        if t.matches(pod, ns_labels):
+            tv = node_labels.get(t.topology_key)
+            if tv is not None:
+                _add(scores, t.topology_key, tv, weight)
+
+
+def topology_scores(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm],
+                    preferred_anti_affinity: Sequence[WeightedAffinityTerm], ns_labels: Mapping[str, str],
+                    nodes: Sequence[NodeInfo], all_pods: bool, hard_pod_affinity_weight: int) -> ScoreMap | None:
+    """The score map for ``pod`` over ``nodes``; None when no term applied anywhere (nothing to score).
+
+    ``all_pods`` says whether every pod of a node is visited (the incoming pod has preferred terms) or
+    only the pods that have pod (anti-)affinity of their own.
+    """
+    scores: ScoreMap = {}
+    for ni in nodes:
+        node = ni.node
+        if node is None:
+            continue
+        node_labels = node.metadata.labels
+        if not node_labels:
+            continue
+        pods: Sequence[PodInfo] = ni.pods if all_pods else ni.pods_with_affinity
+        for existing in pods:
+            if preferred_affinity:
+                _process_terms(scores, preferred_affinity, existing.pod, NO_LABELS, node_labels, 1)
+            if preferred_anti_affinity:
+                _process_terms(scores, preferred_anti_affinity, existing.pod, NO_LABELS, node_labels, -1)
+            if hard_pod_affinity_weight > 0 and existing.required_affinity_terms:
+                _process_required(scores, existing.required_affinity_terms, hard_pod_affinity_weight, pod,
+                                  ns_labels, node_labels)
+            if existing.preferred_affinity_terms:
+                _process_terms(scores, existing.preferred_affinity_terms, pod, ns_labels, node_labels, 1)
+            if existing.preferred_anti_affinity_terms:
+                _process_terms(scores, existing.preferred_anti_affinity_terms, pod, ns_labels, node_labels, -1)
+    # Entries are only ever added (a sum may come back to 0 but stays), so an empty map means no term
+    # applied on any node, which is when upstream skips scoring.
+    return scores or None
+
+
+def node_score(state: PreScoreState, node_labels: Mapping[str, str]) -> int:
+    score = 0
+    for key, per_value in state.topology_score.items():
+        tv = node_labels.get(key)
+        if tv is not None:
+            score += per_value.get(tv, 0)
+    return score
+
+
+def normalize(state: PreScoreState, scores: list[NodeScore]) -> None:
+    """Map raw scores linearly onto [0, MAX_NODE_SCORE] (min -> 0, max -> 100); all equal -> 0."""
+    if not state.topology_score or not scores:
+        return
+    lo = min(s.score for s in scores)
+    hi = max(s.score for s in scores)
+    diff = hi - lo
+    for s in scores:
+        s.score = int(MAX_NODE_SCORE * ((s.score - lo) / diff)) if diff > 0 else 0

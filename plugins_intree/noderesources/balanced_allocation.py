@@ -1,0 +1,107 @@
+"""NodeResourcesBalancedAllocation: favour nodes whose resource utilizations end up close to each other.
+
+A node's balance is ``(1 - std) * 100`` where ``std`` is the standard deviation of its utilization fractions
+(requested / allocatable, capped at 1) over the configured resources. The score rewards the *change* the pod
+brings: ``50 + (50 + balance_with_pod - balance_without_pod) / 2``, so a pod that leaves the balance as it was
+scores 75, one that evens it out scores more and one that skews it less. Best-effort pods (requesting none of
+the resources) are not scored at all: PreScore returns Skip, so they do not pile onto one node.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from plugins_intree.noderesources._args import coerce_args
+from plugins_intree.noderesources.resource_allocation import ResourceAllocationScorer
+from plugins_intree.noderesources.shape_score import div_trunc
+from scheduling_framework.api.pod import Pod
+from scheduling_framework.config.args import NodeResourcesBalancedAllocationArgs
+from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.interfaces import MAX_NODE_SCORE
+from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.status import Code, Status
+
+NAME: Final = "NodeResourcesBalancedAllocation"
+PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
+
+
+def balance_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+    """``(1 - std) * 100`` over the resources with non-zero allocatable, truncated like Go's int64()."""
+    fractions: list[float] = []
+    total = 0.0
+    for req, cap in zip(requested, allocatable, strict=True):
+        if cap == 0:
+            continue
+        # convert before dividing, as float64(a) / float64(b) does
+        fraction = float(req) / float(cap)
+        if fraction > 1:
+            fraction = 1.0
+        total += fraction
+        fractions.append(fraction)
+    std = 0.0
+    n = len(fractions)
+    if n == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif n > 2:
+        mean = total / n
+        acc = 0.0
+        for fraction in fractions:
+            acc = acc + (fraction - mean) * (fraction - mean)
+        std = math.sqrt(acc / n)
+    return int((1 - std) * float(MAX_NODE_SCORE))
+
+
+def balanced_resource_scorer(requested: Sequence[int], allocated: Sequence[int], allocatable: Sequence[int]) -> int:
+    """The score of the change in balance the pod brings, in [50, 100]."""
+    with_pod = balance_score(requested, allocatable)
+    without_pod = balance_score(allocated, allocatable)
+    half = MAX_NODE_SCORE // 2
+    return half + div_trunc(half + with_pod - without_pod, 2)
+
+
+class _PreScoreState:
+    __slots__ = ("pod_requests",)
+
+    def __init__(self, pod_requests: tuple[int, ...]) -> None:
+        self.pod_requests = pod_requests
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+class BalancedAllocation:
+    """The NodeResourcesBalancedAllocation plugin (PreScore, Score)."""
+
+    name = NAME
+
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs | Mapping[str, Any] | None = None,
+                 handle: Any = None) -> None:
+        ba_args = coerce_args(NAME, args, NodeResourcesBalancedAllocationArgs)
+        self.args = ba_args
+        self.handle = handle
+        self.scorer = ResourceAllocationScorer(NAME, ba_args.resources, balanced_resource_scorer, use_requested=True)
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        requests = self.scorer.pod_requests(pod)
+        if self.scorer.is_best_effort(requests):
+            return Status(Code.SKIP)
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(requests))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if isinstance(s, _PreScoreState):
+            requests = s.pod_requests
+        else:
+            requests = self.scorer.pod_requests(pod)
+            if self.scorer.is_best_effort(requests):
+                return 0, None
+        return self.scorer.score(node_info, requests)
+
+    def score_extensions(self) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return "BalancedAllocation()"

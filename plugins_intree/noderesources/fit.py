@@ -1,0 +1,233 @@
+"""NodeResourcesFit: does the node have room for the pod's requests, and how good a fit is it?
+
+Filter checks the pod count and every requested resource against the node's allocatable minus what its pods
+already request, with one reason per short resource ("Insufficient cpu", "Too many pods"). A request larger
+than the node's whole allocatable makes the node UnschedulableAndUnresolvable: evicting pods cannot help.
+Scoring uses the configured strategy (LeastAllocated, MostAllocated or RequestedToCapacityRatio).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+
+from plugins_intree.noderesources._args import coerce_args
+from plugins_intree.noderesources.least_allocated import least_resource_scorer
+from plugins_intree.noderesources.most_allocated import most_resource_scorer
+from plugins_intree.noderesources.requested_to_capacity_ratio import requested_to_capacity_ratio_scorer
+from plugins_intree.noderesources.resource_allocation import ResourceAllocationScorer, Scorer
+from scheduling_framework.api.pod import Pod
+from scheduling_framework.api.resources import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    PODS,
+    is_extended_resource_name,
+    pod_requests,
+)
+from scheduling_framework.config.args import (
+    LEAST_ALLOCATED,
+    MOST_ALLOCATED,
+    REQUESTED_TO_CAPACITY_RATIO,
+    NodeResourcesFitArgs,
+    ScoringStrategy,
+)
+from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.errors import PluginError
+from scheduling_framework.interfaces import PreFilterResult
+from scheduling_framework.node_info import NodeInfo, Resource
+from scheduling_framework.status import Code, Status
+
+NAME: Final = "NodeResourcesFit"
+PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
+
+TOO_MANY_PODS: Final = "Too many pods"
+_INSUFFICIENT_CPU: Final = "Insufficient cpu"
+_INSUFFICIENT_MEMORY: Final = "Insufficient memory"
+_INSUFFICIENT_EPHEMERAL_STORAGE: Final = "Insufficient ephemeral-storage"
+
+
+@attrs.frozen(slots=True)
+class InsufficientResource:
+    """A resource the node is short of for the pod.
+
+    ``used`` is what the node's pods already request and ``capacity`` the node's allocatable, in the
+    resource's integer unit (milli-cpu for cpu). ``unresolvable`` is set when the request alone exceeds
+    ``capacity``, so no eviction could make room.
+    """
+
+    resource_name: str
+    reason: str
+    requested: int
+    used: int
+    capacity: int
+    unresolvable: bool = False
+
+
+def compute_pod_resource_request(pod: Pod) -> Resource:
+    """The pod's requests as a Resource: containers summed, init containers as peaks, sidecars, pod-level
+    requests and overhead included (upstream's computePodResourceRequest)."""
+    r = Resource()
+    r.set_max(pod_requests(pod))
+    return r
+
+
+class _PreFilterState:
+    """The pod's requests, with the scalar resources to check (non-zero, not ignored) and their reasons."""
+
+    __slots__ = ("request", "milli_cpu", "memory", "ephemeral_storage", "scalars")
+
+    def __init__(self, request: Resource, ignored_resources: frozenset[str],
+                 ignored_resource_groups: frozenset[str]) -> None:
+        self.request = request
+        self.milli_cpu = request.milli_cpu
+        self.memory = request.memory
+        self.ephemeral_storage = request.ephemeral_storage
+        scalars: list[tuple[str, int, str]] = []
+        for name, quantity in request.scalar_resources.items():
+            if quantity == 0:
+                continue
+            # only extended resources can be ignored; a resource name is guaranteed to have a "/" there
+            if is_extended_resource_name(name) and (
+                    name in ignored_resources
+                    or (ignored_resource_groups and name.split("/", 1)[0] in ignored_resource_groups)):
+                continue
+            scalars.append((name, quantity, f"Insufficient {name}"))
+        self.scalars: tuple[tuple[str, int, str], ...] = tuple(scalars)
+
+    def clone(self) -> _PreFilterState:
+        return self  # never mutated after PreFilter
+
+
+class _PreScoreState:
+    """The pod's request of each scored resource, in the order of the strategy's resources."""
+
+    __slots__ = ("pod_requests",)
+
+    def __init__(self, pod_requests: tuple[int, ...]) -> None:
+        self.pod_requests = pod_requests
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+def _insufficient_resources(s: _PreFilterState, node_info: NodeInfo) -> list[InsufficientResource]:
+    out: list[InsufficientResource] = []
+    alloc = node_info.allocatable
+    used = node_info.requested
+    num_pods = len(node_info.pods)
+    if num_pods + 1 > alloc.allowed_pod_number:
+        out.append(InsufficientResource(PODS, TOO_MANY_PODS, 1, num_pods, alloc.allowed_pod_number))
+    req = s.milli_cpu
+    if req > 0 and req > alloc.milli_cpu - used.milli_cpu:
+        out.append(InsufficientResource(CPU, _INSUFFICIENT_CPU, req, used.milli_cpu, alloc.milli_cpu,
+                                        req > alloc.milli_cpu))
+    req = s.memory
+    if req > 0 and req > alloc.memory - used.memory:
+        out.append(InsufficientResource(MEMORY, _INSUFFICIENT_MEMORY, req, used.memory, alloc.memory,
+                                        req > alloc.memory))
+    req = s.ephemeral_storage
+    if req > 0 and req > alloc.ephemeral_storage - used.ephemeral_storage:
+        out.append(InsufficientResource(EPHEMERAL_STORAGE, _INSUFFICIENT_EPHEMERAL_STORAGE, req,
+                                        used.ephemeral_storage, alloc.ephemeral_storage,
+                                        req > alloc.ephemeral_storage))
+    if s.scalars:
+        alloc_scalars = alloc.scalar_resources
+        used_scalars = used.scalar_resources
+        for name, req, reason in s.scalars:
+            cap = alloc_scalars.get(name, 0)
+            in_use = used_scalars.get(name, 0)
+            if req > cap - in_use:
+                out.append(InsufficientResource(name, reason, req, in_use, cap, req > cap))
+    return out
+
+
+def fits_request(pod_request: Resource, node_info: NodeInfo, ignored_resources: Iterable[str] = (),
+                 ignored_resource_groups: Iterable[str] = ()) -> list[InsufficientResource]:
+    """Every resource ``node_info`` is short of for a pod requesting ``pod_request`` (empty: it fits)."""
+    s = _PreFilterState(pod_request, frozenset(ignored_resources), frozenset(ignored_resource_groups))
+    return _insufficient_resources(s, node_info)
+
+
+def fits(pod: Pod, node_info: NodeInfo, ignored_resources: Iterable[str] = (),
+         ignored_resource_groups: Iterable[str] = ()) -> list[InsufficientResource]:
+    """Every resource ``node_info`` is short of for ``pod`` (empty: the pod fits), as the Filter sees it."""
+    return fits_request(compute_pod_resource_request(pod), node_info, ignored_resources, ignored_resource_groups)
+
+
+def _strategy_scorer(strategy: ScoringStrategy) -> Scorer:
+    if strategy.type == LEAST_ALLOCATED:
+        return least_resource_scorer(strategy.resources)
+    if strategy.type == MOST_ALLOCATED:
+        return most_resource_scorer(strategy.resources)
+    if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
+        rtcr = strategy.requested_to_capacity_ratio
+        shape = () if rtcr is None else rtcr.shape
+        return requested_to_capacity_ratio_scorer(strategy.resources, shape)
+    raise PluginError(NAME, f"scoring strategy {strategy.type} is not supported")
+
+
+class Fit:
+    """The NodeResourcesFit plugin (PreFilter, Filter, PreScore, Score)."""
+
+    name = NAME
+
+    def __init__(self, args: NodeResourcesFitArgs | Mapping[str, Any] | None = None,
+                 handle: Any = None) -> None:
+        fit_args = coerce_args(NAME, args, NodeResourcesFitArgs)
+        strategy = fit_args.scoring_strategy
+        if strategy is None:  # rejected by validation; kept for type narrowing
+            raise PluginError(NAME, "scoring strategy not specified")
+        self.args = fit_args
+        self.handle = handle
+        self.ignored_resources = frozenset(fit_args.ignored_resources)
+        self.ignored_resource_groups = frozenset(fit_args.ignored_resource_groups)
+        self.scorer = ResourceAllocationScorer(strategy.type, strategy.resources, _strategy_scorer(strategy),
+                                               use_requested=False)
+
+    # PreFilter / Filter ----------------------------------------------------------------------
+    def pre_filter(self, state: CycleState, pod: Pod,
+                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(compute_pod_resource_request(pod),
+                                                          self.ignored_resources, self.ignored_resource_groups))
+        return None, None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(s, _PreFilterState):
+            return Status(Code.ERROR, f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+        insufficient = _insufficient_resources(s, node_info)
+        if not insufficient:
+            return None
+        code = Code.UNSCHEDULABLE
+        for r in insufficient:
+            if r.unresolvable:
+                code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+                break
+        return Status(code, *(r.reason for r in insufficient))
+
+    def fits(self, pod: Pod, node_info: NodeInfo) -> list[InsufficientResource]:
+        """The resources ``node_info`` is short of for ``pod`` under this plugin's ignored resources."""
+        return fits(pod, node_info, self.ignored_resources, self.ignored_resource_groups)
+
+    # PreScore / Score ------------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(self.scorer.pod_requests(pod)))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        requests = s.pod_requests if isinstance(s, _PreScoreState) else self.scorer.pod_requests(pod)
+        return self.scorer.score(node_info, requests)
+
+    def score_extensions(self) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return f"Fit(strategy={self.scorer.name})"

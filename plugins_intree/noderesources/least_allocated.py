@@ -1,0 +1,32 @@
+"""The LeastAllocated strategy: favour nodes with the most room left, as a weighted mean over resources."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from plugins_intree.noderesources.resource_allocation import Scorer
+from scheduling_framework.config.args import ResourceSpec
+from scheduling_framework.interfaces import MAX_NODE_SCORE
+
+
+def least_requested_score(requested: int, capacity: int) -> int:
+    """The unused share of ``capacity`` on the 0-100 scale; 0 when the node is full or overcommitted."""
+    if capacity == 0 or requested > capacity:
+        return 0
+    return (capacity - requested) * MAX_NODE_SCORE // capacity
+
+
+def least_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
+    """A scorer weighting each resource's free share by its configured weight."""
+    weights = tuple(r.weight for r in resources)
+
+    def scorer(requested: Sequence[int], _allocated: Sequence[int], allocatable: Sequence[int]) -> int:
+        node_score = weight_sum = 0
+        for req, cap, weight in zip(requested, allocatable, weights, strict=True):
+            if cap == 0:
+                continue
+            node_score += least_requested_score(req, cap) * weight
+            weight_sum += weight
+        return node_score // weight_sum if weight_sum else 0
+
+    return scorer

@@ -1,0 +1,137 @@
+"""What the resource scoring strategies share: the pod's request per scored resource, and the per-node
+(requested, allocated, allocatable) vectors a strategy turns into a score.
+
+Scoring differs from filtering in two ways that upstream relies on:
+
+* the least/most/ratio strategies score with *non-zero* requests: a container that sets no cpu or memory
+  request counts as 100m / 200Mi, so best-effort pods still spread; balanced allocation uses real requests;
+* a scalar (extended, hugepages, ...) resource the pod does not request is left out of the score, and so is
+  any resource the node has none of.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Final
+
+from scheduling_framework.api.pod import Pod
+from scheduling_framework.api.quantity import Quantity
+from scheduling_framework.api.resources import (
+    CPU,
+    DEFAULT_MEMORY_REQUEST,
+    DEFAULT_MILLI_CPU_REQUEST,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    is_scalar_resource_name,
+    pod_requests,
+)
+from scheduling_framework.config.args import ResourceSpec
+from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.status import Code, Status
+
+#: A scoring strategy: ``scorer(requested, allocated, allocatable) -> score``. ``requested`` includes the
+#: incoming pod, ``allocated`` is what the node's pods already use; an entry whose ``allocatable`` is 0 is
+#: not part of the score.
+Scorer = Callable[[Sequence[int], Sequence[int], Sequence[int]], int]
+
+#: Requests assumed for a container that sets none, when scoring (upstream DefaultMilliCPURequest /
+#: DefaultMemoryRequest). An explicit zero request is kept as zero.
+NON_ZERO_DEFAULTS: Final[dict[str, Quantity]] = {
+    CPU: Quantity.parse(f"{DEFAULT_MILLI_CPU_REQUEST}m"),
+    MEMORY: Quantity.parse(str(DEFAULT_MEMORY_REQUEST)),
+}
+
+# How a scored resource is read from a NodeInfo.
+_CPU: Final = 0
+_MEMORY: Final = 1
+_EPHEMERAL: Final = 2
+_SCALAR: Final = 3
+_OTHER: Final = 4  # e.g. "pods" or an unknown name: never scored
+
+
+def _kind(name: str) -> int:
+    if name == CPU:
+        return _CPU
+    if name == MEMORY:
+        return _MEMORY
+    if name == EPHEMERAL_STORAGE:
+        return _EPHEMERAL
+    if is_scalar_resource_name(name):
+        return _SCALAR
+    return _OTHER
+
+
+def pod_resource_request(pod: Pod, name: str, *, non_zero: bool) -> int:
+    """The pod's request of one resource in its integer unit (milli-cpu for cpu), overhead included.
+
+    With ``non_zero`` containers that set no cpu / memory request count with the scheduler's defaults.
+    """
+    reqs = pod_requests(pod, non_missing=NON_ZERO_DEFAULTS if non_zero else None)
+    q = reqs.get(name)
+    if q is None:
+        return 0
+    return q.milli_value() if name == CPU else q.value()
+
+
+class ResourceAllocationScorer:
+    """Scores a node from the pod's requests of ``resources`` with a strategy ``scorer``.
+
+    ``use_requested`` selects the node's real requested cpu/memory (balanced allocation) instead of its
+    non-zero requested cpu/memory (the Fit strategies); the incoming pod's requests follow the same choice.
+    """
+
+    __slots__ = ("name", "resources", "scorer", "use_requested", "_slots")
+
+    def __init__(self, name: str, resources: Sequence[ResourceSpec], scorer: Scorer, *, use_requested: bool) -> None:
+        self.name = name
+        self.resources: tuple[ResourceSpec, ...] = tuple(resources)
+        self.scorer = scorer
+        self.use_requested = use_requested
+        self._slots: tuple[tuple[int, str], ...] = tuple((_kind(r.name), r.name) for r in self.resources)
+
+    def pod_requests(self, pod: Pod) -> tuple[int, ...]:
+        """The pod's request of each scored resource, in the order of ``resources``."""
+        reqs = pod_requests(pod, non_missing=None if self.use_requested else NON_ZERO_DEFAULTS)
+        out: list[int] = []
+        for r in self.resources:
+            name = r.name
+            q = reqs.get(name)
+            out.append(0 if q is None else (q.milli_value() if name == CPU else q.value()))
+        return tuple(out)
+
+    @staticmethod
+    def is_best_effort(requests: Sequence[int]) -> bool:
+        """True when the pod requests none of the scored resources."""
+        return not any(requests)
+
+    def score(self, node_info: NodeInfo, requests: Sequence[int]) -> tuple[int, Status | None]:
+        """The node's score for a pod whose requests (from :meth:`pod_requests`) are ``requests``."""
+        slots = self._slots
+        if not slots:
+            return 0, Status(Code.ERROR, "resources not found")
+        n = len(slots)
+        requested = [0] * n
+        allocated = [0] * n
+        allocatable = [0] * n
+        alloc = node_info.allocatable
+        used_all = node_info.requested
+        used_cpu_mem = used_all if self.use_requested else node_info.non_zero_requested
+        for i, (kind, name) in enumerate(slots):
+            pod_req = requests[i]
+            if kind == _CPU:
+                cap, used = alloc.milli_cpu, used_cpu_mem.milli_cpu
+            elif kind == _MEMORY:
+                cap, used = alloc.memory, used_cpu_mem.memory
+            elif kind == _EPHEMERAL:
+                cap, used = alloc.ephemeral_storage, used_all.ephemeral_storage
+            elif kind == _SCALAR and pod_req:
+                cap = alloc.scalar_resources.get(name, 0)
+                used = used_all.scalar_resources.get(name, 0)
+            else:
+                continue  # a scalar resource the pod does not ask for, or a resource never scored
+            if cap == 0:
+                continue
+            allocatable[i] = cap
+            allocated[i] = used
+            requested[i] = used + pod_req
+        return self.scorer(requested, allocated, allocatable), None

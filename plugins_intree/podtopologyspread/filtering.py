@@ -1,0 +1,187 @@
+"""PreFilter / Filter: hard (DoNotSchedule) constraints, counted per topology domain once per cycle.
+
+PreFilter walks every node once, counting the pods each constraint selects per topology value. Filter
+then only looks up the node's domain count and the global minimum: O(constraints) per node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from plugins_intree.podtopologyspread.common import (
+    ERR_REASON_CONSTRAINTS_NOT_MATCH,
+    ERR_REASON_NODE_LABEL_NOT_MATCH,
+    NAME,
+    NodeInclusion,
+    RequiredNodeAffinity,
+    SpreadConstraint,
+    count_pods_match_selector,
+    node_has_all_keys,
+    selector_matches,
+    unique_selectors,
+)
+from scheduling_framework.api.node import Node
+from scheduling_framework.api.pod import Pod
+from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.status import Code, Status
+
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+
+# Sentinel count for an unset critical path (upstream uses MaxInt32).
+_UNSET = 2**31 - 1
+
+
+class CriticalPaths:
+    """The two topology values with the fewest matching pods for one constraint.
+
+    ``num0`` is always the global minimum; ``num1 >= num0`` but is not necessarily the second minimum.
+    Two entries are enough because preemption only ever adds or removes pods on one node per copy of the
+    state, which changes a single domain at a time.
+    """
+
+    __slots__ = ("num0", "num1", "value0", "value1")
+
+    def __init__(self, value0: str = "", num0: int = _UNSET, value1: str = "", num1: int = _UNSET) -> None:
+        self.value0 = value0
+        self.num0 = num0
+        self.value1 = value1
+        self.num1 = num1
+
+    def update(self, value: str, num: int) -> None:
+        if value == self.value0:
+            self.num0 = num
+        elif value == self.value1:
+            self.num1 = num
+        else:
+            if num < self.num0:
+                self.value1, self.num1 = self.value0, self.num0
+                self.value0, self.num0 = value, num
+            elif num < self.num1:
+                self.value1, self.num1 = value, num
+            return
+        if self.num0 > self.num1:
+            self.value0, self.num0, self.value1, self.num1 = self.value1, self.num1, self.value0, self.num0
+
+    def clone(self) -> CriticalPaths:
+        return CriticalPaths(self.value0, self.num0, self.value1, self.num1)
+
+    def as_tuple(self) -> tuple[tuple[str, int], tuple[str, int]]:
+        return (self.value0, self.num0), (self.value1, self.num1)
+
+    def __repr__(self) -> str:
+        return f"CriticalPaths({self.as_tuple()})"
+
+
+class PreFilterState:
+    """Per-cycle spreading state for the hard constraints.
+
+    ``tp_value_to_match_num[i]`` maps each eligible topology value of constraint ``i`` to its matching
+    pod count; ``critical_paths[i]`` tracks that map's minimum. ``self_match[i]`` says whether the
+    incoming pod is selected by constraint ``i`` itself. An empty ``constraints`` is a valid state that
+    lets every node through.
+    """
+
+    __slots__ = ("constraints", "critical_paths", "self_match", "tp_value_to_match_num")
+
+    def __init__(self, constraints: Sequence[SpreadConstraint] = (),
+                 critical_paths: list[CriticalPaths] | None = None,
+                 tp_value_to_match_num: list[dict[str, int]] | None = None,
+                 self_match: Sequence[int] = ()) -> None:
+        self.constraints: tuple[SpreadConstraint, ...] = tuple(constraints)
+        self.critical_paths: list[CriticalPaths] = critical_paths if critical_paths is not None else []
+        self.tp_value_to_match_num: list[dict[str, int]] = (
+            tp_value_to_match_num if tp_value_to_match_num is not None else [])
+        self.self_match: tuple[int, ...] = tuple(self_match)
+
+    def min_match_num(self, i: int) -> int:
+        """The global minimum for constraint ``i``; 0 while fewer than minDomains domains are eligible."""
+        if len(self.tp_value_to_match_num[i]) < self.constraints[i].min_domains:
+            return 0
+        return self.critical_paths[i].num0
+
+    def clone(self) -> PreFilterState:
+        # Constraints never change after PreFilter and are shared; counts and paths are per copy.
+        return PreFilterState(self.constraints, [p.clone() for p in self.critical_paths],
+                              [dict(m) for m in self.tp_value_to_match_num], self.self_match)
+
+    def __repr__(self) -> str:
+        return (f"PreFilterState(constraints={list(self.constraints)!r}, critical_paths={self.critical_paths!r}, "
+                f"tp_value_to_match_num={self.tp_value_to_match_num!r})")
+
+
+def calc_pre_filter_state(pod: Pod, constraints: list[SpreadConstraint],
+                          nodes: Sequence[NodeInfo]) -> PreFilterState:
+    """Count, per constraint and topology value, the pods its selector matches on the eligible nodes."""
+    if not constraints:
+        return PreFilterState()
+    ns = pod.metadata.namespace
+    counts: list[dict[str, int]] = [{} for _ in constraints]
+    selectors, sel_index = unique_selectors(constraints)
+    per_node_counts: list[int] = [0] * len(selectors)
+    policies = NodeInclusion(pod, RequiredNodeAffinity(pod))
+    indexed = list(enumerate(constraints))
+    for ni in nodes:
+        node = ni.node
+        if node is None:
+            continue
+        labels = node.metadata.labels
+        # A node missing any of the topology keys takes part in no domain.
+        if not node_has_all_keys(labels, constraints):
+            continue
+        policies.reset(node)
+        for j in range(len(per_node_counts)):
+            per_node_counts[j] = -1
+        pods = ni.pods
+        for i, c in indexed:
+            if not policies.includes(c):
+                continue
+            j = sel_index[i]
+            cnt = per_node_counts[j]
+            if cnt < 0:
+                cnt = per_node_counts[j] = count_pods_match_selector(pods, selectors[j], ns)
+            m = counts[i]
+            value = labels[c.topology_key]
+            m[value] = m.get(value, 0) + cnt
+    paths: list[CriticalPaths] = []
+    for m in counts:
+        p = CriticalPaths()
+        for value, num in m.items():
+            p.update(value, num)
+        paths.append(p)
+    self_match = [1 if selector_matches(c.selector, pod.metadata.labels) else 0 for c in constraints]
+    return PreFilterState(constraints, paths, counts, self_match)
+
+
+def filter_node(s: PreFilterState, node: Node) -> Status | None:
+    """Reject the node when placing the pod there would exceed any constraint's maxSkew."""
+    labels = node.metadata.labels
+    counts = s.tp_value_to_match_num
+    for i, c in enumerate(s.constraints):
+        value = labels.get(c.topology_key)
+        if value is None:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NODE_LABEL_NOT_MATCH)
+        # existing matches in the node's domain + the pod itself (when selected) - global minimum
+        skew = counts[i].get(value, 0) + s.self_match[i] - s.min_match_num(i)
+        if skew > c.max_skew:
+            return Status(Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH)
+    return None
+
+
+def update_with_pod(s: PreFilterState, updated: Pod, preemptor: Pod, node: Node | None, delta: int) -> None:
+    """Add (``delta`` 1) or remove (-1) one pod's contribution on ``node`` to the counts and critical paths."""
+    if not s.constraints or node is None or updated.metadata.namespace != preemptor.metadata.namespace:
+        return
+    labels = node.metadata.labels
+    if not node_has_all_keys(labels, s.constraints):
+        return
+    policies = NodeInclusion(preemptor, RequiredNodeAffinity(preemptor))
+    policies.reset(node)
+    pod_labels = updated.metadata.labels
+    for i, c in enumerate(s.constraints):
+        if not selector_matches(c.selector, pod_labels) or not policies.includes(c):
+            continue
+        value = labels[c.topology_key]
+        m = s.tp_value_to_match_num[i]
+        num = m.get(value, 0) + delta
+        m[value] = num
+        s.critical_paths[i].update(value, num)

@@ -1,0 +1,189 @@
+"""PodTopologySpread: spread pods over topology domains as their topologySpreadConstraints ask.
+
+Hard constraints (whenUnsatisfiable: DoNotSchedule) filter nodes; soft ones (ScheduleAnyway) score them.
+A pod without constraints gets the cluster defaults (PodTopologySpreadArgs), selecting the pods of the
+same Services / ReplicationController / ReplicaSet / StatefulSet, read from the handle's object store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from plugins_intree.podtopologyspread.common import (
+    DO_NOT_SCHEDULE,
+    NAME,
+    SCHEDULE_ANYWAY,
+    SYSTEM_DEFAULT_CONSTRAINTS,
+    SpreadConstraint,
+    StateNotFoundError,
+    default_selector,
+    filter_constraints,
+)
+from plugins_intree.podtopologyspread.filtering import (
+    PRE_FILTER_STATE_KEY,
+    PreFilterState,
+    calc_pre_filter_state,
+    filter_node,
+    update_with_pod,
+)
+from plugins_intree.podtopologyspread.scoring import (
+    PRE_SCORE_STATE_KEY,
+    PreScoreState,
+    calc_pre_score_state,
+    normalize_scores,
+    score_node,
+)
+from scheduling_framework.api.pod import Pod, TopologySpreadConstraint
+from scheduling_framework.config.args import SYSTEM_DEFAULTING, PodTopologySpreadArgs
+from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.errors import PluginError, ValidationError
+from scheduling_framework.interfaces import NodeScore, PreFilterResult
+from scheduling_framework.node_info import NodeInfo, PodInfo
+from scheduling_framework.status import Code, Status
+
+
+def _coerce_args(args: Any) -> PodTopologySpreadArgs:
+    if args is None:
+        return PodTopologySpreadArgs()
+    if isinstance(args, PodTopologySpreadArgs):
+        return args
+    if isinstance(args, Mapping):
+        try:
+            return PodTopologySpreadArgs.from_dict(args)
+        except ValidationError as e:
+            raise PluginError(NAME, f"invalid args: {e}") from e
+    raise PluginError(NAME, f"want args to be of type PodTopologySpreadArgs, got {type(args).__name__}")
+
+
+class PodTopologySpread:
+    """PreFilter, Filter (with PreFilterExtensions), PreScore, Score and NormalizeScore."""
+
+    name = NAME
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        a = _coerce_args(args)
+        self._handle = handle
+        self.system_defaulted = a.defaulting_type == SYSTEM_DEFAULTING
+        if self.system_defaulted:
+            self.default_constraints: tuple[TopologySpreadConstraint, ...] = SYSTEM_DEFAULT_CONSTRAINTS
+        else:
+            try:
+                self.default_constraints = tuple(
+                    TopologySpreadConstraint.from_dict(c, f"defaultConstraints[{i}]")
+                    for i, c in enumerate(a.default_constraints))
+            except ValidationError as e:
+                raise PluginError(NAME, f"invalid args: {e}") from e
+
+    # --- constraints ---------------------------------------------------------------------------
+
+    def constraints_for(self, pod: Pod, action: str) -> list[SpreadConstraint]:
+        """The pod's constraints with this whenUnsatisfiable, or the defaults when the pod declares none."""
+        own = pod.spec.topology_spread_constraints
+        labels = pod.metadata.labels
+        if own:
+            return filter_constraints(own, labels, action)
+        constraints = filter_constraints(self.default_constraints, labels, action)
+        if not constraints:
+            return constraints
+        selector = default_selector(pod, getattr(self._handle, "objects", None))
+        if selector.is_empty():
+            return []
+        for c in constraints:
+            c.selector = selector
+        return constraints
+
+    # --- PreFilter / Filter ----------------------------------------------------------------------
+
+    def pre_filter(self, state: CycleState, pod: Pod,
+                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+        constraints = self.constraints_for(pod, DO_NOT_SCHEDULE)
+        if not constraints:
+            return None, Status(Code.SKIP)
+        state.write(PRE_FILTER_STATE_KEY, calc_pre_filter_state(pod, constraints, nodes))
+        return None, None
+
+    def pre_filter_extensions(self) -> PodTopologySpread:
+        return self
+
+    def _pre_filter_state(self, state: CycleState) -> PreFilterState:
+        try:
+            s = state.read(PRE_FILTER_STATE_KEY)
+        except KeyError:
+            raise StateNotFoundError(PRE_FILTER_STATE_KEY) from None
+        if not isinstance(s, PreFilterState):
+            raise TypeError(f"{s!r} convert to podtopologyspread.preFilterState error")
+        return s
+
+    def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo,
+                node_info: NodeInfo) -> Status | None:
+        try:
+            s = self._pre_filter_state(state)
+        except (LookupError, TypeError) as e:
+            return Status.from_error(e)
+        update_with_pod(s, pod_info_to_add.pod, pod_to_schedule, node_info.node, 1)
+        return None
+
+    def remove_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo,
+                   node_info: NodeInfo) -> Status | None:
+        try:
+            s = self._pre_filter_state(state)
+        except (LookupError, TypeError) as e:
+            return Status.from_error(e)
+        update_with_pod(s, pod_info_to_remove.pod, pod_to_schedule, node_info.node, -1)
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        try:
+            s = self._pre_filter_state(state)
+        except (LookupError, TypeError) as e:
+            return Status.from_error(e)
+        node = node_info.node
+        if node is None:
+            return Status.from_error(LookupError("node not found"))
+        if not s.constraints:
+            return None
+        return filter_node(s, node)
+
+    # --- PreScore / Score / NormalizeScore --------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        snapshot = getattr(self._handle, "snapshot", None)
+        all_nodes: Sequence[NodeInfo] = snapshot.list() if snapshot is not None else nodes
+        if not all_nodes:
+            return Status(Code.SKIP)
+        constraints = self.constraints_for(pod, SCHEDULE_ANYWAY)
+        if not constraints:
+            return Status(Code.SKIP)
+        # Only the system defaults tolerate nodes without every topology key (e.g. no zone label), so
+        # hostname spreading still applies to them.
+        require_all = bool(pod.spec.topology_spread_constraints) or not self.system_defaulted
+        state.write(PRE_SCORE_STATE_KEY, calc_pre_score_state(pod, constraints, nodes, all_nodes, require_all))
+        return None
+
+    def _pre_score_state(self, state: CycleState) -> PreScoreState:
+        try:
+            s = state.read(PRE_SCORE_STATE_KEY)
+        except KeyError:
+            raise StateNotFoundError(PRE_SCORE_STATE_KEY, "error ") from None
+        if not isinstance(s, PreScoreState):
+            raise TypeError(f"{s!r}  convert to podtopologyspread.preScoreState error")
+        return s
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        try:
+            s = self._pre_score_state(state)
+        except (LookupError, TypeError) as e:
+            return 0, Status.from_error(e)
+        return score_node(s, node_info), None
+
+    def score_extensions(self) -> PodTopologySpread:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
+        try:
+            s = self._pre_score_state(state)
+        except (LookupError, TypeError) as e:
+            return Status.from_error(e)
+        normalize_scores(s, scores)
+        return None

@@ -1,0 +1,175 @@
+"""PreScore / Score / NormalizeScore: soft (ScheduleAnyway) constraints.
+
+PreScore sizes each topology over the candidate nodes and counts matching pods per domain over all
+nodes; Score sums, per constraint, the node's domain count weighted by log(domains + 2) plus maxSkew - 1
+(hostname constraints count the node's own pods directly); NormalizeScore inverts, so the emptiest
+domains score highest.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from plugins_intree.podtopologyspread.common import (
+    LABEL_HOSTNAME,
+    NAME,
+    NodeInclusion,
+    RequiredNodeAffinity,
+    Selector,
+    SpreadConstraint,
+    count_pods_match_selector,
+    node_has_all_keys,
+    unique_selectors,
+)
+from scheduling_framework.api.pod import Pod
+from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore
+from scheduling_framework.node_info import NodeInfo
+
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+_INVALID_SCORE = -1
+
+
+def topology_normalizing_weight(size: int) -> float:
+    """Weight of a topology with ``size`` domains, so small topologies are not drowned by large ones."""
+    return math.log(size + 2)
+
+
+def round_half_away_from_zero(x: float) -> int:
+    """Go's math.Round (Python's round() rounds halves to even)."""
+    t = math.trunc(x)
+    if abs(x - t) >= 0.5:
+        t += 1 if x > 0 else -1
+    return int(t)
+
+
+class PreScoreState:
+    """Per-cycle scoring state. Read-only after PreScore, so ``clone`` shares it."""
+
+    __slots__ = ("constraints", "ignored_nodes", "namespace", "plan", "topology_normalizing_weight",
+                 "topology_value_to_pod_counts")
+
+    def __init__(self, constraints: Sequence[SpreadConstraint], ignored_nodes: set[str],
+                 topology_value_to_pod_counts: list[dict[str, int]], topology_normalizing_weight: list[float],
+                 namespace: str) -> None:
+        self.constraints = tuple(constraints)
+        # nodes lacking one of the topology keys (when all keys are required): scored 0
+        self.ignored_nodes = ignored_nodes
+        self.topology_value_to_pod_counts = topology_value_to_pod_counts
+        self.topology_normalizing_weight = topology_normalizing_weight
+        self.namespace = namespace
+        # What Score needs per constraint, flattened once: key, is-hostname, selector, weight,
+        # maxSkew - 1 and the domain counts.
+        self.plan: tuple[tuple[str, bool, Selector, float, int, dict[str, int]], ...] = tuple(
+            (c.topology_key, c.topology_key == LABEL_HOSTNAME, c.selector, w, c.max_skew - 1, m)
+            for c, w, m in zip(self.constraints, topology_normalizing_weight, topology_value_to_pod_counts,
+                               strict=True))
+
+    def clone(self) -> PreScoreState:
+        return self
+
+    def __repr__(self) -> str:
+        return (f"PreScoreState(constraints={list(self.constraints)!r}, ignored_nodes={sorted(self.ignored_nodes)}, "
+                f"topology_value_to_pod_counts={self.topology_value_to_pod_counts!r}, "
+                f"topology_normalizing_weight={self.topology_normalizing_weight!r})")
+
+
+def calc_pre_score_state(pod: Pod, constraints: list[SpreadConstraint], filtered_nodes: Sequence[NodeInfo],
+                         all_nodes: Sequence[NodeInfo], require_all_topologies: bool) -> PreScoreState:
+    """Domains come from the candidate nodes; their pod counts from every node of the cluster."""
+    ignored: set[str] = set()
+    counts: list[dict[str, int]] = [{} for _ in constraints]
+    sizes = [0] * len(constraints)
+    for ni in filtered_nodes:
+        node = ni.node
+        if node is None:
+            continue
+        labels = node.metadata.labels
+        if require_all_topologies and not node_has_all_keys(labels, constraints):
+            ignored.add(node.metadata.name)
+            continue
+        for i, c in enumerate(constraints):
+            if c.topology_key == LABEL_HOSTNAME:
+                continue  # counted per node in Score
+            value = labels.get(c.topology_key, "")
+            m = counts[i]
+            if value not in m:
+                m[value] = 0
+                sizes[i] += 1
+    weights: list[float] = []
+    for i, c in enumerate(constraints):
+        size = sizes[i]
+        if c.topology_key == LABEL_HOSTNAME:
+            size = len(filtered_nodes) - len(ignored)
+        weights.append(topology_normalizing_weight(size))
+
+    ns = pod.metadata.namespace
+    selectors, sel_index = unique_selectors(constraints)
+    per_node_counts: list[int] = [0] * len(selectors)
+    policies = NodeInclusion(pod, RequiredNodeAffinity(pod))
+    indexed = [(i, c) for i, c in enumerate(constraints) if c.topology_key != LABEL_HOSTNAME]
+    if indexed:
+        for ni in all_nodes:
+            node = ni.node
+            if node is None:
+                continue
+            labels = node.metadata.labels
+            if require_all_topologies and not node_has_all_keys(labels, constraints):
+                continue
+            policies.reset(node)
+            for j in range(len(per_node_counts)):
+                per_node_counts[j] = -1
+            for i, c in indexed:
+                m = counts[i]
+                value = labels.get(c.topology_key, "")
+                # Only domains that contain a candidate node matter.
+                if value not in m or not policies.includes(c):
+                    continue
+                j = sel_index[i]
+                cnt = per_node_counts[j]
+                if cnt < 0:
+                    cnt = per_node_counts[j] = count_pods_match_selector(ni.pods, selectors[j], ns)
+                m[value] += cnt
+    return PreScoreState(constraints, ignored, counts, weights, ns)
+
+
+def score_node(s: PreScoreState, node_info: NodeInfo) -> int:
+    node = node_info.node
+    if node is None or node.metadata.name in s.ignored_nodes:
+        return 0
+    labels = node.metadata.labels
+    score = 0.0
+    for key, is_host, selector, weight, skew_offset, m in s.plan:
+        value = labels.get(key)
+        if value is None:
+            continue
+        if is_host:
+            cnt = count_pods_match_selector(node_info.pods, selector, s.namespace)
+        else:
+            cnt = m.get(value, 0)
+        # maxSkew - 1 flattens the differences between domains: a larger maxSkew tolerates more skew.
+        score += cnt * weight + skew_offset
+    return round_half_away_from_zero(score)
+
+
+def normalize_scores(s: PreScoreState, scores: list[NodeScore]) -> None:
+    """Invert and scale to [0, MAX_NODE_SCORE]; ignored nodes get 0."""
+    min_score: int | None = None
+    max_score = 0
+    ignored = s.ignored_nodes
+    for ns in scores:
+        if ns.name in ignored:
+            ns.score = _INVALID_SCORE
+            continue
+        if min_score is None or ns.score < min_score:
+            min_score = ns.score
+        if ns.score > max_score:
+            max_score = ns.score
+    lo = 0 if min_score is None else min_score
+    for ns in scores:
+        if ns.score == _INVALID_SCORE:
+            ns.score = 0
+        elif max_score == 0:
+            ns.score = MAX_NODE_SCORE
+        else:
+            ns.score = MAX_NODE_SCORE * (max_score + lo - ns.score) // max_score

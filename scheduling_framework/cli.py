@@ -1,0 +1,180 @@
+"""The ``scheduling-framework`` command: schedule a cluster file, view a configuration, list plugins.
+
+Exit codes: 0 when the run completed (even with unschedulable pods), 2 for bad input (one-line error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from scheduling_framework.errors import SchedulingFrameworkError
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_BAD_INPUT = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="scheduling-framework",
+                                description="Kubernetes scheduling decisions, in-process, explained.")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("schedule", help="schedule the pending pods of a cluster file")
+    s.add_argument("--cluster", required=True, help="YAML: Nodes, Pods (nodeName set = running), Namespaces, ...")
+    s.add_argument("--config", help="KubeSchedulerConfiguration YAML (default: the upstream default profile)")
+    s.add_argument("--output", choices=("table", "json"), default="table")
+    s.add_argument("--explain", action="store_true", help="every node's filter verdict and every plugin's score")
+    s.add_argument("--seed", type=int, default=None, help="seed for tie-breaking among equal top scores")
+    c = sub.add_parser("config", help="configuration commands")
+    csub = c.add_subparsers(dest="config_command", required=True)
+    v = csub.add_parser("view", help="print the effective configuration (defaults, merge, multiPoint expanded)")
+    v.add_argument("--config", help="KubeSchedulerConfiguration YAML")
+    v.add_argument("--output", choices=("json", "yaml"), default="yaml")
+    pl = sub.add_parser("plugins", help="list registered plugins, their origin and extension points")
+    pl.add_argument("--output", choices=("table", "json"), default="table")
+    return p
+
+
+def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as e:
+        return EXIT_BAD_INPUT if e.code not in (0, None) else EXIT_OK
+    try:
+        if args.command == "schedule":
+            return _schedule(args, out)
+        if args.command == "config":
+            return _config_view(args, out)
+        return _plugins(args, out)
+    except SchedulingFrameworkError as e:
+        print(f"error: {_one_line(str(e))}", file=err)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as e:  # never a traceback for the user; the message names what failed
+        print(f"internal error: {type(e).__name__}: {_one_line(str(e))}", file=err)
+        return EXIT_INTERNAL
+
+
+def _one_line(s: str) -> str:
+    return " ".join(s.split()) if "\n" in s and len(s.splitlines()) == 1 else s.replace("\n", "; ")
+
+
+# --- schedule ----------------------------------------------------------------------------------
+
+
+def _schedule(args: argparse.Namespace, out: TextIO) -> int:
+    from scheduling_framework.cluster import load_cluster
+    from scheduling_framework.config import load_config
+    from scheduling_framework.scheduler import ERROR, SCHEDULED, UNSCHEDULABLE, Scheduler
+
+    cfg = load_config(args.config)
+    cluster = load_cluster(args.cluster)
+    sched = Scheduler(cfg, seed=args.seed, explain=args.explain)
+    sched.load(cluster.nodes, cluster.pods, cluster.objects)
+    t0 = time.perf_counter()
+    sched.run()
+    seconds = time.perf_counter() - t0
+    order = [p.key for p in cluster.pending_pods if p.key in sched.results]
+    results = [sched.results[k] for k in order]
+    stats = {"scheduled": sum(r.outcome == SCHEDULED for r in results),
+             "unschedulable": sum(r.outcome == UNSCHEDULABLE for r in results),
+             "errors": sum(r.outcome == ERROR for r in results),
+             "seconds": round(seconds, 6)}
+    if args.output == "json":
+        doc = {"pods": [r.to_dict(args.explain) for r in results], "stats": stats}
+        json.dump(doc, out, separators=(",", ":") if not args.explain else (", ", ": "))
+        out.write("\n")
+        return EXIT_OK
+    _print_table(results, stats, args.explain, out)
+    return EXIT_OK
+
+
+def _print_table(results: list[Any], stats: dict[str, Any], explain: bool, out: TextIO) -> None:
+    rows = [("POD", "OUTCOME", "NODE", "DETAIL")]
+    for r in results:
+        detail = r.message
+        if r.nominated_node:
+            victims = ", ".join(r.victims) if r.victims else "none"
+            detail = (detail + " " if detail and r.outcome != "Scheduled" else "") + \
+                f"[nominated {r.nominated_node}; victims: {victims}]"
+        rows.append((r.pod, r.outcome, r.node or "-", detail))
+    _table(rows, out)
+    if explain:
+        for r in results:
+            out.write(f"\n{r.pod}: {r.outcome}{' on ' + r.node if r.node else ''}\n")
+            plugins: list[str] = []
+            for per in (r.scores or {}).values():
+                for p in per:
+                    if p not in plugins:
+                        plugins.append(p)
+            head = ("NODE", "FILTER", *plugins, "TOTAL")
+            erows: list[tuple[str, ...]] = [head]
+            for node, st in (r.filter or {}).items():
+                verdict = st.get("code", "")
+                if st.get("plugin"):
+                    verdict += f" ({st['plugin']}: {'; '.join(st.get('reasons', []))})"
+                per = (r.scores or {}).get(node, {})
+                cells = [f"{per[p]['normalized']}x{per[p]['weighted'] // per[p]['normalized'] if per[p]['normalized'] else 0}"
+                         f"={per[p]['weighted']}" if p in per else "" for p in plugins]
+                total = (r.total_scores or {}).get(node)
+                erows.append((node, verdict, *cells, "" if total is None else str(total)))
+            _table(erows, out, indent="  ")
+    out.write(f"\n{stats['scheduled']} scheduled, {stats['unschedulable']} unschedulable, "
+              f"{stats['errors']} errors in {stats['seconds']:.3f}s\n")
+
+
+def _table(rows: list[tuple[str, ...]], out: TextIO, indent: str = "") -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        cells = [c.ljust(widths[i]) if i < len(r) - 1 else c for i, c in enumerate(r)]
+        out.write(indent + "  ".join(cells).rstrip() + "\n")
+
+
+# --- config view / plugins ---------------------------------------------------------------------
+
+
+def _config_view(args: argparse.Namespace, out: TextIO) -> int:
+    from scheduling_framework.config import config_view, load_config
+    from scheduling_framework.registry import default_registry
+
+    cfg = load_config(args.config)
+    view = config_view(cfg, default_registry().points_of)
+    if args.output == "json":
+        json.dump(view, out, indent=2)
+        out.write("\n")
+    else:
+        import yaml
+
+        out.write(yaml.safe_dump(view, sort_keys=False))
+    return EXIT_OK
+
+
+def _plugins(args: argparse.Namespace, out: TextIO) -> int:
+    from scheduling_framework.registry import default_registry
+
+    reg = default_registry()
+    items = []
+    for name in reg.names():
+        points = reg.points_of(name)
+        items.append({"name": name, "origin": reg.origin(name), "extensionPoints": sorted(points or [])})
+    if args.output == "json":
+        json.dump({"plugins": items}, out, indent=2)
+        out.write("\n")
+        return EXIT_OK
+    rows = [("NAME", "EXTENSION POINTS", "ORIGIN")]
+    rows += [(i["name"], ",".join(i["extensionPoints"]), i["origin"]) for i in items]
+    _table(rows, out)
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""Upstream v1 defaulting: the default plugin set, the merge of a profile's plugins into it, and
+the default ``pluginConfig`` entries added for in-tree plugins that take arguments.
+"""
+
+from __future__ import annotations
+
+from scheduling_framework.config.args import ARGS_TYPES, default_args
+from scheduling_framework.config.intree import DEFAULT_MULTI_POINT
+from scheduling_framework.config.types import MULTI_POINT, POINTS, PluginConfig, PluginRef, Plugins, PluginSet
+
+
+def default_plugins() -> Plugins:
+    """Upstream's ``getDefaultPlugins``: every default plugin enabled through multiPoint."""
+    return Plugins(multi_point=PluginSet(enabled=tuple(PluginRef(n, w) for n, w in DEFAULT_MULTI_POINT)))
+
+
+def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
+    """Upstream's ``mergePluginSet``.
+
+    Defaults keep their order unless disabled (``"*"`` drops them all); a default the user enables
+    again is replaced in place by the user's entry (the last one, when repeated); the user's other
+    entries follow in their order.  Both disabled lists are kept, the user's first, so multiPoint
+    expansion can tell which points must not receive multiPoint plugins.
+    """
+    disabled = tuple(PluginRef(p.name) for p in (*custom.disabled, *default.disabled))
+    disabled_names = {p.name for p in disabled}
+    custom_by_name: dict[str, tuple[int, PluginRef]] = {p.name: (i, p) for i, p in enumerate(custom.enabled)}
+    replaced: set[int] = set()
+    enabled: list[PluginRef] = []
+    if "*" not in disabled_names:
+        for plugin in default.enabled:
+            if plugin.name in disabled_names:
+                continue
+            hit = custom_by_name.get(plugin.name)
+            if hit is not None:
+                replaced.add(hit[0])
+                plugin = hit[1]
+            enabled.append(plugin)
+    enabled.extend(p for i, p in enumerate(custom.enabled) if i not in replaced)
+    return PluginSet(tuple(enabled), disabled)
+
+
+def merge_plugins(default: Plugins, custom: Plugins | None) -> Plugins:
+    """Upstream's ``mergePlugins``: :func:`merge_plugin_set` at multiPoint and every extension point."""
+    if custom is None:
+        return default
+    return default.replace(
+        **{key: merge_plugin_set(default.get(key), custom.get(key)) for key in (MULTI_POINT, *POINTS)}
+    )
+
+
+def enabled_plugin_names(plugins: Plugins) -> list[str]:
+    """Sorted names of every plugin enabled anywhere (upstream's ``pluginsNames``)."""
+    return sorted({p.name for key in (MULTI_POINT, *POINTS) for p in plugins.get(key).enabled})
+
+
+def default_plugin_configs(plugins: Plugins, existing: tuple[PluginConfig, ...]) -> tuple[PluginConfig, ...]:
+    """``existing`` followed by defaulted args for each enabled in-tree plugin that has an args kind
+    and no entry yet, in name order (as upstream's profile defaulting appends them)."""
+    have = {pc.name for pc in existing}
+    added = [
+        PluginConfig(name, default_args(name))
+        for name in enabled_plugin_names(plugins)
+        if name in ARGS_TYPES and name not in have
+    ]
+    return (*existing, *added)

@@ -1,0 +1,389 @@
+"""``load_config``: read, strictly decode, default and validate a KubeSchedulerConfiguration v1.
+
+The steps follow kube-scheduler: decode (unknown fields are errors, plugin args are decoded into
+their typed kinds), ``SetDefaults_KubeSchedulerConfiguration`` (default plugins merged into each
+profile, default args appended), then ``ValidateKubeSchedulerConfiguration``.  Unlike upstream, a
+decoding problem does not stop the load: every problem found is reported in one ConfigError,
+and no configuration object is returned unless there are none.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from scheduling_framework.config import _field as f
+from scheduling_framework.config.args import ARGS_TYPES, args_to_dict, decode_args
+from scheduling_framework.config.defaults import default_plugin_configs, default_plugins, merge_plugins
+from scheduling_framework.config.types import (
+    API_VERSION,
+    DEFAULT_SCHEDULER_NAME,
+    KIND,
+    MULTI_POINT,
+    POINTS,
+    KubeSchedulerConfiguration,
+    PluginConfig,
+    PluginRef,
+    Plugins,
+    PluginSet,
+    Profile,
+)
+from scheduling_framework.config.validation import (
+    validate_extenders,
+    validate_global,
+    validate_leader_election,
+    validate_profiles,
+)
+from scheduling_framework.errors import ConfigError
+
+_TOP_FIELDS = (
+    "apiVersion",
+    "kind",
+    "parallelism",
+    "leaderElection",
+    "clientConnection",
+    "enableProfiling",
+    "enableContentionProfiling",
+    "percentageOfNodesToScore",
+    "podInitialBackoffSeconds",
+    "podMaxBackoffSeconds",
+    "profiles",
+    "extenders",
+    "delayCacheUntilActive",
+)
+_PROFILE_FIELDS = ("schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig")
+_LEADER_ELECTION_FIELDS = (
+    "leaderElect",
+    "leaseDuration",
+    "renewDeadline",
+    "retryPeriod",
+    "resourceLock",
+    "resourceName",
+    "resourceNamespace",
+)
+_CLIENT_CONNECTION_FIELDS = ("kubeconfig", "acceptContentTypes", "contentType", "qps", "burst")
+_EXTENDER_FIELDS = (
+    "urlPrefix",
+    "filterVerb",
+    "preemptVerb",
+    "prioritizeVerb",
+    "weight",
+    "bindVerb",
+    "enableHTTPS",
+    "tlsConfig",
+    "httpTimeout",
+    "nodeCacheCapable",
+    "managedResources",
+    "ignorable",
+)
+_TLS_FIELDS = ("insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData", "caData")
+
+_LEADER_ELECTION_DEFAULTS: dict[str, Any] = {
+    "leaderElect": True,
+    "leaseDuration": "15s",
+    "renewDeadline": "10s",
+    "retryPeriod": "2s",
+    "resourceLock": "leases",
+    "resourceName": "kube-scheduler",
+    "resourceNamespace": "kube-system",
+}
+
+
+def load_config(source: str | os.PathLike[str] | Mapping[str, Any] | None) -> KubeSchedulerConfiguration:
+    """Load a KubeSchedulerConfiguration (``kubescheduler.config.k8s.io/v1``).
+
+    ``source`` is a file path, an already-parsed document, or None for the default configuration
+    (one profile, ``default-scheduler``, with upstream's default plugins).  Raises ConfigError
+    listing every problem with its field path.
+    """
+    if source is None:
+        doc: Any = {"apiVersion": API_VERSION, "kind": KIND}
+    elif isinstance(source, Mapping):
+        doc = source
+    else:
+        doc = _read_file(os.fspath(source))
+    errors: list[str] = []
+    cfg = _build(doc, errors)
+    if errors or cfg is None:
+        raise ConfigError(errors or ["invalid configuration"])
+    return cfg
+
+
+def _read_file(path: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{path}: {where}invalid YAML: {problem}") from exc
+    if doc is None:
+        raise ConfigError(f"{path}: the file is empty (expected a KubeSchedulerConfiguration)")
+    return doc
+
+
+# --------------------------------------------------------------------------- decoding
+
+
+def _plugin_set(r: f.Reader, value: Any, path: str) -> PluginSet:
+    m = r.obj(value, path, ("enabled", "disabled"))
+    if m is None:
+        return PluginSet()
+
+    def refs(key: str) -> tuple[PluginRef, ...]:
+        out: list[PluginRef] = []
+        lp = f.child(path, key)
+        for i, item in enumerate(r.seq(m.get(key), lp) or ()):
+            ip = f.index(lp, i)
+            pm = r.obj(item, ip, ("name", "weight"))
+            if pm is None:
+                continue
+            name = r.string(pm.get("name"), f.child(ip, "name")) or ""
+            weight = r.integer(pm.get("weight"), f.child(ip, "weight"))
+            out.append(PluginRef(name, weight or 0))
+        return tuple(out)
+
+    return PluginSet(refs("enabled"), refs("disabled"))
+
+
+def _plugins(r: f.Reader, value: Any, path: str) -> Plugins | None:
+    if value is None:
+        return None
+    m = r.obj(value, path, (*POINTS, MULTI_POINT))
+    if m is None:
+        return None
+    return Plugins().replace(**{key: _plugin_set(r, m.get(key), f.child(path, key)) for key in (*POINTS, MULTI_POINT)})
+
+
+def _profile(r: f.Reader, value: Any, path: str, single: bool) -> Profile | None:
+    m = r.obj(value, path, _PROFILE_FIELDS)
+    if m is None:
+        return None
+    name = r.string(m.get("schedulerName"), f.child(path, "schedulerName"))
+    if name is None:
+        # only a lone profile gets the default name; validation requires one otherwise
+        name = DEFAULT_SCHEDULER_NAME if single and m.get("schedulerName") is None else ""
+    pct = r.integer(m.get("percentageOfNodesToScore"), f.child(path, "percentageOfNodesToScore"))
+    plugins = merge_plugins(default_plugins(), _plugins(r, m.get("plugins"), f.child(path, "plugins")))
+    configs: list[PluginConfig] = []
+    cp = f.child(path, "pluginConfig")
+    for i, item in enumerate(r.seq(m.get("pluginConfig"), cp) or ()):
+        ip = f.index(cp, i)
+        pm = r.obj(item, ip, ("name", "args"))
+        if pm is None:
+            continue
+        pname = r.string(pm.get("name"), f.child(ip, "name")) or ""
+        configs.append(PluginConfig(pname, decode_args(pname, pm.get("args"), f.child(ip, "args"), r.errors)))
+    return Profile(
+        scheduler_name=name,
+        plugins=plugins,
+        plugin_config=default_plugin_configs(plugins, tuple(configs)),
+        percentage_of_nodes_to_score=pct,
+    )
+
+
+def _duration(r: f.Reader, m: Mapping[str, Any], key: str, path: str, default: str | None) -> tuple[Any, float | None]:
+    value = m.get(key)
+    if value is None:
+        value = default
+    if value is None:
+        return None, None
+    p = f.child(path, key)
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        r.errors.append(f.invalid(p, value, 'expected a duration string such as "15s"'))
+        return value, None
+    seconds = f.parse_duration(str(value)) if isinstance(value, str) else None
+    if seconds is None:
+        r.errors.append(f.invalid(p, value, f'time: invalid duration "{value}"'))
+    return value, seconds
+
+
+def _leader_election(r: f.Reader, value: Any) -> tuple[dict[str, Any], dict[str, float | None]]:
+    path = "leaderElection"
+    m = r.obj(value, path, _LEADER_ELECTION_FIELDS) or {}
+    out: dict[str, Any] = {}
+    elect = r.boolean(m.get("leaderElect"), f.child(path, "leaderElect"))
+    out["leaderElect"] = True if elect is None else elect
+    durations: dict[str, float | None] = {}
+    for key in ("leaseDuration", "renewDeadline", "retryPeriod"):
+        out[key], durations[key] = _duration(r, m, key, path, _LEADER_ELECTION_DEFAULTS[key])
+    for key in ("resourceLock", "resourceName", "resourceNamespace"):
+        s = r.string(m.get(key), f.child(path, key))
+        out[key] = s or _LEADER_ELECTION_DEFAULTS[key]
+    return out, durations
+
+
+def _client_connection(r: f.Reader, value: Any) -> dict[str, Any]:
+    path = "clientConnection"
+    m = r.obj(value, path, _CLIENT_CONNECTION_FIELDS) or {}
+    out: dict[str, Any] = {}
+    for key in ("kubeconfig", "acceptContentTypes", "contentType"):
+        s = r.string(m.get(key), f.child(path, key))
+        if s:
+            out[key] = s
+    out.setdefault("contentType", "application/vnd.kubernetes.protobuf")
+    qps = r.number(m.get("qps"), f.child(path, "qps"))
+    out["qps"] = qps if qps else 50.0
+    burst = r.integer(m.get("burst"), f.child(path, "burst"))
+    out["burst"] = burst if burst else 100
+    return out
+
+
+def _extenders(r: f.Reader, value: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for i, item in enumerate(r.seq(value, "extenders") or ()):
+        p = f.index("extenders", i)
+        m = r.obj(item, p, _EXTENDER_FIELDS)
+        if m is None:
+            continue
+        ext: dict[str, Any] = {}
+        for key in ("urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "bindVerb"):
+            s = r.string(m.get(key), f.child(p, key))
+            if s:
+                ext[key] = s
+        weight = r.integer(m.get("weight"), f.child(p, "weight"), bits=64)
+        if weight:
+            ext["weight"] = weight
+        for key in ("enableHTTPS", "nodeCacheCapable", "ignorable"):
+            b = r.boolean(m.get(key), f.child(p, key))
+            if b:
+                ext[key] = b
+        if m.get("httpTimeout") is not None:
+            ext["httpTimeout"] = _duration(r, m, "httpTimeout", p, None)[0]
+        if m.get("tlsConfig") is not None:
+            tls = r.obj(m["tlsConfig"], f.child(p, "tlsConfig"), _TLS_FIELDS)
+            if tls is not None:
+                ext["tlsConfig"] = copy.deepcopy(dict(tls))
+        resources: list[dict[str, Any]] = []
+        mp = f.child(p, "managedResources")
+        for j, res in enumerate(r.seq(m.get("managedResources"), mp) or ()):
+            rp = f.index(mp, j)
+            rm = r.obj(res, rp, ("name", "ignoredByScheduler"))
+            if rm is None:
+                continue
+            entry: dict[str, Any] = {"name": r.string(rm.get("name"), f.child(rp, "name")) or ""}
+            if r.boolean(rm.get("ignoredByScheduler"), f.child(rp, "ignoredByScheduler")):
+                entry["ignoredByScheduler"] = True
+            resources.append(entry)
+        if resources:
+            ext["managedResources"] = resources
+        out.append(ext)
+    return out
+
+
+def _int_or(value: int | None, default: int) -> int:
+    return default if value is None else value
+
+
+def _build(doc: Any, errors: list[str]) -> KubeSchedulerConfiguration | None:
+    r = f.Reader(errors)
+    if not isinstance(doc, Mapping):
+        errors.append(f"expected a KubeSchedulerConfiguration object, got {type(doc).__name__}")
+        return None
+    m = r.obj(doc, "", _TOP_FIELDS) or {}
+    version, kind = m.get("apiVersion"), m.get("kind")
+    if version is None:
+        errors.append(f.required("apiVersion", f'must be "{API_VERSION}"'))
+    elif version != API_VERSION:
+        errors.append(f.not_supported("apiVersion", version, (API_VERSION,)))
+    if kind is None:
+        errors.append(f.required("kind", f'must be "{KIND}"'))
+    elif kind != KIND:
+        errors.append(f.not_supported("kind", kind, (KIND,)))
+
+    parallelism = _int_or(r.integer(m.get("parallelism"), "parallelism"), 16)
+    leader, durations = _leader_election(r, m.get("leaderElection"))
+    client = _client_connection(r, m.get("clientConnection"))
+    profiling = r.boolean(m.get("enableProfiling"), "enableProfiling")
+    profiling = True if profiling is None else profiling
+    contention = r.boolean(m.get("enableContentionProfiling"), "enableContentionProfiling")
+    if contention is None and profiling:
+        contention = True
+    pct = _int_or(r.integer(m.get("percentageOfNodesToScore"), "percentageOfNodesToScore"), 0)
+    initial = _int_or(r.integer(m.get("podInitialBackoffSeconds"), "podInitialBackoffSeconds", bits=64), 1)
+    maximum = _int_or(r.integer(m.get("podMaxBackoffSeconds"), "podMaxBackoffSeconds", bits=64), 10)
+    delay = r.boolean(m.get("delayCacheUntilActive"), "delayCacheUntilActive")
+
+    raw_profiles = r.seq(m.get("profiles"), "profiles") or []
+    if not raw_profiles:
+        raw_profiles = [{}]
+    profiles: list[Profile] = []
+    for i, item in enumerate(raw_profiles):
+        prof = _profile(r, item, f.index("profiles", i), single=len(raw_profiles) == 1)
+        if prof is not None:
+            profiles.append(prof)
+    extenders = _extenders(r, m.get("extenders"))
+
+    if client["burst"] < 0:
+        errors.append(f.invalid("clientConnection.burst", client["burst"], "must be non-negative"))
+    errors.extend(validate_leader_election("leaderElection", leader, durations))
+    errors.extend(validate_profiles(profiles))
+    errors.extend(
+        validate_global(
+            parallelism=parallelism,
+            percentage_of_nodes_to_score=pct,
+            pod_initial_backoff_seconds=initial,
+            pod_max_backoff_seconds=maximum,
+        )
+    )
+    errors.extend(validate_extenders("extenders", extenders))
+
+    raw: dict[str, Any] = {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "parallelism": parallelism,
+        "leaderElection": leader,
+        "clientConnection": client,
+        "enableProfiling": profiling,
+    }
+    if contention is not None:
+        raw["enableContentionProfiling"] = contention
+    raw.update(
+        {
+            "percentageOfNodesToScore": pct,
+            "podInitialBackoffSeconds": initial,
+            "podMaxBackoffSeconds": maximum,
+            "profiles": [_profile_doc(p) for p in profiles],
+        }
+    )
+    if extenders:
+        raw["extenders"] = extenders
+    if delay:
+        raw["delayCacheUntilActive"] = True
+    return KubeSchedulerConfiguration(
+        profiles=tuple(profiles),
+        percentage_of_nodes_to_score=pct,
+        parallelism=parallelism,
+        pod_initial_backoff_seconds=initial,
+        pod_max_backoff_seconds=maximum,
+        raw=raw,
+    )
+
+
+def plugin_config_doc(pc: PluginConfig) -> dict[str, Any]:
+    """A pluginConfig entry as written in a v1 document (typed args carry apiVersion and kind)."""
+    out: dict[str, Any] = {"name": pc.name}
+    if pc.name in ARGS_TYPES and pc.args is not None and not isinstance(pc.args, Mapping):
+        out["args"] = {"apiVersion": API_VERSION, "kind": type(pc.args).__name__, **args_to_dict(pc.args)}
+    elif pc.args is not None:
+        out["args"] = copy.deepcopy(pc.args)
+    return out
+
+
+def _profile_doc(p: Profile) -> dict[str, Any]:
+    out: dict[str, Any] = {"schedulerName": p.scheduler_name}
+    if p.percentage_of_nodes_to_score is not None:
+        out["percentageOfNodesToScore"] = p.percentage_of_nodes_to_score
+    out["plugins"] = p.plugins.to_dict()
+    if p.plugin_config:
+        out["pluginConfig"] = [plugin_config_doc(pc) for pc in p.plugin_config]
+    return out

@@ -1,0 +1,48 @@
+"""``config view``: the effective configuration as a JSON-ready dict."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scheduling_framework.config.args import args_to_dict
+from scheduling_framework.config.expand import PointsOf, expand_profile
+from scheduling_framework.config.types import POINTS, EffectiveProfile, KubeSchedulerConfiguration, Profile
+
+
+def effective_plugins_doc(eff: EffectiveProfile) -> dict[str, list[dict[str, Any]]]:
+    """Every point (in run order) -> its plugins; score entries carry their weight."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for point in POINTS:
+        if point == "score":
+            out[point] = [{"name": p.name, "weight": p.weight} for p in eff.points[point]]
+        else:
+            out[point] = [{"name": p.name} for p in eff.points[point]]
+    return out
+
+
+def _profile_view(profile: Profile, points_of: PointsOf) -> dict[str, Any]:
+    eff = expand_profile(profile, points_of)
+    return {
+        "schedulerName": profile.scheduler_name,
+        "plugins": effective_plugins_doc(eff),
+        "pluginConfig": [
+            {"name": pc.name, "args": args_to_dict(pc.args)} if pc.args is not None else {"name": pc.name}
+            for pc in profile.plugin_config
+        ],
+        "percentageOfNodesToScore": profile.percentage_of_nodes_to_score,
+    }
+
+
+def config_view(cfg: KubeSchedulerConfiguration, points_of: PointsOf) -> dict[str, Any]:
+    """Per profile, the ordered enabled plugins of every point after defaults, merge and multiPoint
+    expansion, the plugin args with defaults applied, and the global settings.
+
+    Raises ConfigError when a profile cannot be built (unknown plugin, missing binder, ...).
+    """
+    return {
+        "profiles": [_profile_view(p, points_of) for p in cfg.profiles],
+        "parallelism": cfg.parallelism,
+        "percentageOfNodesToScore": cfg.percentage_of_nodes_to_score,
+        "podInitialBackoffSeconds": cfg.pod_initial_backoff_seconds,
+        "podMaxBackoffSeconds": cfg.pod_max_backoff_seconds,
+    }

@@ -1,0 +1,223 @@
+"""The scheduling queue: active (ordered by the profile's QueueSort), backoff and unschedulable pods.
+
+Time is read from ``clock`` (seconds), so a simulation can run a virtual clock and never sleep.
+Pods that failed wait in the unschedulable pool until a cluster event that one of the plugins that
+rejected them cares about; then they move to backoff (or active, once their backoff has passed).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+from collections.abc import Callable
+from typing import Any
+
+from scheduling_framework.api.pod import Pod
+from scheduling_framework.interfaces import QueuedPodInfo
+
+DEFAULT_POD_INITIAL_BACKOFF = 1.0
+DEFAULT_POD_MAX_BACKOFF = 10.0
+
+# Cluster events and the in-tree plugins whose verdicts they may change (a simplified form of upstream's
+# EventsToRegister / queueing hints). Plugins not listed are assumed to care about every event.
+ASSIGNED_POD_ADD = "AssignedPodAdd"
+ASSIGNED_POD_DELETE = "AssignedPodDelete"
+ASSIGNED_POD_UPDATE = "AssignedPodUpdate"
+NODE_ADD = "NodeAdd"
+NODE_UPDATE = "NodeUpdate"
+NODE_DELETE = "NodeDelete"
+UNSCHEDULED_POD_UPDATE = "UnscheduledPodUpdate"
+OBJECT_CHANGE = "ObjectChange"
+
+PLUGIN_EVENTS: dict[str, frozenset[str]] = {
+    "NodeResourcesFit": frozenset({ASSIGNED_POD_DELETE, ASSIGNED_POD_UPDATE, NODE_ADD, NODE_UPDATE}),
+    "NodePorts": frozenset({ASSIGNED_POD_DELETE, NODE_ADD}),
+    "NodeName": frozenset({NODE_ADD}),
+    "NodeUnschedulable": frozenset({NODE_ADD, NODE_UPDATE}),
+    "NodeAffinity": frozenset({NODE_ADD, NODE_UPDATE}),
+    "TaintToleration": frozenset({NODE_ADD, NODE_UPDATE}),
+    "PodTopologySpread": frozenset({ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, ASSIGNED_POD_UPDATE, NODE_ADD,
+                                    NODE_UPDATE, NODE_DELETE}),
+    "InterPodAffinity": frozenset({ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, ASSIGNED_POD_UPDATE, NODE_ADD,
+                                   NODE_UPDATE, OBJECT_CHANGE}),
+}
+
+
+def plugin_cares(plugin: str, event: str) -> bool:
+    events = PLUGIN_EVENTS.get(plugin)
+    return events is None or event in events
+
+
+class SchedulingQueue:
+    def __init__(self, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
+                 clock: Callable[[], float] = time.monotonic,
+                 initial_backoff: float = DEFAULT_POD_INITIAL_BACKOFF,
+                 max_backoff: float = DEFAULT_POD_MAX_BACKOFF) -> None:
+        self._less = less
+        self.clock = clock
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self._seq = itertools.count()
+        self._active: list[tuple[_Key, int, QueuedPodInfo]] = []
+        self._backoff: list[tuple[float, int, QueuedPodInfo]] = []
+        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._gated: dict[str, QueuedPodInfo] = {}
+        self._in_queue: dict[str, str] = {}  # uid -> "active" | "backoff" | "unschedulable" | "gated"
+        self.moved_since: int = 0  # count of move requests, to detect events during a cycle
+
+    # adding ----------------------------------------------------------------------------------
+    def new_info(self, pod: Pod) -> QueuedPodInfo:
+        qpi = QueuedPodInfo(pod, self.clock())
+        return qpi
+
+    def add(self, qpi: QueuedPodInfo, gated_by: str = "") -> None:
+        uid = qpi.pod.uid
+        if gated_by:
+            qpi.gated = True
+            qpi.gating_plugin = gated_by
+            self._gated[uid] = qpi
+            self._in_queue[uid] = "gated"
+            return
+        qpi.gated = False
+        self._push_active(qpi)
+
+    def _push_active(self, qpi: QueuedPodInfo) -> None:
+        seq = next(self._seq)
+        heapq.heappush(self._active, (_Key(qpi, self._less, seq), seq, qpi))
+        self._in_queue[qpi.pod.uid] = "active"
+
+    def pop(self) -> QueuedPodInfo | None:
+        """The next pod to schedule (flushing finished backoffs first), or None when active is empty."""
+        self.flush_backoff_completed()
+        while self._active:
+            _, _, qpi = heapq.heappop(self._active)
+            if self._in_queue.get(qpi.pod.uid) != "active":
+                continue  # removed or moved meanwhile
+            del self._in_queue[qpi.pod.uid]
+            qpi.attempts += 1
+            if qpi.initial_attempt_timestamp is None:
+                qpi.initial_attempt_timestamp = self.clock()
+            return qpi
+        return None
+
+    # failures --------------------------------------------------------------------------------
+    def backoff_duration(self, qpi: QueuedPodInfo) -> float:
+        d = self.initial_backoff
+        for _ in range(1, qpi.attempts):
+            d *= 2
+            if d >= self.max_backoff:
+                return self.max_backoff
+        return min(d, self.max_backoff)
+
+    def add_unschedulable(self, qpi: QueuedPodInfo, moved_during_cycle: bool = False) -> None:
+        """A pod that failed; if an event happened during its cycle it goes straight to backoff."""
+        qpi.timestamp = self.clock()
+        if moved_during_cycle:
+            self._push_backoff(qpi)
+        else:
+            self._unschedulable[qpi.pod.uid] = qpi
+            self._in_queue[qpi.pod.uid] = "unschedulable"
+
+    def _push_backoff(self, qpi: QueuedPodInfo) -> None:
+        expiry = qpi.timestamp + self.backoff_duration(qpi)
+        heapq.heappush(self._backoff, (expiry, next(self._seq), qpi))
+        self._in_queue[qpi.pod.uid] = "backoff"
+
+    def flush_backoff_completed(self) -> None:
+        now = self.clock()
+        while self._backoff and self._backoff[0][0] <= now:
+            _, _, qpi = heapq.heappop(self._backoff)
+            if self._in_queue.get(qpi.pod.uid) == "backoff":
+                self._push_active(qpi)
+
+    def next_backoff_expiry(self) -> float | None:
+        while self._backoff and self._in_queue.get(self._backoff[0][2].pod.uid) != "backoff":
+            heapq.heappop(self._backoff)
+        return self._backoff[0][0] if self._backoff else None
+
+    # events ----------------------------------------------------------------------------------
+    def move_all_to_active_or_backoff(self, event: str) -> int:
+        """Requeue unschedulable pods that a plugin which rejected them cares about ``event``."""
+        self.moved_since += 1
+        moved = 0
+        for uid, qpi in list(self._unschedulable.items()):
+            plugins = qpi.unschedulable_plugins | qpi.pending_plugins
+            if plugins and not any(plugin_cares(p, event) for p in plugins):
+                continue
+            del self._unschedulable[uid]
+            if self.clock() >= qpi.timestamp + self.backoff_duration(qpi):
+                self._push_active(qpi)
+            else:
+                self._push_backoff(qpi)
+            moved += 1
+        return moved
+
+    def activate_gated(self, pre_enqueue: Callable[[Pod], Any]) -> None:
+        """Re-run PreEnqueue for gated pods (after their spec changed)."""
+        for uid, qpi in list(self._gated.items()):
+            st = pre_enqueue(qpi.pod)
+            if st is None or st.is_success():
+                del self._gated[uid]
+                qpi.gated = False
+                self._push_active(qpi)
+
+    def update(self, pod: Pod) -> None:
+        uid = pod.uid
+        where = self._in_queue.get(uid)
+        if where is None:
+            return
+        for pool in (self._unschedulable, self._gated):
+            q = pool.get(uid)
+            if q is not None:
+                q.pod_info = q.pod_info.with_pod(pod)
+                return
+        for heap in (self._active, self._backoff):
+            for entry in heap:
+                if entry[2].pod.uid == uid:
+                    entry[2].pod_info = entry[2].pod_info.with_pod(pod)
+                    return
+
+    def delete(self, pod: Pod) -> None:
+        uid = pod.uid
+        where = self._in_queue.pop(uid, None)
+        self._unschedulable.pop(uid, None)
+        self._gated.pop(uid, None)
+        del where  # heap entries are skipped lazily
+
+    # views -----------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._in_queue)
+
+    def active_len(self) -> int:
+        return sum(1 for v in self._in_queue.values() if v == "active")
+
+    def pending_pods(self) -> dict[str, list[QueuedPodInfo]]:
+        out: dict[str, list[QueuedPodInfo]] = {"active": [], "backoff": [], "unschedulable": [], "gated": []}
+        for _, _, q in self._active:
+            if self._in_queue.get(q.pod.uid) == "active":
+                out["active"].append(q)
+        for _, _, q in self._backoff:
+            if self._in_queue.get(q.pod.uid) == "backoff":
+                out["backoff"].append(q)
+        out["unschedulable"] = list(self._unschedulable.values())
+        out["gated"] = list(self._gated.values())
+        return out
+
+
+class _Key:
+    """Orders heap entries by the profile's QueueSort ``less``; equal pods keep their arrival order."""
+
+    __slots__ = ("less", "qpi", "seq")
+
+    def __init__(self, qpi: QueuedPodInfo, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool], seq: int) -> None:
+        self.qpi = qpi
+        self.less = less
+        self.seq = seq
+
+    def __lt__(self, other: _Key) -> bool:
+        if self.less(self.qpi, other.qpi):
+            return True
+        if self.less(other.qpi, self.qpi):
+            return False
+        return self.seq < other.seq

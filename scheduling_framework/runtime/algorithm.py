@@ -1,0 +1,272 @@
+"""The scheduling algorithm of one cycle (upstream schedule_one.go): filter, score, select a host.
+
+Kept apart from the Scheduler so embedders (placement queries, what-if tools) run exactly the same cycle.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from scheduling_framework.api.pod import Pod
+from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.errors import SchedulingFrameworkError
+from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.runtime.framework import Framework, NodePluginScores, ScoreDetail
+from scheduling_framework.status import Code, Status
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 0  # 0 = adaptive (50% - nodes/125, at least 5%)
+NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
+ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+
+
+class Diagnosis:
+    """Why nodes were rejected: status per node, the status of nodes not in the map, plugin names."""
+
+    __slots__ = ("node_to_status", "absent_nodes_status", "unschedulable_plugins", "pending_plugins",
+                 "pre_filter_msg", "post_filter_msg", "pre_filter_allowed")
+
+    def __init__(self) -> None:
+        self.node_to_status: dict[str, Status] = {}
+        self.absent_nodes_status: Status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+        self.unschedulable_plugins: set[str] = set()
+        self.pending_plugins: set[str] = set()
+        self.pre_filter_msg = ""
+        self.post_filter_msg = ""
+        self.pre_filter_allowed: set[str] | None = None
+
+    def add_plugin_status(self, st: Status) -> None:
+        if not st.plugin:
+            return
+        if st.code == Code.PENDING:
+            self.pending_plugins.add(st.plugin)
+        elif st.is_rejected():
+            self.unschedulable_plugins.add(st.plugin)
+
+    def status_of(self, node_name: str) -> Status:
+        return self.node_to_status.get(node_name, self.absent_nodes_status)
+
+    def full_map(self, node_names: Sequence[str]) -> dict[str, Status]:
+        """Every node's status (nodes absent from the map get the absent status)."""
+        return {n: self.node_to_status.get(n, self.absent_nodes_status) for n in node_names}
+
+
+class FitError(SchedulingFrameworkError):
+    """No node fits the pod. ``str()`` is upstream's message: "0/3 nodes are available: ..."."""
+
+    def __init__(self, pod: Pod, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        self.pod = pod
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+        super().__init__(self.message())
+
+    def message(self) -> str:
+        d = self.diagnosis
+        msg = NO_NODE_AVAILABLE_MSG.format(self.num_all_nodes) + ":"
+        if d.pre_filter_msg:
+            msg += f" {d.pre_filter_msg}."
+        else:
+            counts: dict[str, int] = {}
+            for st in d.node_to_status.values():
+                for r in st.reasons:
+                    counts[r] = counts.get(r, 0) + 1
+            absent = self.num_all_nodes - len(d.node_to_status)
+            if absent > 0:
+                for r in d.absent_nodes_status.reasons:
+                    counts[r] = counts.get(r, 0) + absent
+            parts = sorted(f"{v} {k}" for k, v in counts.items())
+            if parts:
+                msg += f" {', '.join(parts)}."
+        if d.post_filter_msg:
+            msg += f" {d.post_filter_msg}."
+        return msg
+
+    def __str__(self) -> str:
+        return self.message()
+
+
+class ScheduleResult:
+    __slots__ = ("suggested_host", "evaluated_nodes", "feasible_nodes", "scores", "score_detail",
+                 "feasible_names", "diagnosis")
+
+    def __init__(self, suggested_host: str, evaluated_nodes: int, feasible_nodes: int,
+                 scores: list[NodePluginScores] | None = None, score_detail: ScoreDetail | None = None,
+                 feasible_names: list[str] | None = None, diagnosis: Diagnosis | None = None) -> None:
+        self.diagnosis = diagnosis if diagnosis is not None else Diagnosis()
+        self.suggested_host = suggested_host
+        self.evaluated_nodes = evaluated_nodes
+        self.feasible_nodes = feasible_nodes
+        self.scores = scores or []
+        self.score_detail = score_detail
+        self.feasible_names = feasible_names or []
+
+
+class CycleError(SchedulingFrameworkError):
+    """An ERROR status during the cycle (a plugin failed), carrying the status."""
+
+    def __init__(self, status: Status) -> None:
+        self.status = status
+        super().__init__(status.message())
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int,
+                               global_percentage: int | None = None) -> int:
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage if percentage is not None else (global_percentage or 0)
+    if pct == 0:
+        pct = 50 - num_all_nodes // 125
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    n = num_all_nodes * pct // 100
+    if n < MIN_FEASIBLE_NODES_TO_FIND:
+        return MIN_FEASIBLE_NODES_TO_FIND
+    return n
+
+
+class Algorithm:
+    """Runs cycles for one Framework, keeping the round-robin start index between cycles."""
+
+    def __init__(self, framework: Framework, rng: random.Random | None = None,
+                 global_percentage_of_nodes_to_score: int | None = None) -> None:
+        self.fwk = framework
+        self.rng = rng if rng is not None else random.Random()
+        self.next_start_node_index = 0
+        self.global_percentage = global_percentage_of_nodes_to_score
+
+    def schedule_pod(self, state: CycleState, pod: Pod, explain: bool = False) -> ScheduleResult:
+        """Filter + score + select. Raises FitError (no node fits) or CycleError (a plugin erred)."""
+        snapshot = self.fwk.snapshot
+        if snapshot.num_nodes() == 0:
+            raise CycleError(Status(Code.ERROR, ERR_NO_NODES_AVAILABLE))
+        feasible, diagnosis = self.find_nodes_that_fit_pod(state, pod)
+        if not feasible:
+            raise FitError(pod, snapshot.num_nodes(), diagnosis)
+        evaluated = len(feasible) + len(diagnosis.node_to_status)
+        if len(feasible) == 1:
+            return ScheduleResult(feasible[0].name, evaluated, 1, feasible_names=[feasible[0].name],
+                                  diagnosis=diagnosis)
+        detail = ScoreDetail() if explain else None
+        scores = self.prioritize_nodes(state, pod, feasible, detail)
+        host = self.select_host(scores)
+        return ScheduleResult(host, evaluated, len(feasible), scores, detail, [n.name for n in feasible], diagnosis)
+
+    # filtering -------------------------------------------------------------------------------
+    def find_nodes_that_fit_pod(self, state: CycleState, pod: Pod) -> tuple[list[NodeInfo], Diagnosis]:
+        fwk = self.fwk
+        diagnosis = Diagnosis()
+        all_nodes = fwk.snapshot.list()
+        pre_res, st, with_nodes = fwk.run_pre_filter_plugins(state, pod, all_nodes)
+        diagnosis.unschedulable_plugins.update(with_nodes)
+        if st is not None and st.code != Code.SUCCESS:
+            if not st.is_rejected():
+                raise CycleError(st)
+            diagnosis.absent_nodes_status = st
+            diagnosis.pre_filter_msg = st.message()
+            diagnosis.add_plugin_status(st)
+            return [], diagnosis
+        nominated = pod.status.nominated_node_name
+        if nominated:
+            feasible = self._evaluate_nominated_node(state, pod, nominated, diagnosis)
+            if feasible:
+                return feasible, diagnosis
+        nodes = all_nodes
+        if pre_res is not None and pre_res.node_names is not None:
+            # Nodes outside the PreFilterResult are not evaluated; they take the absent-nodes status.
+            allowed = pre_res.node_names
+            nodes = [ni for ni in all_nodes if ni.name in allowed]
+            diagnosis.pre_filter_allowed = allowed
+            plugins = " ".join(sorted(diagnosis.unschedulable_plugins))
+            diagnosis.absent_nodes_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                                   f"node(s) didn't satisfy plugin(s) [{plugins}]")
+        feasible = self._find_nodes_that_pass_filters(state, pod, diagnosis, nodes)
+        processed = len(feasible) + len(diagnosis.node_to_status)
+        self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
+        return feasible, diagnosis
+
+    def _evaluate_nominated_node(self, state: CycleState, pod: Pod, node_name: str,
+                                 diagnosis: Diagnosis) -> list[NodeInfo]:
+        ni = self.fwk.snapshot.node_info_map.get(node_name)
+        if ni is None or ni.node is None:
+            return []
+        return self._find_nodes_that_pass_filters(state, pod, diagnosis, [ni], all_of_them=True)
+
+    def _find_nodes_that_pass_filters(self, state: CycleState, pod: Pod, diagnosis: Diagnosis,
+                                      nodes: Sequence[NodeInfo], all_of_them: bool = False) -> list[NodeInfo]:
+        fwk = self.fwk
+        n = len(nodes)
+        if n == 0:
+            return []
+        to_find = n if all_of_them else num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, n,
+                                                                    self.global_percentage)
+        start = 0 if all_of_them else self.next_start_node_index
+        if not fwk.has_filter_plugins():
+            return [nodes[(start + i) % n] for i in range(to_find)]
+        feasible: list[NodeInfo] = []
+        run = fwk.run_filter_plugins_with_nominated_pods
+        statuses = diagnosis.node_to_status
+        for i in range(n):
+            ni = nodes[(start + i) % n]
+            st = run(state, pod, ni)
+            if st is None or st.code == Code.SUCCESS:
+                feasible.append(ni)
+                if len(feasible) >= to_find:
+                    break
+            elif st.code == Code.ERROR:
+                raise CycleError(st)
+            else:
+                statuses[ni.name] = st
+                diagnosis.add_plugin_status(st)
+        return feasible
+
+    # scoring ---------------------------------------------------------------------------------
+    def prioritize_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo],
+                         detail: ScoreDetail | None = None) -> list[NodePluginScores]:
+        fwk = self.fwk
+        if not fwk.has_score_plugins():
+            return [NodePluginScores(ni.name, [], 1) for ni in nodes]
+        st = fwk.run_pre_score_plugins(state, pod, nodes)
+        if st is not None and st.code != Code.SUCCESS:
+            raise CycleError(st)
+        scores, st = fwk.run_score_plugins(state, pod, nodes, detail)
+        if st is not None and st.code != Code.SUCCESS:
+            raise CycleError(st)
+        return scores
+
+    def select_host(self, scores: Sequence[NodePluginScores]) -> str:
+        """The highest total score; ties broken by reservoir sampling (seedable through ``rng``)."""
+        if not scores:
+            raise CycleError(Status(Code.ERROR, "empty priorityList"))
+        best = scores[0]
+        count = 1
+        for s in scores[1:]:
+            if s.total_score > best.total_score:
+                best, count = s, 1
+            elif s.total_score == best.total_score:
+                count += 1
+                if self.rng.randrange(count) == 0:
+                    best = s
+        return best.name
+
+
+def explain_scores(result: ScheduleResult) -> dict[str, Any]:
+    """{"scores": {node: {plugin: {raw, normalized, weighted}}}, "totalScores": {node: total}}."""
+    scores: dict[str, dict[str, dict[str, int]]] = {}
+    totals: dict[str, int] = {}
+    d = result.score_detail
+    for i, nps in enumerate(result.scores):
+        per: dict[str, dict[str, int]] = {}
+        if d is not None:
+            for pl in d.plugins:
+                per[pl] = {"raw": d.raw[pl][i], "normalized": d.normalized[pl][i],
+                           "weighted": d.normalized[pl][i] * d.weights[pl]}
+        scores[nps.name] = per
+        totals[nps.name] = nps.total_score
+    return {"scores": scores, "totalScores": totals}
+
+
+def statuses_as_dict(statuses: Mapping[str, Status]) -> dict[str, dict[str, Any]]:
+    return {n: st.to_dict() for n, st in statuses.items()}

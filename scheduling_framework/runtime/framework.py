@@ -1,0 +1,628 @@
+"""Framework: one scheduling profile's plugins, run at every extension point with upstream's semantics.
+
+The Framework is also the *handle* plugins receive: it exposes the snapshot of the current cycle, the
+store of other cluster objects, the waiting pods, the nominator, the parallelizer and the embedding
+application's binder and event recorder.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from scheduling_framework.api.pod import Pod
+from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.errors import ConfigError, PluginError, RegistryError
+from scheduling_framework.interfaces import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    POINT_METHODS,
+    NodeScore,
+    PostFilterResult,
+    PreFilterResult,
+    QueuedPodInfo,
+)
+from scheduling_framework.node_info import NodeInfo, PodInfo
+from scheduling_framework.registry import Registry, default_registry
+from scheduling_framework.runtime.parallelize import Parallelizer
+from scheduling_framework.runtime.waiting_pods import WaitingPod, WaitingPodsMap
+from scheduling_framework.snapshot import ObjectStore, Snapshot
+from scheduling_framework.status import Code, Status
+
+MAX_PERMIT_TIMEOUT = 15 * 60.0
+
+# Point key -> the human name upstream uses in "does not extend %s plugin" errors.
+_POINT_TYPE_NAMES = {
+    "preEnqueue": "PreEnqueuePlugin", "queueSort": "QueueSortPlugin", "preFilter": "PreFilterPlugin",
+    "filter": "FilterPlugin", "postFilter": "PostFilterPlugin", "preScore": "PreScorePlugin",
+    "score": "ScorePlugin", "reserve": "ReservePlugin", "permit": "PermitPlugin", "preBind": "PreBindPlugin",
+    "bind": "BindPlugin", "postBind": "PostBindPlugin",
+}
+
+
+class Nominator:
+    """Pods nominated to nodes (by preemption), which Filter must account for."""
+
+    def __init__(self) -> None:
+        self._by_node: dict[str, list[PodInfo]] = {}
+        self._node_of: dict[str, str] = {}
+
+    def add_nominated_pod(self, pi: PodInfo, node_name: str) -> None:
+        self.delete_nominated_pod_if_exists(pi.pod)
+        if not node_name:
+            return
+        self._node_of[pi.pod.uid] = node_name
+        self._by_node.setdefault(node_name, []).append(pi)
+
+    def delete_nominated_pod_if_exists(self, pod: Pod) -> None:
+        node = self._node_of.pop(pod.uid, None)
+        if node is None:
+            return
+        lst = [p for p in self._by_node.get(node, []) if p.pod.uid != pod.uid]
+        if lst:
+            self._by_node[node] = lst
+        else:
+            self._by_node.pop(node, None)
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return self._by_node.get(node_name, [])
+
+    def nominated_node_of(self, uid: str) -> str:
+        return self._node_of.get(uid, "")
+
+    def __len__(self) -> int:
+        return len(self._node_of)
+
+
+class Binder:
+    """What DefaultBinder calls: the embedding application's way to bind a pod (default: do nothing)."""
+
+    def bind(self, pod: Pod, node_name: str) -> None:  # pragma: no cover - trivial default
+        return None
+
+
+class ScoreDetail:
+    """Per-plugin scores of one cycle, for explanations: raw (from Score), normalized, weighted."""
+
+    __slots__ = ("plugins", "raw", "normalized", "weights")
+
+    def __init__(self) -> None:
+        self.plugins: list[str] = []
+        self.raw: dict[str, list[int]] = {}
+        self.normalized: dict[str, list[int]] = {}
+        self.weights: dict[str, int] = {}
+
+
+class NodePluginScores:
+    __slots__ = ("name", "scores", "total_score")
+
+    def __init__(self, name: str, scores: list[tuple[str, int]], total_score: int) -> None:
+        self.name = name
+        self.scores = scores
+        self.total_score = total_score
+
+    def __repr__(self) -> str:
+        return f"NodePluginScores({self.name!r}, total={self.total_score})"
+
+
+def _as_error(plugin: str, what: str, st: Status) -> Status:
+    return Status(Code.ERROR, f"running {what} plugin {plugin!r}: {st.message()}".replace("'", '"'),
+                  plugin=plugin, error=st.error)
+
+
+def _raised(plugin: str, point: str, e: BaseException) -> Status:
+    return Status(Code.ERROR, f"plugin {plugin!r} raised {type(e).__name__} at {point}: {e}".replace("'", '"', 2),
+                  plugin=plugin, error=e)
+
+
+def _bad_shape(plugin: str, point: str, got: Any, want: str) -> Status:
+    err = PluginError(plugin, f"{point} returned {type(got).__name__} ({got!r:.60}), expected {want}")
+    return Status(Code.ERROR, str(err), plugin=plugin, error=err)
+
+
+def _check_status(plugin: str, point: str, st: Any) -> Status | None:
+    if st is None or type(st) is Status:
+        return st  # type: ignore[no-any-return]
+    if isinstance(st, Status):
+        return st
+    return _bad_shape(plugin, point, st, "Status or None")
+
+
+class Framework:
+    """A built profile. Construct with :meth:`from_config`, or directly from an EffectiveProfile."""
+
+    def __init__(self, profile: Any, registry: Registry | None = None, *,
+                 snapshot: Snapshot | None = None, objects: ObjectStore | None = None,
+                 parallelism: int = 16, percentage_of_nodes_to_score: int | None = None,
+                 binder: Binder | Callable[[Pod, str], None] | None = None, event_recorder: Any = None,
+                 nominator: Nominator | None = None) -> None:
+        self.profile = profile
+        self.profile_name: str = profile.scheduler_name
+        self.registry = registry if registry is not None else default_registry()
+        self.snapshot: Snapshot = snapshot if snapshot is not None else Snapshot()
+        self.objects: ObjectStore = objects if objects is not None else ObjectStore()
+        self.parallelizer = Parallelizer(parallelism)
+        self.percentage_of_nodes_to_score: int | None = (
+            profile.percentage_of_nodes_to_score if profile.percentage_of_nodes_to_score is not None
+            else percentage_of_nodes_to_score)
+        self.binder = binder
+        self.event_recorder = event_recorder
+        self.nominator: Nominator = nominator if nominator is not None else Nominator()
+        self.waiting_pods = WaitingPodsMap()
+        self.plugins: dict[str, Any] = {}
+        self.score_weights: dict[str, int] = {}
+        self._points: dict[str, list[Any]] = {p: [] for p in POINT_METHODS}
+        self._build()
+
+    # construction ----------------------------------------------------------------------------
+    @classmethod
+    def from_config(cls, config: Any = None, registry: Registry | None = None, profile_name: str | None = None,
+                    **kwargs: Any) -> Framework:
+        """Build the named profile (or the first) of a KubeSchedulerConfiguration (or path/mapping/None)."""
+        from scheduling_framework.config import KubeSchedulerConfiguration, expand_profile, load_config
+
+        cfg = config if isinstance(config, KubeSchedulerConfiguration) else load_config(config)
+        reg = registry if registry is not None else default_registry()
+        profiles = list(cfg.profiles)
+        prof = profiles[0] if profile_name is None else next(
+            (p for p in profiles if p.scheduler_name == profile_name), None)
+        if prof is None:
+            raise ConfigError(f"profile {profile_name!r} not found")
+        eff = expand_profile(prof, reg.points_of)
+        kwargs.setdefault("parallelism", cfg.parallelism)
+        kwargs.setdefault("percentage_of_nodes_to_score", cfg.percentage_of_nodes_to_score)
+        return cls(eff, reg, **kwargs)
+
+    def _build(self) -> None:
+        points: Mapping[str, Sequence[Any]] = self.profile.points
+        plugin_args: Mapping[str, Any] = self.profile.plugin_args
+        order: list[str] = []
+        for key in POINT_METHODS:
+            for ep in points.get(key, ()):
+                if ep.name not in order:
+                    order.append(ep.name)
+        for name in order:
+            self.plugins[name] = self._instantiate(name, plugin_args.get(name))
+        for key, method in POINT_METHODS.items():
+            for ep in points.get(key, ()):
+                pl = self.plugins[ep.name]
+                if not callable(getattr(pl, method, None)):
+                    raise ConfigError(f'plugin "{ep.name}" does not extend {_POINT_TYPE_NAMES[key]} plugin')
+                self._points[key].append(pl)
+                if key == "score":
+                    self.score_weights[ep.name] = ep.weight or 1
+        if not self._points["queueSort"]:
+            raise ConfigError("no queue sort plugin is enabled")
+        if len(self._points["queueSort"]) > 1:
+            raise ConfigError("only one queue sort plugin can be enabled")
+        if not self._points["bind"]:
+            raise ConfigError("at least one bind plugin is needed")
+        self._pre_filter_ext = {pl.name: self._extensions(pl, "pre_filter_extensions")
+                                for pl in self._points["preFilter"]}
+        self._score_ext = {pl.name: self._extensions(pl, "score_extensions") for pl in self._points["score"]}
+
+    def _instantiate(self, name: str, args: Any) -> Any:
+        try:
+            factory = self.registry.get(name)
+        except RegistryError as e:
+            raise ConfigError(str(e)) from None
+        if not callable(factory):
+            raise PluginError(name, f"factory {factory!r} is not callable")
+        try:
+            plugin = factory(args, self)
+        except (ConfigError, PluginError):
+            raise
+        except TypeError as e:
+            sig = _signature(factory)
+            raise PluginError(name, f"factory {getattr(factory, '__qualname__', factory)}{sig} could not be "
+                                    f"called as factory(args, handle): {e}") from e
+        except Exception as e:
+            raise PluginError(name, f"construction failed: {type(e).__name__}: {e}") from e
+        pname = getattr(plugin, "name", None)
+        if not isinstance(pname, str) or not pname:
+            raise PluginError(name, f"{type(plugin).__name__} has no `name` attribute (a non-empty str) - "
+                                    f"set a class attribute name = {name!r}")
+        return plugin
+
+    def _extensions(self, pl: Any, method: str) -> Any:
+        fn = getattr(pl, method, None)
+        if fn is None:
+            return None
+        try:
+            return fn()
+        except Exception as e:
+            raise PluginError(pl.name, f"{method}() raised {type(e).__name__}: {e}") from e
+
+    # queries ---------------------------------------------------------------------------------
+    def plugins_at(self, point: str) -> list[Any]:
+        return list(self._points[point])
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self._points["filter"])
+
+    def has_score_plugins(self) -> bool:
+        return bool(self._points["score"])
+
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self._points["postFilter"])
+
+    def list_plugins(self) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {}
+        for key, pls in self._points.items():
+            out[key] = [({"name": p.name, "weight": self.score_weights[p.name]} if key == "score"
+                         else {"name": p.name}) for p in pls]
+        return out
+
+    def set_snapshot(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+
+    # PreEnqueue / QueueSort ------------------------------------------------------------------
+    def run_pre_enqueue_plugins(self, pod: Pod) -> Status | None:
+        for pl in self._points["preEnqueue"]:
+            try:
+                st = _check_status(pl.name, "PreEnqueue", pl.pre_enqueue(pod))
+            except Exception as e:
+                return _raised(pl.name, "PreEnqueue", e)
+            if st is None or st.code == Code.SUCCESS:
+                continue
+            if st.is_rejected():
+                return st.with_plugin(pl.name)
+            return _as_error(pl.name, "PreEnqueue", st)
+        return None
+
+    def queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        return bool(self._points["queueSort"][0].less(a, b))
+
+    # PreFilter -------------------------------------------------------------------------------
+    def run_pre_filter_plugins(self, state: CycleState, pod: Pod,
+                               nodes: Sequence[NodeInfo] | None = None
+                               ) -> tuple[PreFilterResult | None, Status | None, list[str]]:
+        """Returns (merged result, status, plugins that narrowed the node set)."""
+        if nodes is None:
+            nodes = self.snapshot.list()
+        result: PreFilterResult | None = None
+        with_nodes: list[str] = []
+        returned: Status | None = None
+        skip: set[str] = set()
+        for pl in self._points["preFilter"]:
+            try:
+                out = pl.pre_filter(state, pod, nodes)
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    return None, _bad_shape(pl.name, "PreFilter", out, "(PreFilterResult or None, Status or None)"), []
+                r, st = out
+                st = _check_status(pl.name, "PreFilter", st)
+            except Exception as e:
+                return None, _raised(pl.name, "PreFilter", e), []
+            if st is not None and st.code == Code.SKIP:
+                skip.add(pl.name)
+                continue
+            if st is not None and st.code != Code.SUCCESS:
+                st.plugin = pl.name
+                if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return None, st, []
+                if st.code == Code.UNSCHEDULABLE:
+                    returned = st
+                    continue
+                return None, _as_error(pl.name, "PreFilter", st), []
+            if r is not None and not r.all_nodes():
+                with_nodes.append(pl.name)
+            result = r if result is None else result.merge(r)
+            if result is not None and not result.all_nodes() and not result.node_names:
+                if len(with_nodes) == 1:
+                    msg = f"node(s) didn't satisfy plugin {with_nodes[0]}"
+                else:
+                    msg = f"node(s) didn't satisfy plugin(s) [{' '.join(with_nodes)}] simultaneously"
+                return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), with_nodes
+        state.skip_filter_plugins = skip
+        return result, returned, with_nodes
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo,
+                                         node_info: NodeInfo) -> Status | None:
+        return self._run_ext(state, pod, pod_info_to_add, node_info, "add_pod", "AddPod")
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo,
+                                            node_info: NodeInfo) -> Status | None:
+        return self._run_ext(state, pod, pod_info_to_remove, node_info, "remove_pod", "RemovePod")
+
+    def _run_ext(self, state: CycleState, pod: Pod, pi: PodInfo, ni: NodeInfo, method: str, what: str
+                 ) -> Status | None:
+        for pl in self._points["preFilter"]:
+            ext = self._pre_filter_ext.get(pl.name)
+            if ext is None or pl.name in state.skip_filter_plugins:
+                continue
+            try:
+                st = _check_status(pl.name, what, getattr(ext, method)(state, pod, pi, ni))
+            except Exception as e:
+                return _raised(pl.name, what, e)
+            if st is not None and st.code != Code.SUCCESS:
+                return Status(Code.ERROR, f'running {what} on PreFilter plugin "{pl.name}": {st.message()}',
+                              plugin=pl.name)
+        return None
+
+    # Filter ----------------------------------------------------------------------------------
+    def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        skip = state.skip_filter_plugins
+        for pl in self._points["filter"]:
+            if skip and pl.name in skip:
+                continue
+            try:
+                st = pl.filter(state, pod, node_info)
+            except Exception as e:
+                return _raised(pl.name, "Filter", e)
+            if st is None:
+                continue
+            if type(st) is not Status:
+                st = _check_status(pl.name, "Filter", st)
+                if st is None:
+                    continue
+            code = st.code
+            if code == Code.SUCCESS:
+                continue
+            if code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING):
+                st.plugin = pl.name
+                return st
+            return Status(Code.ERROR, f'running "{pl.name}" filter plugin: {st.message()}', plugin=pl.name,
+                          error=st.error)
+        return None
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod,
+                                               node_info: NodeInfo) -> Status | None:
+        """Filter twice when higher-or-equal priority pods are nominated to the node: once with them added,
+        once without (the pod must fit both ways)."""
+        nominated = self.nominator.nominated_pods_for_node(node_info.name) if len(self.nominator) else None
+        if not nominated:
+            return self.run_filter_plugins(state, pod, node_info)
+        added, state_with, info_with, err = self._add_ge_nominated_pods(state, pod, node_info, nominated)
+        if err is not None:
+            return err
+        st = self.run_filter_plugins(state_with, pod, info_with)
+        if st is not None and not st.is_success() and not st.is_rejected():
+            return st
+        if not added or (st is not None and not st.is_success()):
+            return st
+        st = self.run_filter_plugins(state, pod, node_info)
+        return st
+
+    def _add_ge_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo,
+                               nominated: list[PodInfo]) -> tuple[bool, CycleState, NodeInfo, Status | None]:
+        info_out = node_info.clone()
+        state_out = state.clone()
+        added = False
+        prio = pod.priority
+        for npi in nominated:
+            if npi.pod.priority >= prio and npi.pod.uid != pod.uid:
+                info_out.add_pod(npi)
+                st = self.run_pre_filter_extension_add_pod(state_out, pod, npi, info_out)
+                if st is not None and not st.is_success():
+                    return False, state, node_info, st
+                added = True
+        return added, state_out, info_out, None
+
+    # PostFilter ------------------------------------------------------------------------------
+    def run_post_filter_plugins(self, state: CycleState, pod: Pod, filtered_node_status_map: dict[str, Status]
+                                ) -> tuple[PostFilterResult | None, Status]:
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        rejector = ""
+        for pl in self._points["postFilter"]:
+            try:
+                out = pl.post_filter(state, pod, filtered_node_status_map)
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    return None, _bad_shape(pl.name, "PostFilter", out, "(PostFilterResult or None, Status or None)")
+                r, st = out
+                st = _check_status(pl.name, "PostFilter", st)
+            except Exception as e:
+                return None, _raised(pl.name, "PostFilter", e)
+            if st is None or st.code == Code.SUCCESS:
+                return r, st if st is not None else Status(Code.SUCCESS)
+            if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, st.with_plugin(pl.name)
+            if not st.is_rejected():
+                return None, Status(Code.ERROR, st.message(), plugin=pl.name, error=st.error)
+            if r is not None and r.mode != "Noop":
+                result = r
+            reasons.extend(st.reasons)
+            if not rejector:
+                rejector = pl.name
+        return result, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
+
+    # PreScore / Score ------------------------------------------------------------------------
+    def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        skip: set[str] = set()
+        for pl in self._points["preScore"]:
+            try:
+                st = _check_status(pl.name, "PreScore", pl.pre_score(state, pod, nodes))
+            except Exception as e:
+                return _raised(pl.name, "PreScore", e)
+            if st is None or st.code == Code.SUCCESS:
+                continue
+            if st.code == Code.SKIP:
+                skip.add(pl.name)
+                continue
+            return _as_error(pl.name, "PreScore", st)
+        state.skip_score_plugins = skip
+        return None
+
+    def run_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo],
+                          detail: ScoreDetail | None = None) -> tuple[list[NodePluginScores], Status | None]:
+        skip = state.skip_score_plugins
+        plugins = [pl for pl in self._points["score"] if pl.name not in skip]
+        n = len(nodes)
+        results = [NodePluginScores(ni.name, [], 0) for ni in nodes]
+        for pl in plugins:
+            name = pl.name
+            scores: list[NodeScore] = []
+            score_fn = pl.score
+            for ni in nodes:
+                try:
+                    out = score_fn(state, pod, ni)
+                except Exception as e:
+                    return [], Status(Code.ERROR, f'running Score plugins: plugin "{name}" raised '
+                                                  f"{type(e).__name__}: {e}", plugin=name, error=e)
+                if type(out) is not tuple or len(out) != 2:
+                    return [], _bad_shape(name, "Score", out, "(int, Status or None)")
+                s, st = out
+                if st is not None and not (isinstance(st, Status) and st.code == Code.SUCCESS):
+                    if not isinstance(st, Status):
+                        return [], _bad_shape(name, "Score", out, "(int, Status or None)")
+                    return [], Status(Code.ERROR, f'running Score plugins: plugin "{name}" failed with: '
+                                                  f"{st.message()}", plugin=name, error=st.error)
+                if type(s) is not int:
+                    if isinstance(s, bool) or not isinstance(s, int):
+                        return [], _bad_shape(name, "Score", out, "(int, Status or None)")
+                    s = int(s)
+                scores.append(NodeScore(ni.name, s))
+            raw = [ns.score for ns in scores] if detail is not None else None
+            ext = self._score_ext.get(name)
+            if ext is not None:
+                try:
+                    st = _check_status(name, "NormalizeScore", ext.normalize_score(state, pod, scores))
+                except Exception as e:
+                    return [], Status(Code.ERROR, f'running Score plugins: plugin "{name}" raised '
+                                                  f"{type(e).__name__} in NormalizeScore: {e}", plugin=name, error=e)
+                if st is not None and st.code != Code.SUCCESS:
+                    return [], Status(Code.ERROR, f'running Score plugins: plugin "{name}" failed with: '
+                                                  f"{st.message()}", plugin=name)
+            weight = self.score_weights[name]
+            for i in range(n):
+                s = scores[i].score
+                if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE:
+                    return [], Status(Code.ERROR, f'running Score plugins: plugin "{name}" returns an invalid score '
+                                                  f"{s}, it should in the range of [{MIN_NODE_SCORE}, "
+                                                  f"{MAX_NODE_SCORE}] after normalizing", plugin=name)
+                w = s * weight
+                r = results[i]
+                r.scores.append((name, w))
+                r.total_score += w
+            if detail is not None and raw is not None:
+                detail.plugins.append(name)
+                detail.raw[name] = raw
+                detail.normalized[name] = [ns.score for ns in scores]
+                detail.weights[name] = weight
+        return results, None
+
+    # Reserve / Permit ------------------------------------------------------------------------
+    def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        for pl in self._points["reserve"]:
+            try:
+                st = _check_status(pl.name, "Reserve", pl.reserve(state, pod, node_name))
+            except Exception as e:
+                return _raised(pl.name, "Reserve", e)
+            if st is None or st.code == Code.SUCCESS:
+                continue
+            if st.is_rejected():
+                return st.with_plugin(pl.name)
+            return _as_error(pl.name, "Reserve", st)
+        return None
+
+    def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Unreserve in reverse order; a plugin that raises does not stop the others."""
+        for pl in reversed(self._points["reserve"]):
+            try:
+                pl.unreserve(state, pod, node_name)
+            except Exception:  # noqa: S110 - unreserve must reach every plugin
+                pass
+
+    def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        waits: dict[str, float] = {}
+        for pl in self._points["permit"]:
+            try:
+                out = pl.permit(state, pod, node_name)
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    return _bad_shape(pl.name, "Permit", out, "(Status or None, timeout seconds)")
+                st, timeout = out
+                st = _check_status(pl.name, "Permit", st)
+            except Exception as e:
+                return _raised(pl.name, "Permit", e)
+            if st is None or st.code == Code.SUCCESS:
+                continue
+            if st.is_rejected():
+                return st.with_plugin(pl.name)
+            if st.code == Code.WAIT:
+                t = float(timeout or 0)
+                waits[pl.name] = min(t, MAX_PERMIT_TIMEOUT)
+                continue
+            return _as_error(pl.name, "Permit", st)
+        if waits:
+            self.waiting_pods.add(WaitingPod(pod, waits))
+            return Status(Code.WAIT, f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"')
+        return None
+
+    def wait_on_permit(self, pod: Pod) -> Status | None:
+        wp = self.waiting_pods.get(pod.uid)
+        if wp is None:
+            return None
+        try:
+            st = wp.wait()
+        finally:
+            self.waiting_pods.remove(pod.uid)
+        if st.code == Code.SUCCESS:
+            return None
+        if st.is_rejected():
+            return st
+        return Status(Code.ERROR, f"waiting on permit for pod: {st.message()}", plugin=st.plugin)
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting_pods.get(uid)
+
+    def iterate_over_waiting_pods(self) -> Iterable[WaitingPod]:
+        return iter(self.waiting_pods)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return False
+        wp.reject("", "removed")
+        return True
+
+    # PreBind / Bind / PostBind ---------------------------------------------------------------
+    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        for pl in self._points["preBind"]:
+            if pl.name in state.skip_pre_bind_plugins:
+                continue
+            try:
+                st = _check_status(pl.name, "PreBind", pl.pre_bind(state, pod, node_name))
+            except Exception as e:
+                return _raised(pl.name, "PreBind", e)
+            if st is None or st.code == Code.SUCCESS:
+                continue
+            if st.is_rejected():
+                return st.with_plugin(pl.name)
+            return _as_error(pl.name, "PreBind", st)
+        return None
+
+    def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """The first bind plugin that does not SKIP binds the pod; all skipping gives SKIP."""
+        st: Status = Status(Code.SKIP)
+        for pl in self._points["bind"]:
+            try:
+                got = _check_status(pl.name, "Bind", pl.bind(state, pod, node_name))
+            except Exception as e:
+                return _raised(pl.name, "Bind", e)
+            st = got if got is not None else Status(Code.SUCCESS)
+            if st.code == Code.SKIP:
+                continue
+            if st.code != Code.SUCCESS:
+                if st.is_rejected():
+                    return st.with_plugin(pl.name)
+                return _as_error(pl.name, "Bind", st)
+            return st
+        return st
+
+    def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for pl in self._points["postBind"]:
+            try:
+                pl.post_bind(state, pod, node_name)
+            except Exception:  # noqa: S110 - PostBind is informational; one failure must not stop the rest
+                pass
+
+    def __repr__(self) -> str:
+        return f"Framework({self.profile_name!r}, plugins={list(self.plugins)})"
+
+
+def _signature(fn: Any) -> str:
+    try:
+        return str(inspect.signature(fn))
+    except (TypeError, ValueError):
+        return "(...)"
