@@ -127,8 +127,8 @@ class Scheduler:
             fwk = Framework(eff, self.registry, snapshot=self.snapshot, objects=self.objects,
                             parallelism=self.config.parallelism,
                             percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
-                            binder=self._binder, nominator=self.nominator)
-            fwk.pod_deleter = self.delete_pod  # type: ignore[attr-defined]
+                            binder=self._binder, nominator=self.nominator, rng=self.rng,
+                            pod_deleter=self.delete_pod)
             self.profiles[prof.scheduler_name] = fwk
             self._algorithms[prof.scheduler_name] = Algorithm(fwk, self.rng, self.config.percentage_of_nodes_to_score)
         first = next(iter(self.profiles.values()))

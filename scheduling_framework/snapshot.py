@@ -33,6 +33,8 @@ def zone_key(node: Node) -> str:
 def node_tree_order(nodes: Sequence[Node]) -> builtins.list[str]:
     """Node names in upstream node-tree order: zones in first-seen order, one node of each in turn."""
     zones: dict[str, list[str]] = {}
+    if not nodes:
+        return []
     for n in nodes:
         zones.setdefault(zone_key(n), []).append(n.metadata.name)
     if len(zones) == 1:

@@ -18,7 +18,7 @@ from scheduling_framework.api.pod import NodeAffinity as NodeAffinitySpec
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.config.args import NodeAffinityArgs
 from scheduling_framework.cycle_state import CycleState
-from scheduling_framework.errors import PluginError, ValidationError
+from scheduling_framework.errors import ConfigError, PluginError, ValidationError
 from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore, PreFilterResult
 from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.status import Code, Status
@@ -69,7 +69,10 @@ def _added_affinity(args: Any) -> Mapping[str, Any] | None:
     if isinstance(args, NodeAffinityArgs):
         return args.added_affinity
     if isinstance(args, Mapping):
-        return NodeAffinityArgs.from_dict(args).added_affinity
+        try:
+            return NodeAffinityArgs.from_dict(args).added_affinity
+        except ConfigError as e:
+            raise PluginError(NAME, str(e)) from e
     raise PluginError(NAME, f"args are not of type NodeAffinityArgs, got {type(args).__name__}")
 
 

@@ -8,6 +8,7 @@ application's binder and event recorder.
 from __future__ import annotations
 
 import inspect
+import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -136,7 +137,8 @@ class Framework:
                  snapshot: Snapshot | None = None, objects: ObjectStore | None = None,
                  parallelism: int = 16, percentage_of_nodes_to_score: int | None = None,
                  binder: Binder | Callable[[Pod, str], None] | None = None, event_recorder: Any = None,
-                 nominator: Nominator | None = None) -> None:
+                 nominator: Nominator | None = None, rng: random.Random | None = None,
+                 pod_deleter: Callable[[Pod], None] | None = None) -> None:
         self.profile = profile
         self.profile_name: str = profile.scheduler_name
         self.registry = registry if registry is not None else default_registry()
@@ -150,6 +152,10 @@ class Framework:
         self.event_recorder = event_recorder
         self.nominator: Nominator = nominator if nominator is not None else Nominator()
         self.waiting_pods = WaitingPodsMap()
+        # Seeded randomness plugins may use (preemption's candidate offset), shared with host selection.
+        self.rng = rng if rng is not None else random.Random(0)
+        # Deletes a pod from the cluster (preemption evicts victims through it); None = not supported.
+        self.pod_deleter = pod_deleter
         self.plugins: dict[str, Any] = {}
         self.score_weights: dict[str, int] = {}
         self._points: dict[str, list[Any]] = {p: [] for p in POINT_METHODS}

@@ -217,10 +217,12 @@ def test_added_affinity_is_checked_before_the_pod_affinity() -> None:
 
 def test_args_as_mapping_and_broken_added_affinity() -> None:
     assert NodeAffinity({"addedAffinity": {}}, None).added_node_selector is None
-    with pytest.raises(PluginError, match="addedAffinity.preferredDuringSchedulingIgnoredDuringExecution"):
-        NodeAffinity({"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": 1, "preference": {"matchExpressions": [{"key": "k", "operator": "Gt", "values": ["x"]}]}}]}},
-            None)
+    broken = {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 1, "preference": {"matchExpressions": [{"key": "k", "operator": "Gt", "values": ["x"]}]}}]}
+    with pytest.raises(PluginError, match="the value must be an integer"):
+        NodeAffinity({"addedAffinity": broken}, None)  # rejected by NodeAffinityArgs validation
+    with pytest.raises(PluginError, match=r"parsing addedAffinity\.preferredDuringSchedulingIgnoredDuringExecution"):
+        NodeAffinity(NodeAffinityArgs(added_affinity=broken), None)  # unvalidated args: the plugin's own parse
     with pytest.raises(PluginError, match="args are not of type NodeAffinityArgs"):
         NodeAffinity(42, None)
 
@@ -250,3 +252,16 @@ def test_registered_points() -> None:
     from scheduling_framework.interfaces import points_of_class
     assert points_of_class(NodeAffinity) == {"preFilter", "filter", "preScore", "score"}
     assert NodeAffinity(None, None).pre_filter_extensions() is None
+
+
+def test_pre_score_reports_a_broken_preferred_term() -> None:
+    # upstream TestNodeAffinityPriority "PreScore returns error when an incoming Pod has a broken affinity"
+    pod = _pod({"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 2, "preference": {"matchExpressions": [{"key": "invalid key", "operator": "In",
+                                                           "values": ["bar"]}]}}]}}})
+    st = NodeAffinity(None, None).pre_score(CycleState(), pod, [_node("node1", {"foo": "bar"})])
+    assert st is not None and st.code == Code.ERROR
+    assert st.reasons == [
+        "[0].matchExpressions[0].key: Invalid value: \"invalid key\": name part must consist of alphanumeric "
+        "characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or "
+        "'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"]

@@ -95,8 +95,9 @@ def test_fixture_case(case: dict[str, Any]) -> None:
         for name, want in (expect.get("filter") or {}).items():
             assert _code(got[name]) == want["code"], name
             if "reasons" in want:
-                assert got[name] is not None
-                assert got[name].reasons == want["reasons"], name
+                st = got[name]
+                assert st is not None
+                assert st.reasons == want["reasons"], name
 
     if "score" in points or "preScore" in points:
         feasible = [ni for ni in snapshot.list() if ni.node is not None and _passes_other_filters(case, pod, ni.node)]

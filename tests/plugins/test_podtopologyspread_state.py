@@ -200,7 +200,8 @@ PRE_FILTER_STATE: list[Any] = [
      [zn("a", "zone1"), zn("b", "zone1"), zn("y", "zone2")], many(FOO4), None, None, [C(1, "zone"), C(1, "node")],
      [(("zone1", 3), ("zone2", 4)), (("node-b", 1), ("node-a", 2))],
      [{"zone1": 3, "zone2": 4}, {"node-a": 2, "node-b": 1, "node-y": 4}]),
-    ("different labelSelectors - simple version", P(L("foo", "bar"), [SC(1, "zone", DNS, FOO), SC(1, "node", DNS, BAR)]),
+    ("different labelSelectors - simple version",
+     P(L("foo", "bar"), [SC(1, "zone", DNS, FOO), SC(1, "node", DNS, BAR)]),
      [zn("a", "zone1"), zn("b", "zone1"), zn("y", "zone2")], [E("p-a", "a", L("foo")), E("p-b", "b", L("bar"))],
      None, None, [C(1, "zone"), C(1, "node")], [(("zone2", 0), ("zone1", 1)), (("node-a", 0), ("node-y", 0))],
      [{"zone1": 1, "zone2": 0}, {"node-a": 0, "node-b": 1, "node-y": 0}]),
@@ -317,7 +318,8 @@ PRE_FILTER_STATE += [
      P(L("foo", "bar"), [SC(1, "zone", DNS, FOO), SC(1, "zone", DNS, BAR)]), ZN4(),
      [E("p-a1", "a", L("foo", "bar")), E("p-b1", "b", L("foo")), E("p-x1", "x", L("bar")),
       E("p-y1", "y", L("foo", "bar")), E("p-y2", "y", L("bar"))], None, None, [C(1, "zone"), C(1, "zone")],
-     [(("zone2", 1), ("zone1", 2)), (("zone1", 1), ("zone2", 3))], [{"zone1": 2, "zone2": 1}, {"zone1": 1, "zone2": 3}]),
+     [(("zone2", 1), ("zone1", 2)), (("zone1", 1), ("zone2", 3))],
+     [{"zone1": 2, "zone2": 1}, {"zone1": 1, "zone2": 3}]),
     ("skip if not specified", P(L("foo")), [zn("a", "zone1")], [], None, None, "Skip", None, None),
 ]
 
@@ -620,8 +622,9 @@ def test_pre_score_state_replicaset_selector_is_used() -> None:
 
 
 def test_pre_score_skip_without_nodes_in_the_snapshot() -> None:
-    plugin, snapshot = setup([], [])
-    assert plugin.pre_score(CycleState(), Pod.from_dict(P(L("foo"), [SC(1, H, SA, FOO)])), []).code == Code.SKIP
+    plugin, _ = setup([], [])
+    status = plugin.pre_score(CycleState(), Pod.from_dict(P(L("foo"), [SC(1, H, SA, FOO)])), [])
+    assert status is not None and status.code == Code.SKIP
 
 
 # --- reasons and codes ---------------------------------------------------------------------------------
@@ -638,8 +641,9 @@ def test_filter_reason_strings() -> None:
     assert by_name["node-a"] is not None and by_name["node-a"].code == Code.UNSCHEDULABLE
     assert by_name["node-a"].reasons == [ERR_REASON_CONSTRAINTS_NOT_MATCH]
     assert by_name["node-m"] is not None and by_name["node-m"].code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-    assert by_name["node-m"].reasons == ["node(s) didn't match pod topology spread constraints (missing required label)"]
-    assert ERR_REASON_NODE_LABEL_NOT_MATCH == by_name["node-m"].reasons[0]
+    assert by_name["node-m"].reasons == [
+        "node(s) didn't match pod topology spread constraints (missing required label)"]
+    assert by_name["node-m"].reasons == [ERR_REASON_NODE_LABEL_NOT_MATCH]
 
 
 def test_min_domains_treats_global_minimum_as_zero() -> None:
@@ -758,7 +762,8 @@ def test_default_selector_unsupported_owner_kind_is_ignored() -> None:
 
 def test_system_defaults_without_a_selecting_object_skip_scoring() -> None:
     plugin, snapshot = setup([node("n", {H: "n"})], [], args={"defaultingType": "System"})
-    assert plugin.pre_score(CycleState(), Pod.from_dict(P(L(app="web"))), snapshot.list()).code == Code.SKIP
+    status = plugin.pre_score(CycleState(), Pod.from_dict(P(L(app="web"))), snapshot.list())
+    assert status is not None and status.code == Code.SKIP
     # a matching Service turns the system defaults on
     plugin, snapshot = setup([node("n", {H: "n"})], [], objs=[service({"app": "web"})],
                              args={"defaultingType": "System"})
