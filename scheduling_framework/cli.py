@@ -99,7 +99,7 @@ def _schedule(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _print_table(results: list[Any], stats: dict[str, Any], explain: bool, out: TextIO) -> None:
-    rows = [("POD", "OUTCOME", "NODE", "DETAIL")]
+    rows: list[tuple[str, ...]] = [("POD", "OUTCOME", "NODE", "DETAIL")]
     for r in results:
         detail = r.message
         if r.nominated_node:
@@ -123,8 +123,7 @@ def _print_table(results: list[Any], stats: dict[str, Any], explain: bool, out: 
                 if st.get("plugin"):
                     verdict += f" ({st['plugin']}: {'; '.join(st.get('reasons', []))})"
                 per = (r.scores or {}).get(node, {})
-                cells = [f"{per[p]['normalized']}x{per[p]['weighted'] // per[p]['normalized'] if per[p]['normalized'] else 0}"
-                         f"={per[p]['weighted']}" if p in per else "" for p in plugins]
+                cells = [_score_cell(per[p]) if p in per else "" for p in plugins]
                 total = (r.total_scores or {}).get(node)
                 erows.append((node, verdict, *cells, "" if total is None else str(total)))
             _table(erows, out, indent="  ")
@@ -132,7 +131,17 @@ def _print_table(results: list[Any], stats: dict[str, Any], explain: bool, out: 
               f"{stats['errors']} errors in {stats['seconds']:.3f}s\n")
 
 
-def _table(rows: list[tuple[str, ...]], out: TextIO, indent: str = "") -> None:
+def _score_cell(sc: dict[str, int]) -> str:
+    """normalized x weight = weighted (raw score in brackets when normalization changed it)."""
+    n, w = sc["normalized"], sc["weighted"]
+    weight = w // n if n else 0
+    cell = f"{n}x{weight}={w}" if n else "0"
+    if sc["raw"] != n:
+        cell += f" (raw {sc['raw']})"
+    return cell
+
+
+def _table(rows: Sequence[Sequence[str]], out: TextIO, indent: str = "") -> None:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         cells = [c.ljust(widths[i]) if i < len(r) - 1 else c for i, c in enumerate(r)]
@@ -170,8 +179,8 @@ def _plugins(args: argparse.Namespace, out: TextIO) -> int:
         json.dump({"plugins": items}, out, indent=2)
         out.write("\n")
         return EXIT_OK
-    rows = [("NAME", "EXTENSION POINTS", "ORIGIN")]
-    rows += [(i["name"], ",".join(i["extensionPoints"]), i["origin"]) for i in items]
+    rows: list[tuple[str, ...]] = [("NAME", "EXTENSION POINTS", "ORIGIN")]
+    rows += [(str(i["name"]), ",".join(i["extensionPoints"]), str(i["origin"])) for i in items]
     _table(rows, out)
     return EXIT_OK
 

@@ -20,7 +20,10 @@ class ValidationError(SchedulingFrameworkError, ValueError):
 
 
 class InvalidQuantityError(ValidationError):
-    """A resource quantity string does not parse (``spec.containers[0].resources.requests.cpu: invalid quantity "1.5.3"``)."""
+    """A resource quantity string does not parse.
+
+    Example: ``spec.containers[0].resources.requests.cpu: invalid quantity "1.5.3"``.
+    """
 
     def __init__(self, value: object, path: str = "") -> None:
         self.value = value

@@ -111,7 +111,7 @@ def filter_constraints(constraints: Iterable[TopologySpreadConstraint], pod_labe
 
 def node_has_all_keys(node_labels: Mapping[str, str], constraints: Sequence[SpreadConstraint]) -> bool:
     """Whether every constraint's topology key is a label of the node."""
-    for c in constraints:  # noqa: SIM110 - per-node hot path; a loop avoids a generator per call
+    for c in constraints:
         if c.topology_key not in node_labels:
             return False
     return True

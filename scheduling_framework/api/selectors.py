@@ -41,10 +41,11 @@ class LabelSelectorRequirement:
         op = as_str(m.get("operator"), f"{path}.operator")
         values = str_tuple(m.get("values"), f"{path}.values")
         if op not in LABEL_OPERATORS:
-            raise ValidationError(f'Unsupported value: "{op}": supported values: "In", "NotIn", "Exists", "DoesNotExist"',
-                                  f"{path}.operator")
+            raise ValidationError(f'Unsupported value: "{op}": supported values: '
+                                  '"In", "NotIn", "Exists", "DoesNotExist"', f"{path}.operator")
         if op in ("In", "NotIn") and not values:
-            raise ValidationError("Required value: must be specified when `operator` is 'In' or 'NotIn'", f"{path}.values")
+            raise ValidationError("Required value: must be specified when `operator` is 'In' or 'NotIn'",
+                                  f"{path}.values")
         if op in ("Exists", "DoesNotExist") and values:
             raise ValidationError("Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
                                   f"{path}.values")

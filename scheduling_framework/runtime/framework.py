@@ -7,6 +7,7 @@ application's binder and event recorder.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -124,7 +125,7 @@ def _bad_shape(plugin: str, point: str, got: Any, want: str) -> Status:
 
 def _check_status(plugin: str, point: str, st: Any) -> Status | None:
     if st is None or type(st) is Status:
-        return st  # type: ignore[no-any-return]
+        return st
     if isinstance(st, Status):
         return st
     return _bad_shape(plugin, point, st, "Status or None")
@@ -136,7 +137,7 @@ class Framework:
     def __init__(self, profile: Any, registry: Registry | None = None, *,
                  snapshot: Snapshot | None = None, objects: ObjectStore | None = None,
                  parallelism: int = 16, percentage_of_nodes_to_score: int | None = None,
-                 binder: Binder | Callable[[Pod, str], None] | None = None, event_recorder: Any = None,
+                 binder: Any = None, event_recorder: Any = None,
                  nominator: Nominator | None = None, rng: random.Random | None = None,
                  pod_deleter: Callable[[Pod], None] | None = None) -> None:
         self.profile = profile
@@ -525,10 +526,8 @@ class Framework:
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Unreserve in reverse order; a plugin that raises does not stop the others."""
         for pl in reversed(self._points["reserve"]):
-            try:
+            with contextlib.suppress(Exception):  # unreserve must reach every plugin
                 pl.unreserve(state, pod, node_name)
-            except Exception:  # noqa: S110 - unreserve must reach every plugin
-                pass
 
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         waits: dict[str, float] = {}
@@ -618,10 +617,8 @@ class Framework:
 
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
         for pl in self._points["postBind"]:
-            try:
+            with contextlib.suppress(Exception):  # PostBind is informational; one failure must not stop the rest
                 pl.post_bind(state, pod, node_name)
-            except Exception:  # noqa: S110 - PostBind is informational; one failure must not stop the rest
-                pass
 
     def __repr__(self) -> str:
         return f"Framework({self.profile_name!r}, plugins={list(self.plugins)})"
