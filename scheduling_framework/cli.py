@@ -47,6 +47,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
     except SystemExit as e:
         return EXIT_BAD_INPUT if e.code not in (0, None) else EXIT_OK
     try:
+        from scheduling_framework.registry import default_registry
+
+        for msg in default_registry().load_errors:
+            print(f"warning: {msg}", file=err)
         if args.command == "schedule":
             return _schedule(args, out)
         if args.command == "config":

@@ -46,6 +46,8 @@ class Registry:
     def __init__(self) -> None:
         self._entries: dict[str, _Entry] = {}
         self._origin = "<direct>"
+        # Entry points that failed to load: their plugins are missing, and errors about them say why.
+        self.load_errors: list[str] = []
 
     def register(self, name: str, factory: Factory | str, *, origin: str | None = None) -> None:
         """Register ``factory`` (a callable, or a lazy ``"module:attr"`` reference) under ``name``."""
@@ -72,8 +74,14 @@ class Registry:
     def get(self, name: str) -> Factory:
         e = self._entries.get(name)
         if e is None:
-            raise RegistryError(f'plugin "{name}" does not exist')
+            raise RegistryError(f'plugin "{name}" does not exist{self.load_errors_note()}')
         return e.factory()
+
+    def load_errors_note(self) -> str:
+        """A suffix for "does not exist" errors when some plugin packages failed to load."""
+        if not self.load_errors:
+            return ""
+        return " (plugin packages that failed to load: " + "; ".join(self.load_errors) + ")"
 
     def origin(self, name: str) -> str:
         return self._entries[name].origin
@@ -147,9 +155,20 @@ def discover(group: str = hooks.ENTRY_POINT_GROUP) -> Registry:
         try:
             module = ep.load()
         except Exception as e:
-            raise RegistryError(f"cannot load plugin entry point {ep.name!r} = {ep.value!r} of distribution "
-                                f"{dist}: {type(e).__name__}: {e}") from e
-        _register_module(registry, pm, module, origin)
+            # One broken plugin package must not disable every other plugin: record it, and name it
+            # wherever a missing plugin is reported (the in-tree package itself failing is fatal).
+            msg = (f"cannot load plugin entry point {ep.name!r} = {ep.value!r} of distribution {dist}: "
+                   f"{type(e).__name__}: {e}")
+            if ep.value == "plugins_intree":
+                raise RegistryError(msg) from e
+            registry.load_errors.append(msg)
+            continue
+        try:
+            _register_module(registry, pm, module, origin)
+        except RegistryError as e:
+            if ep.value == "plugins_intree":
+                raise
+            registry.load_errors.append(str(e))
     if not seen_intree:
         import plugins_intree
 

@@ -81,6 +81,12 @@ class _BuildError(Exception):
     pass
 
 
+def _load_note(points_of: PointsOf) -> str:
+    """When points_of is a Registry's, name the plugin packages that failed to load."""
+    note = getattr(getattr(points_of, "__self__", None), "load_errors_note", None)
+    return str(note()) if callable(note) else ""
+
+
 def _implements(points_of: PointsOf, name: str) -> frozenset[str] | None:
     return points_of(name)
 
@@ -102,7 +108,7 @@ def _expand(profile: Profile, points_of: PointsOf) -> dict[str, tuple[EffectiveP
         for ref in plugins.get(point).enabled:
             implemented = _implements(points_of, ref.name)
             if implemented is None:
-                raise _BuildError(f'{iface} "{ref.name}" does not exist')
+                raise _BuildError(f'{iface} "{ref.name}" does not exist{_load_note(points_of)}')
             if point not in implemented:
                 raise _BuildError(f'plugin "{ref.name}" does not extend {iface} plugin')
             if ref.name in names:
@@ -125,7 +131,7 @@ def _expand(profile: Profile, points_of: PointsOf) -> dict[str, tuple[EffectiveP
             for ref in multi:
                 implemented = _implements(points_of, ref.name)
                 if implemented is None:
-                    raise _BuildError(f'{iface} "{ref.name}" does not exist')
+                    raise _BuildError(f'{iface} "{ref.name}" does not exist{_load_note(points_of)}')
                 if point not in implemented or ref.name in disabled:
                     continue
                 if ref.name in own:
