@@ -189,9 +189,11 @@ class PodInfo:
         self.preferred_anti_affinity_terms: tuple[WeightedAffinityTerm, ...] = () if paa is None else tuple(
             WeightedAffinityTerm(new_affinity_term(pod, w.pod_affinity_term), w.weight)
             for w in paa.preferred_during_scheduling_ignored_during_execution)
+        # Host ports of containers and of restartable (sidecar) init containers, which run all along.
         self.host_ports: tuple[tuple[str, str, int], ...] = tuple(
             (p.host_ip, p.protocol, p.host_port)
-            for c in pod.spec.containers for p in c.ports if p.host_port > 0)
+            for c in (*(ic for ic in pod.spec.init_containers if ic.is_restartable), *pod.spec.containers)
+            for p in c.ports if p.host_port > 0)
         self.pvc_keys: tuple[str, ...] = tuple(
             f"{pod.metadata.namespace}/{v.claim_name}" for v in pod.spec.volumes if v.claim_name is not None)
 
