@@ -24,6 +24,7 @@ INTREE_PLUGINS: dict[str, str] = {
     "PodTopologySpread": "plugins_intree.podtopologyspread.plugin:PodTopologySpread",
     "InterPodAffinity": "plugins_intree.interpodaffinity.plugin:InterPodAffinity",
     "DefaultBinder": "plugins_intree.defaultbinder.plugin:DefaultBinder",
+    "DefaultPreemption": "plugins_intree.defaultpreemption.plugin:DefaultPreemption",
 }
 
 

@@ -1,0 +1,342 @@
+"""Run upstream scheduler_perf workloads through the reference Scheduler and report pods/s.
+
+    python -m benchmarks.scheduler_perf [WORKLOAD ...] [--output table|json] [--smoke]
+                                        [--in-process] [--profile FILE]
+
+WORKLOAD is a test case (``SchedulingBasic``) or one workload (``SchedulingBasic/500Nodes``); none
+runs every full-size workload (``--smoke``: upstream's tiny integration-test sizes instead).
+
+What is measured, per workload (compare upstream's ``SchedulingThroughput``):
+
+* **pods/s**: measured pods scheduled / seconds spent in the scheduling loop while they were pending
+  (every ``schedule_one`` call in that phase, including failed and preempting attempts and
+  interleaved churn pods; building the pod objects and queueing them is not timed);
+* **p50 / p99 ms**: the duration of each ``schedule_one`` call for a measured pod (scheduling cycle
+  plus the in-memory binding cycle);
+* **peak RSS**: the process's peak resident set (``ru_maxrss``). Each workload runs in a fresh child
+  interpreter so the figure is its own (``--in-process`` runs them all in this process instead).
+
+The profile is the default one (``config: null``); default plugins that are not registered in this
+installation (volume plugins, DefaultPreemption while they are being written) are disabled, and the
+report says which. A workload that needs a missing plugin is reported as skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import cProfile
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from benchmarks.workloads import Churn, CreateNamespaces, CreateNodes, CreatePods, Workload, select
+from scheduling_framework.api.node import Node
+from scheduling_framework.api.objects import KubeObject
+from scheduling_framework.api.pod import Pod
+from scheduling_framework.config.intree import DEFAULT_MULTI_POINT
+from scheduling_framework.registry import default_registry
+from scheduling_framework.scheduler import SCHEDULED, Scheduler, VirtualClock
+
+CONFIG_API = "kubescheduler.config.k8s.io/v1"
+
+
+@dataclass
+class Result:
+    workload: str
+    nodes: int = 0
+    init_pods: int = 0
+    measured_pods: int = 0
+    scheduled: int = 0
+    churn_pods: int = 0
+    cycles: int = 0
+    seconds: float = 0.0
+    pods_per_second: float = 0.0
+    p50_ms: float = 0.0
+    p99_ms: float = 0.0
+    peak_rss_mib: float = 0.0
+    threshold: float | None = None
+    setup_seconds: float = 0.0
+    upstream: bool = True
+    skipped: str = ""
+    disabled_plugins: list[str] = field(default_factory=list)
+
+
+# --- configuration ---------------------------------------------------------------------------------
+
+
+def missing_default_plugins() -> list[str]:
+    """Default-profile plugins that are not registered in this installation."""
+    names = set(default_registry().names())
+    return [name for name, _ in DEFAULT_MULTI_POINT if name not in names]
+
+
+def scheduler_config(disabled: Sequence[str]) -> dict[str, Any] | None:
+    """The default configuration, minus ``disabled`` plugins (None: the plain default)."""
+    if not disabled:
+        return None
+    return {"apiVersion": CONFIG_API, "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"schedulerName": "default-scheduler",
+                          "plugins": {"multiPoint": {"disabled": [{"name": n} for n in disabled]}}}]}
+
+
+# --- object factories ------------------------------------------------------------------------------
+
+
+class _Factory:
+    """Makes nodes and pods from templates the way scheduler_perf's preparers do."""
+
+    def __init__(self) -> None:
+        self.node_index = 0
+        self.pod_index = 0
+        self.namespaces: set[str] = set()
+
+    def nodes(self, op: CreateNodes, count: int) -> list[Node]:
+        out = []
+        for i in range(count):
+            m = copy.deepcopy(dict(op.template))
+            meta = m.setdefault("metadata", {})
+            name = meta.get("name") or f"{meta.pop('generateName', 'node-')}{self.node_index:05d}"
+            self.node_index += 1
+            meta["name"] = name
+            labels = meta.setdefault("labels", {})
+            labels.setdefault("kubernetes.io/hostname", name)  # the integration node preparer sets it
+            if op.label_key:
+                labels[op.label_key] = op.label_values[i % len(op.label_values)]
+            out.append(Node.from_dict(m))
+        return out
+
+    def pods(self, template: Mapping[str, Any], count: int, namespace: str) -> list[Pod]:
+        out = []
+        for _ in range(count):
+            m = copy.deepcopy(dict(template))
+            meta = m.setdefault("metadata", {})
+            meta["name"] = f"{meta.pop('generateName', 'pod-')}{self.pod_index}"
+            meta["namespace"] = namespace
+            self.pod_index += 1
+            out.append(Pod.from_dict(m))
+        return out
+
+
+# --- the loop --------------------------------------------------------------------------------------
+
+
+class _Loop:
+    """Drives ``schedule_one`` until nothing is left to try, timing measured pods' cycles."""
+
+    def __init__(self, sched: Scheduler, factory: _Factory) -> None:
+        self.sched = sched
+        self.factory = factory
+        self.churn: Churn | None = None
+        self.churn_namespace = ""
+        self.churn_pods = 0
+
+    def drain(self, measured: set[str] | None, latencies: list[float]) -> int:
+        sched = self.sched
+        clock = sched.clock
+        perf = time.perf_counter
+        churn = self.churn if measured is not None else None
+        interval = churn.interval_ms / 1000.0 if churn is not None else 0.0
+        start = perf()
+        next_churn = start + interval
+        cycles = 0
+        while True:
+            if churn is not None and perf() >= next_churn:
+                next_churn += interval
+                for p in self.factory.pods(churn.template, 1, self.churn_namespace):
+                    sched.add_pod(p)
+                    self.churn_pods += 1
+            t0 = perf()
+            r = sched.schedule_one()
+            t1 = perf()
+            if r is None:
+                sched.wait_for_bindings()
+                expiry = sched.queue.next_backoff_expiry()
+                if expiry is None:
+                    if sched.queue.active_len():
+                        continue
+                    break
+                if isinstance(clock, VirtualClock):
+                    clock.advance_to(expiry)
+                else:  # pragma: no cover - the runner always uses the virtual clock
+                    time.sleep(max(0.0, expiry - clock()))
+                continue
+            cycles += 1
+            if measured is not None and r.pod in measured:
+                latencies.append(t1 - t0)
+        return cycles
+
+
+def _percentile(sorted_values: Sequence[float], q: float) -> float:
+    if not sorted_values:
+        return 0.0
+    k = min(len(sorted_values) - 1, max(0, int(round(q * (len(sorted_values) - 1)))))
+    return sorted_values[k]
+
+
+def _peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def run_workload(w: Workload, profile_path: str | None = None) -> Result:
+    """Run one workload in this process and measure it."""
+    disabled = missing_default_plugins()
+    res = Result(w.full_name, threshold=w.threshold, upstream=w.upstream, disabled_plugins=disabled)
+    absent = [n for n in w.needs if n in disabled]
+    if absent:
+        res.skipped = f"needs {', '.join(absent)}, which is not registered"
+        return res
+    t_setup = time.perf_counter()
+    sched = Scheduler(scheduler_config(disabled), seed=0)
+    factory = _Factory()
+    loop = _Loop(sched, factory)
+    latencies: list[float] = []
+    measured_keys: list[str] = []
+    profiler = cProfile.Profile() if profile_path else None
+    for op_index, op in enumerate(w.ops):
+        if isinstance(op, CreateNodes):
+            for n in factory.nodes(op, w.count(op.count)):
+                sched.add_node(n)
+            res.nodes += w.count(op.count)
+        elif isinstance(op, CreateNamespaces):
+            for i in range(op.count):
+                _add_namespace(sched, factory, f"{op.prefix}-{i}")
+        elif isinstance(op, Churn):
+            loop.churn = op
+            loop.churn_namespace = f"namespace-{op_index}"
+            _add_namespace(sched, factory, loop.churn_namespace)
+        elif isinstance(op, CreatePods):
+            ns = op.namespace or f"namespace-{op_index}"
+            _add_namespace(sched, factory, ns)
+            template = op.template if op.template is not None else w.default_pod_template
+            pods = factory.pods(template, w.count(op.count), ns)
+            for p in pods:
+                sched.add_pod(p)
+            if not op.collect_metrics:
+                res.init_pods += len(pods)
+                loop.drain(None, latencies)
+                continue
+            measured = {p.key for p in pods}
+            measured_keys.extend(p.key for p in pods)
+            res.setup_seconds += time.perf_counter() - t_setup
+            if profiler is not None:
+                profiler.enable()
+            t0 = time.perf_counter()
+            res.cycles += loop.drain(measured, latencies)
+            res.seconds += time.perf_counter() - t0
+            if profiler is not None:
+                profiler.disable()
+            t_setup = time.perf_counter()
+    res.measured_pods = len(measured_keys)
+    res.scheduled = sum(1 for k in measured_keys if sched.results[k].outcome == SCHEDULED)
+    res.churn_pods = loop.churn_pods
+    res.pods_per_second = res.scheduled / res.seconds if res.seconds > 0 else 0.0
+    lat = sorted(latencies)
+    res.p50_ms = _percentile(lat, 0.50) * 1000
+    res.p99_ms = _percentile(lat, 0.99) * 1000
+    res.peak_rss_mib = _peak_rss_mib()
+    if profiler is not None and profile_path:
+        profiler.dump_stats(profile_path)
+    return res
+
+
+def _add_namespace(sched: Scheduler, factory: _Factory, name: str) -> None:
+    if name in factory.namespaces:
+        return
+    factory.namespaces.add(name)
+    sched.add_object(KubeObject.from_dict({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
+
+
+def run_in_child(w: Workload, profile_path: str | None = None) -> Result:
+    """Run one workload in a fresh interpreter (so its peak RSS is its own)."""
+    cmd = [sys.executable, "-m", "benchmarks.scheduler_perf", "--in-process", "--output", "json", w.full_name]
+    if profile_path:
+        cmd += ["--profile", profile_path]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    p = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
+    if p.returncode != 0:
+        raise RuntimeError(f"{w.full_name} failed (exit {p.returncode}):\n{p.stderr[-4000:]}")
+    return Result(**json.loads(p.stdout)["results"][0])
+
+
+# --- reporting -------------------------------------------------------------------------------------
+
+
+def machine() -> dict[str, Any]:
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        cpu = platform.processor()
+    return {"nproc": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
+            "implementation": platform.python_implementation(), "platform": platform.platform()}
+
+
+def profile_description(disabled: Sequence[str]) -> str:
+    return "default" if not disabled else f"default minus {', '.join(disabled)} (not registered)"
+
+
+def format_table(results: Iterable[Result]) -> str:
+    head = ("workload", "nodes", "init pods", "measured", "scheduled", "pods/s", "upstream threshold",
+            "p50 ms", "p99 ms", "peak RSS MiB")
+    rows: list[tuple[str, ...]] = []
+    for r in results:
+        name = r.workload + ("" if r.upstream else " (extra size)")
+        if r.skipped:
+            rows.append((name, str(r.nodes), "-", "-", "-", "skipped", _thr(r.threshold), "-", "-", "-"))
+            continue
+        sched = f"{r.scheduled}/{r.measured_pods}" + (f" (+{r.churn_pods} churn)" if r.churn_pods else "")
+        rows.append((name, str(r.nodes), str(r.init_pods), str(r.measured_pods), sched, f"{r.pods_per_second:.0f}",
+                     _thr(r.threshold), f"{r.p50_ms:.2f}", f"{r.p99_ms:.2f}", f"{r.peak_rss_mib:.0f}"))
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _thr(t: float | None) -> str:
+    return "-" if t is None else f"{t:g}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.scheduler_perf", description=__doc__.split("\n\n")[0])
+    ap.add_argument("workloads", nargs="*", metavar="WORKLOAD", help="test case or TestCase/workload (default: all)")
+    ap.add_argument("--output", choices=("table", "json"), default="table")
+    ap.add_argument("--smoke", action="store_true", help="upstream's tiny integration-test sizes")
+    ap.add_argument("--in-process", action="store_true", help="run every workload in this process")
+    ap.add_argument("--profile", metavar="FILE", help="cProfile the measured loop into FILE (one workload)")
+    args = ap.parse_args(argv)
+    selected = select(list(args.workloads), args.smoke)
+    if args.profile and len(selected) != 1:
+        ap.error("--profile takes exactly one workload")
+    results: list[Result] = []
+    for w in selected:
+        r = run_workload(w, args.profile) if args.in_process else run_in_child(w, args.profile)
+        results.append(r)
+        if args.output == "table":
+            print(f"# {format_table([r]).splitlines()[-1]}", file=sys.stderr, flush=True)
+    disabled = missing_default_plugins()
+    if args.output == "json":
+        json.dump({"machine": machine(), "profile": profile_description(disabled),
+                   "results": [asdict(r) for r in results]}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    m = machine()
+    print(f"machine: {m['nproc']} x {m['cpu']}, {m['implementation']} {m['python']}")
+    print(f"profile: {profile_description(disabled)}\n")
+    print(format_table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

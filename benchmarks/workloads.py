@@ -1,0 +1,288 @@
+"""The scheduler_perf workloads this runner reproduces: templates, operations, parameters, thresholds.
+
+Each test case mirrors one of upstream's ``test/integration/scheduler_perf`` configurations
+(``misc/``, ``affinity/``, ``topology_spreading/`` performance-config.yaml) and the object templates
+they reference (``templates/*.yaml``): the same node shape (4 cpu, 32Gi, 110 pods), the same pod
+requests, labels, affinities and spreading constraints, the same namespaces, operation order and
+counts. ``threshold`` is upstream's CI floor in pods/s for that workload, where the config sets one.
+
+Where upstream's test harness adds something the templates do not show, so do we: every node gets
+``kubernetes.io/hostname`` = its name (the integration node preparer sets it), ``labelNodePrepareStrategy``
+labels nodes round-robin over its values, and pods without a namespace go to ``namespace-<op index>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+# --- templates (upstream templates/*.yaml, as manifests) ------------------------------------------
+
+
+def _pause(cpu: str | None = "100m", memory: str | None = "500Mi", limits: bool = True,
+           image: str = "registry.k8s.io/pause:3.10.1") -> dict[str, Any]:
+    c: dict[str, Any] = {"image": image, "name": "pause", "ports": [{"containerPort": 80}]}
+    if cpu is not None:
+        reqs = {"cpu": cpu, "memory": memory}
+        c["resources"] = {"limits": dict(reqs), "requests": dict(reqs)} if limits else {"requests": dict(reqs)}
+    return c
+
+
+NODE_DEFAULT: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Node",
+    "metadata": {"generateName": "scheduler-perf-"},
+    "spec": {},
+    "status": {"capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
+               "conditions": [{"status": "True", "type": "Ready"}], "phase": "Running"},
+}
+
+NODE_WITH_NAME: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Node",
+    "metadata": {"name": "scheduler-perf-node", "labels": {"kubernetes.io/hostname": "scheduler-perf-node"}},
+    "spec": {},
+    "status": {"capacity": {"pods": "90000", "cpu": "4", "memory": "32Gi"},
+               "conditions": [{"status": "True", "type": "Ready"}], "phase": "Running"},
+}
+
+POD_DEFAULT: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "pod-"},
+    "spec": {"containers": [_pause()]},
+}
+
+DAEMONSET_POD: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "daemonset-"},
+    "spec": {
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["scheduler-perf-node"]}]}]}}},
+        "containers": [{"image": "registry.k8s.io/pause:3.10.2", "name": "pause"}],
+    },
+}
+
+POD_WITH_NODE_AFFINITY: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "node-affinity-"},
+    "spec": {
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In",
+                                   "values": ["zone1", "zone2"]}]}]}}},
+        "containers": [_pause()],
+    },
+}
+
+POD_WITH_POD_AFFINITY: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {"generateName": "affinity-pod-", "labels": {"color": "blue"}},
+    "spec": {
+        "affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"color": "blue"}}, "topologyKey": "topology.kubernetes.io/zone",
+             "namespaces": ["sched-1", "sched-0"]}]}},
+        "containers": [_pause()],
+    },
+}
+
+POD_WITH_POD_ANTI_AFFINITY: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {"generateName": "anti-affinity-pod-", "labels": {"color": "green"}},
+    "spec": {
+        "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"color": "green"}}, "topologyKey": "kubernetes.io/hostname",
+             "namespaces": ["sched-1", "sched-0"]}]}},
+        "containers": [_pause(image="registry.k8s.io/pause:3.10.2")],
+    },
+}
+
+
+def _spreading(when: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"generateName": "spreading-pod-", "labels": {"color": "blue"}},
+        "spec": {
+            "topologySpreadConstraints": [{"maxSkew": 5, "topologyKey": "topology.kubernetes.io/zone",
+                                           "whenUnsatisfiable": when,
+                                           "labelSelector": {"matchLabels": {"color": "blue"}}}],
+            "containers": [_pause()],
+        },
+    }
+
+
+POD_WITH_TOPOLOGY_SPREADING = _spreading("DoNotSchedule")
+POD_WITH_PREFERRED_TOPOLOGY_SPREADING = _spreading("ScheduleAnyway")
+
+POD_LOW_PRIORITY: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "pod-"},
+    "spec": {"terminationGracePeriodSeconds": 0, "containers": [_pause("900m")]},
+}
+
+POD_HIGH_PRIORITY: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "pod-"},
+    "spec": {"priority": 10, "containers": [_pause("3000m")]},
+}
+
+POD_HIGH_PRIORITY_LARGE_CPU: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "pod-h-"},
+    "spec": {"priority": 10, "containers": [_pause("9", limits=False)]},
+}
+
+
+# --- operations ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CreateNodes:
+    """``createNodes``: ``count`` nodes from ``template``, optionally labelled round-robin."""
+
+    count: int | str
+    template: Mapping[str, Any] = field(default_factory=lambda: NODE_DEFAULT)
+    label_key: str = ""
+    label_values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CreateNamespaces:
+    """``createNamespaces``: ``<prefix>-0`` ... ``<prefix>-<count-1>``."""
+
+    prefix: str
+    count: int
+
+
+@dataclass(frozen=True)
+class CreatePods:
+    """``createPods``: ``count`` pods from ``template`` (the test case default when None), scheduled
+    before the next operation; ``collect_metrics`` marks the measured ones."""
+
+    count: int | str
+    template: Mapping[str, Any] | None = None
+    namespace: str | None = None
+    collect_metrics: bool = False
+
+
+@dataclass(frozen=True)
+class Churn:
+    """``churn`` in ``create`` mode: one pod from ``template`` every ``interval_ms`` while pods are measured."""
+
+    template: Mapping[str, Any]
+    interval_ms: int
+
+
+Op = CreateNodes | CreateNamespaces | CreatePods | Churn
+
+
+@dataclass(frozen=True)
+class Workload:
+    test_case: str
+    name: str
+    ops: tuple[Op, ...]
+    params: Mapping[str, int]
+    threshold: float | None = None
+    default_pod_template: Mapping[str, Any] = field(default_factory=lambda: POD_DEFAULT)
+    needs: tuple[str, ...] = ()  # plugins the workload cannot run without
+    upstream: bool = True  # False: an extra size of an upstream test case (scaling figures)
+    smoke: bool = False  # upstream's small integration-test size
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.test_case}/{self.name}"
+
+    def count(self, value: int | str) -> int:
+        return self.params[value[1:]] if isinstance(value, str) else value
+
+
+# --- test cases ------------------------------------------------------------------------------------
+
+_BASIC_OPS: tuple[Op, ...] = (CreateNodes("$initNodes"), CreatePods("$initPods"),
+                              CreatePods("$measurePods", collect_metrics=True))
+
+_DAEMONSET_OPS: tuple[Op, ...] = (CreateNodes(1, NODE_WITH_NAME), CreateNodes("$initNodes"),
+                                  CreatePods("$measurePods", collect_metrics=True))
+
+_ZONE1 = {"label_key": "topology.kubernetes.io/zone", "label_values": ("zone1",)}
+_MOONS = {"label_key": "topology.kubernetes.io/zone", "label_values": ("moon-1", "moon-2", "moon-3")}
+
+_NODE_AFFINITY_OPS: tuple[Op, ...] = (CreateNodes("$initNodes", NODE_DEFAULT, **_ZONE1), CreatePods("$initPods"),
+                                      CreatePods("$measurePods", collect_metrics=True))
+
+_POD_AFFINITY_OPS: tuple[Op, ...] = (
+    CreateNodes("$initNodes", NODE_DEFAULT, **_ZONE1), CreateNamespaces("sched", 2),
+    CreatePods("$initPods", namespace="sched-0"),
+    CreatePods("$measurePods", namespace="sched-1", collect_metrics=True))
+
+_POD_ANTI_AFFINITY_OPS: tuple[Op, ...] = (
+    CreateNodes("$initNodes"), CreateNamespaces("sched", 2),
+    CreatePods("$initPods", namespace="sched-0"),
+    CreatePods("$measurePods", namespace="sched-1", collect_metrics=True))
+
+
+def _spreading_ops(measured: Mapping[str, Any]) -> tuple[Op, ...]:
+    return (CreateNodes("$initNodes", NODE_DEFAULT, **_MOONS), CreatePods("$initPods", POD_DEFAULT),
+            CreatePods("$measurePods", measured, collect_metrics=True))
+
+
+_PREEMPTION_OPS: tuple[Op, ...] = (
+    CreateNodes("$initNodes"), CreatePods("$initPods", POD_LOW_PRIORITY),
+    CreatePods("$measurePods", POD_HIGH_PRIORITY, collect_metrics=True))
+
+_UNSCHEDULABLE_OPS: tuple[Op, ...] = (
+    CreateNodes("$initNodes"), CreatePods("$initPods"), Churn(POD_HIGH_PRIORITY_LARGE_CPU, 200),
+    CreatePods("$measurePods", POD_DEFAULT, collect_metrics=True))
+
+
+def _p(init_nodes: int, measure: int, init_pods: int | None = None) -> dict[str, int]:
+    d = {"initNodes": init_nodes, "measurePods": measure}
+    if init_pods is not None:
+        d["initPods"] = init_pods
+    return d
+
+
+WORKLOADS: tuple[Workload, ...] = (
+    # misc/performance-config.yaml
+    Workload("SchedulingBasic", "5Nodes", _BASIC_OPS, _p(5, 10, 5), smoke=True),
+    Workload("SchedulingBasic", "500Nodes", _BASIC_OPS, _p(500, 1000, 500)),
+    Workload("SchedulingBasic", "5000Nodes_10000Pods", _BASIC_OPS, _p(5000, 10000, 1000), threshold=680),
+    Workload("SchedulingBasic", "15000Nodes_10000Pods", _BASIC_OPS, _p(15000, 10000, 1000), upstream=False),
+    Workload("SchedulingDaemonset", "5Nodes", _DAEMONSET_OPS, _p(5, 10), default_pod_template=DAEMONSET_POD,
+             smoke=True),
+    Workload("SchedulingDaemonset", "15000Nodes", _DAEMONSET_OPS, _p(15000, 30000), threshold=1100,
+             default_pod_template=DAEMONSET_POD),
+    Workload("PreemptionBasic", "5Nodes", _PREEMPTION_OPS, _p(5, 5, 20), needs=("DefaultPreemption",), smoke=True),
+    Workload("PreemptionBasic", "1000Nodes", _PREEMPTION_OPS, _p(1000, 1000, 4000), needs=("DefaultPreemption",)),
+    Workload("Unschedulable", "5Nodes/1Init/10Pods", _UNSCHEDULABLE_OPS, _p(5, 10, 1), smoke=True),
+    Workload("Unschedulable", "5kNodes/100Init/10kPods", _UNSCHEDULABLE_OPS, _p(5000, 10000, 100), threshold=590),
+    # affinity/performance-config.yaml
+    Workload("SchedulingPodAntiAffinity", "5Nodes", _POD_ANTI_AFFINITY_OPS, _p(5, 4, 1),
+             default_pod_template=POD_WITH_POD_ANTI_AFFINITY, smoke=True),
+    Workload("SchedulingPodAntiAffinity", "5000Nodes_2000Pods", _POD_ANTI_AFFINITY_OPS, _p(5000, 2000, 1000),
+             threshold=60, default_pod_template=POD_WITH_POD_ANTI_AFFINITY),
+    Workload("SchedulingPodAffinity", "5Nodes", _POD_AFFINITY_OPS, _p(5, 10, 5),
+             default_pod_template=POD_WITH_POD_AFFINITY, smoke=True),
+    Workload("SchedulingPodAffinity", "5000Nodes_5000Pods", _POD_AFFINITY_OPS, _p(5000, 5000, 5000), threshold=35,
+             default_pod_template=POD_WITH_POD_AFFINITY),
+    Workload("SchedulingNodeAffinity", "5Nodes", _NODE_AFFINITY_OPS, _p(5, 10, 5),
+             default_pod_template=POD_WITH_NODE_AFFINITY, smoke=True),
+    Workload("SchedulingNodeAffinity", "5000Nodes_10000Pods", _NODE_AFFINITY_OPS, _p(5000, 10000, 5000),
+             threshold=220, default_pod_template=POD_WITH_NODE_AFFINITY),
+    # topology_spreading/performance-config.yaml
+    Workload("TopologySpreading", "5Nodes", _spreading_ops(POD_WITH_TOPOLOGY_SPREADING), _p(5, 10, 10), smoke=True),
+    Workload("TopologySpreading", "5000Nodes_5000Pods", _spreading_ops(POD_WITH_TOPOLOGY_SPREADING),
+             _p(5000, 5000, 5000), threshold=460),
+    Workload("PreferredTopologySpreading", "5Nodes", _spreading_ops(POD_WITH_PREFERRED_TOPOLOGY_SPREADING),
+             _p(5, 10, 10), smoke=True),
+    Workload("PreferredTopologySpreading", "5000Nodes_5000Pods",
+             _spreading_ops(POD_WITH_PREFERRED_TOPOLOGY_SPREADING), _p(5000, 5000, 5000), threshold=340),
+)
+
+
+def select(patterns: list[str], smoke: bool) -> list[Workload]:
+    """Workloads matching any pattern (a test case name, or ``TestCase/workload``); all of the size class
+    (smoke or full) when no pattern is given. An explicit full name selects that workload whatever its size."""
+    pool = [w for w in WORKLOADS if w.smoke == smoke]
+    if not patterns:
+        return pool
+    out: list[Workload] = []
+    for pat in patterns:
+        exact = [w for w in WORKLOADS if w.full_name == pat]
+        hits = exact or [w for w in pool if w.test_case == pat]
+        if not hits:
+            known = sorted({w.test_case for w in WORKLOADS} | {w.full_name for w in WORKLOADS})
+            raise SystemExit(f"unknown workload {pat!r}; known: {', '.join(known)}")
+        out.extend(w for w in hits if w not in out)
+    return out
