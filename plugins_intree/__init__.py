@@ -23,6 +23,10 @@ INTREE_PLUGINS: dict[str, str] = {
     "ImageLocality": "plugins_intree.imagelocality.plugin:ImageLocality",
     "PodTopologySpread": "plugins_intree.podtopologyspread.plugin:PodTopologySpread",
     "InterPodAffinity": "plugins_intree.interpodaffinity.plugin:InterPodAffinity",
+    "VolumeRestrictions": "plugins_intree.volumerestrictions.plugin:VolumeRestrictions",
+    "NodeVolumeLimits": "plugins_intree.nodevolumelimits.plugin:NodeVolumeLimits",
+    "VolumeBinding": "plugins_intree.volumebinding.plugin:VolumeBinding",
+    "VolumeZone": "plugins_intree.volumezone.plugin:VolumeZone",
     "DefaultBinder": "plugins_intree.defaultbinder.plugin:DefaultBinder",
     "DefaultPreemption": "plugins_intree.defaultpreemption.plugin:DefaultPreemption",
 }

@@ -295,12 +295,14 @@ class NodeInfo:
     ``node`` may be None for a NodeInfo holding pods of a node that is not (yet) known.
     """
 
-    __slots__ = ("node", "pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports",
+    __slots__ = ("node", "name", "pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports",
                  "requested", "non_zero_requested", "allocatable", "image_states", "pvc_ref_counts",
                  "generation", "_pod_index")
 
     def __init__(self, node: Node | None = None, pods: Iterable[Pod | PodInfo] = ()) -> None:
         self.node: Node | None = None
+        # The node's name ("" without a node): a plain attribute, read for every node of every cycle.
+        self.name = ""
         self.pods: list[PodInfo] = []
         self.pods_with_affinity: list[PodInfo] = []
         self.pods_with_required_anti_affinity: list[PodInfo] = []
@@ -318,17 +320,15 @@ class NodeInfo:
             self.add_pod(p)
 
     # node ------------------------------------------------------------------------------------
-    @property
-    def name(self) -> str:
-        return "" if self.node is None else self.node.metadata.name
-
     def set_node(self, node: Node) -> None:
         self.node = node
+        self.name = node.metadata.name
         self.allocatable = Resource.from_list(node.status.allocatable)
         self.generation = next_generation()
 
     def remove_node(self) -> None:
         self.node = None
+        self.name = ""
         self.generation = next_generation()
 
     # pods ------------------------------------------------------------------------------------
@@ -395,6 +395,7 @@ class NodeInfo:
         """A copy whose aggregates and pod list can change independently (PodInfos are shared)."""
         c = NodeInfo.__new__(NodeInfo)
         c.node = self.node
+        c.name = self.name
         c.pods = list(self.pods)
         c.pods_with_affinity = list(self.pods_with_affinity)
         c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)

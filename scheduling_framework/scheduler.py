@@ -129,6 +129,7 @@ class Scheduler:
                             percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
                             binder=self._binder, nominator=self.nominator, rng=self.rng,
                             pod_deleter=self.delete_pod)
+            fwk.nomination_cleared = self._nomination_cleared
             self.profiles[prof.scheduler_name] = fwk
             self._algorithms[prof.scheduler_name] = Algorithm(fwk, self.rng, self.config.percentage_of_nodes_to_score)
         first = next(iter(self.profiles.values()))
@@ -328,6 +329,16 @@ class Scheduler:
             r.message = ""
         fwk.run_post_bind_plugins(state, assumed, host)
 
+    def _nomination_cleared(self, pod: Pod) -> None:
+        """A queued pod lost its nominated node: forget it on the queued copy and retry the pod."""
+        with self._lock:
+            cleared = pod.with_nominated_node_name("")
+            self.queue.update(cleared)
+            self.queue.move_all_to_active_or_backoff(UNSCHEDULED_POD_UPDATE)
+            r = self.results.get(pod.key)
+            if r is not None and r.outcome != SCHEDULED:
+                r.nominated_node = None
+
     def _bound(self, pod: Pod, node_name: str) -> None:
         with self._lock:
             self.cache.confirm(pod)
@@ -355,6 +366,11 @@ class Scheduler:
                 r.victims = list(pfr.victims)
                 qpi.pod_info = PodInfo(qpi.pod.with_nominated_node_name(pfr.nominated_node_name))
                 self.nominator.add_nominated_pod(qpi.pod_info, pfr.nominated_node_name)
+            elif pfr is not None and pfr.mode != "Noop" and qpi.pod.status.nominated_node_name:
+                # Preemption found no room: the pod keeps no nomination (upstream clears it).
+                self.nominator.delete_nominated_pod_if_exists(qpi.pod)
+                qpi.pod_info = PodInfo(qpi.pod.with_nominated_node_name(""))
+                r.nominated_node = None
         qpi.unschedulable_plugins = set(d.unschedulable_plugins)
         qpi.pending_plugins = set(d.pending_plugins)
         r.outcome = UNSCHEDULABLE

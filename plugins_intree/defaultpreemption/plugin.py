@@ -18,6 +18,7 @@ from plugins_intree.defaultpreemption.preemption import (
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.config.args import DefaultPreemptionArgs
 from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.errors import ConfigError
 from scheduling_framework.interfaces import PostFilterResult
 from scheduling_framework.node_info import NodeInfo, PodInfo
 from scheduling_framework.status import Code, Status
@@ -51,11 +52,12 @@ class DefaultPreemption:
         self.args = args if args is not None else DefaultPreemptionArgs()
         errs = self.args.validate()
         if errs:
-            raise ValueError("; ".join(errs))
+            raise ConfigError(errs)
         self.handle = handle
-        rng = getattr(handle, "rng", None)
-        self.rng: random.Random = rng if isinstance(rng, random.Random) else random.Random(0)
-        self.offset_rand: Callable[[int], int] = self.rng.randrange
+        # Replaceable source of the dry-run start offset (upstream's getOffsetRand); None = the handle's
+        # ``rng`` (the scheduler's seeded Random, read at call time), else a Random seeded with 0.
+        self.offset_rand: Callable[[int], int] | None = None
+        self._fallback_rng = random.Random(0)
         self.is_eligible_pod: IsEligiblePodFunc = _always_eligible
         self.more_important_pod: MoreImportantPodFunc = more_important_pod
         self.evaluator = Evaluator(NAME, handle, self)
@@ -80,7 +82,13 @@ class DefaultPreemption:
         return n
 
     def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
-        return self.offset_rand(num_nodes), self.calculate_num_candidates(num_nodes)
+        """A random start offset in [0, num_nodes) and the number of candidates to look for."""
+        if self.offset_rand is not None:
+            offset = self.offset_rand(num_nodes)
+        else:
+            rng = getattr(self.handle, "rng", None)
+            offset = (rng if isinstance(rng, random.Random) else self._fallback_rng).randrange(num_nodes)
+        return offset, self.calculate_num_candidates(num_nodes)
 
     def candidates_to_victims_map(self, candidates: Sequence[Candidate]) -> dict[str, Victims]:
         return {c.name: c.victims for c in candidates}
@@ -97,8 +105,7 @@ class DefaultPreemption:
         if nominated:
             if nominated_node_status is not None and nominated_node_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return True, ""
-            snapshot = getattr(self.handle, "snapshot", None)
-            node_info = snapshot.node_info_map.get(nominated) if snapshot is not None else None
+            node_info = self._node_info(nominated)
             if node_info is not None:
                 for pi in node_info.pods:
                     if self._is_preemption_allowed(node_info, pi, pod) and pod_terminating_by_preemption(pi.pod):
@@ -148,6 +155,20 @@ class DefaultPreemption:
         return [pi.pod for pi in victims], num_violating, Status(Code.SUCCESS)
 
     # helpers -------------------------------------------------------------------------------------
+    def _node_info(self, name: str) -> NodeInfo | None:
+        snapshot = getattr(self.handle, "snapshot", None)
+        if snapshot is None:
+            return None
+        infos = getattr(snapshot, "node_info_map", None)
+        if infos is not None:
+            ni: NodeInfo | None = infos.get(name)
+            return ni
+        try:
+            got: NodeInfo = snapshot.get(name)
+        except Exception:  # a lister that does not know the node
+            return None
+        return got
+
     def _is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
         return victim.pod.priority < preemptor.priority and self.is_eligible_pod(node_info, victim, preemptor)
 

@@ -121,7 +121,7 @@ def pdb_from_object(obj: Any) -> PodDisruptionBudget:
     if raw_sel is not None:
         try:
             sel = LabelSelector.from_dict(raw_sel, "spec.selector")
-        except Exception:
+        except Exception:  # an unparsable selector matches no pod, as upstream skips such a PDB
             sel = None
         if sel is not None and not sel.is_empty() and _valid_selector(sel):
             selector = sel
@@ -353,7 +353,7 @@ class Evaluator:
             if callable(deleter):
                 try:
                     deleter(victim)
-                except Exception as e:
+                except Exception as e:  # the application's deleter failed: report it as an Error
                     return Status(Code.ERROR, str(e) or type(e).__name__, error=e)
         self.clear_lower_priority_nominations(pod, c.name)
         return None

@@ -12,7 +12,7 @@ from scheduling_framework.api._parse import as_map, as_opt_int, as_str, as_time
 from scheduling_framework.errors import ValidationError
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-TOLERATION_OPERATORS = ("Equal", "Exists")
+TOLERATION_OPERATORS = ("Equal", "Exists", "Lt", "Gt")
 
 
 @attrs.frozen(slots=True)
@@ -58,7 +58,8 @@ class Toleration:
         m = as_map(d, path)
         op = as_str(m.get("operator"), f"{path}.operator") or "Equal"
         if op not in TOLERATION_OPERATORS:
-            raise ValidationError(f'Unsupported value: "{op}": supported values: "Equal", "Exists"', f"{path}.operator")
+            raise ValidationError(f'Unsupported value: "{op}": supported values: "Equal", "Exists", "Lt", "Gt"',
+                                  f"{path}.operator")
         return cls(as_str(m.get("key"), f"{path}.key"), op, as_str(m.get("value"), f"{path}.value"),
                    as_str(m.get("effect"), f"{path}.effect"),
                    as_opt_int(m.get("tolerationSeconds"), f"{path}.tolerationSeconds"))
@@ -78,9 +79,14 @@ class Toleration:
             return False
         if self.key and self.key != taint.key:
             return False
-        if self.operator == "Exists":
+        op = self.operator
+        if op == "Exists":
             return True
-        return self.value == taint.value
+        if op == "Equal":
+            return self.value == taint.value
+        # Lt / Gt belong to the alpha TaintTolerationComparisonOperators feature, off by default:
+        # such a toleration tolerates nothing (TaintToleration implements the gated comparison).
+        return False
 
 
 def tolerations_tolerate_taint(tolerations: Sequence[Toleration], taint: Taint) -> bool:

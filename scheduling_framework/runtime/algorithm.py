@@ -13,7 +13,7 @@ from scheduling_framework.api.pod import Pod
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import SchedulingFrameworkError
 from scheduling_framework.node_info import NodeInfo
-from scheduling_framework.runtime.framework import Framework, NodePluginScores, ScoreDetail
+from scheduling_framework.runtime.framework import Framework, NodePluginScores, ScoreDetail, raised_status
 from scheduling_framework.status import Code, Status
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -206,11 +206,28 @@ class Algorithm:
         if not fwk.has_filter_plugins():
             return [nodes[(start + i) % n] for i in range(to_find)]
         feasible: list[NodeInfo] = []
-        run = fwk.run_filter_plugins_with_nominated_pods
         statuses = diagnosis.node_to_status
-        for i in range(n):
-            ni = nodes[(start + i) % n]
-            st = run(state, pod, ni)
+        filters = fwk.filter_plugins_for(state)
+        verdict = fwk.filter_verdict
+        nominator = fwk.nominator
+        # Nodes with nominated pods take the framework's two-pass path; the others run the filters inline.
+        check_nominated = len(nominator) > 0
+        ordered = nodes if start == 0 else [*nodes[start:], *nodes[:start]]
+        for ni in ordered:
+            st: Status | None = None
+            if check_nominated and nominator.nominated_pods_for_node(ni.name):
+                st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
+            else:
+                for name, fn in filters:
+                    try:
+                        out = fn(state, pod, ni)
+                    except Exception as e:
+                        st = raised_status(name, "Filter", e)
+                        break
+                    if out is not None:
+                        st = verdict(name, out)
+                        if st is not None:
+                            break
             if st is None or st.code == Code.SUCCESS:
                 feasible.append(ni)
                 if len(feasible) >= to_find:

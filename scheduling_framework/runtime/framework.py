@@ -97,12 +97,45 @@ class ScoreDetail:
 
 
 class NodePluginScores:
-    __slots__ = ("name", "scores", "total_score")
+    """A node's weighted score from each score plugin, and their total.
+
+    ``scores`` is a list of (plugin, weighted score). The framework fills it lazily from its per-plugin
+    columns: building 500 small lists per cycle for the few callers that read them would dominate scoring.
+    """
+
+    __slots__ = ("name", "_scores", "total_score", "_columns", "_index")
 
     def __init__(self, name: str, scores: list[tuple[str, int]], total_score: int) -> None:
         self.name = name
-        self.scores = scores
+        self._scores: list[tuple[str, int]] | None = scores
         self.total_score = total_score
+        self._columns: list[tuple[str, list[int]]] | None = None
+        self._index = 0
+
+    @classmethod
+    def _from_columns(cls, name: str, columns: list[tuple[str, list[int]]], index: int,
+                      total_score: int) -> NodePluginScores:
+        nps = cls.__new__(cls)
+        nps.name = name
+        nps._scores = None
+        nps.total_score = total_score
+        nps._columns = columns
+        nps._index = index
+        return nps
+
+    @property
+    def scores(self) -> list[tuple[str, int]]:
+        s = self._scores
+        if s is None:
+            i = self._index
+            s = self._scores = [(name, col[i]) for name, col in self._columns or ()]
+            self._columns = None
+        return s
+
+    @scores.setter
+    def scores(self, value: list[tuple[str, int]]) -> None:
+        self._scores = value
+        self._columns = None
 
     def __repr__(self) -> str:
         return f"NodePluginScores({self.name!r}, total={self.total_score})"
@@ -116,6 +149,9 @@ def _as_error(plugin: str, what: str, st: Status) -> Status:
 def _raised(plugin: str, point: str, e: BaseException) -> Status:
     return Status(Code.ERROR, f"plugin {plugin!r} raised {type(e).__name__} at {point}: {e}".replace("'", '"', 2),
                   plugin=plugin, error=e)
+
+
+raised_status = _raised
 
 
 def _bad_shape(plugin: str, point: str, got: Any, want: str) -> Status:
@@ -157,6 +193,8 @@ class Framework:
         self.rng = rng if rng is not None else random.Random(0)
         # Deletes a pod from the cluster (preemption evicts victims through it); None = not supported.
         self.pod_deleter = pod_deleter
+        # Called when a pending pod loses its nominated node (the embedding scheduler updates its queue).
+        self.nomination_cleared: Callable[[Pod], None] | None = None
         self.plugins: dict[str, Any] = {}
         self.score_weights: dict[str, int] = {}
         self._points: dict[str, list[Any]] = {p: [] for p in POINT_METHODS}
@@ -260,6 +298,13 @@ class Framework:
             out[key] = [({"name": p.name, "weight": self.score_weights[p.name]} if key == "score"
                          else {"name": p.name}) for p in pls]
         return out
+
+    def clear_nominated_node_name(self, pod: Pod) -> None:
+        """Drop ``pod``'s nomination (as upstream's status patch does): out of the nominator, and the
+        embedding scheduler is told so the queued pod forgets its nominated node and is retried."""
+        self.nominator.delete_nominated_pod_if_exists(pod)
+        if self.nomination_cleared is not None:
+            self.nomination_cleared(pod)
 
     def set_snapshot(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
@@ -373,6 +418,28 @@ class Framework:
                           error=st.error)
         return None
 
+    def filter_plugins_for(self, state: CycleState) -> list[tuple[str, Any]]:
+        """(name, bound filter method) of the Filter plugins this cycle runs (PreFilter SKIPs removed)."""
+        skip = state.skip_filter_plugins
+        return [(pl.name, pl.filter) for pl in self._points["filter"] if not (skip and pl.name in skip)]
+
+    @staticmethod
+    def filter_verdict(plugin: str, st: Any) -> Status | None:
+        """What ``run_filter_plugins`` makes of a non-None Filter result: None to go on with the next plugin,
+        else the status to stop with (a rejection naming ``plugin``, or an ERROR)."""
+        if type(st) is not Status:
+            st = _check_status(plugin, "Filter", st)
+            if st is None:
+                return None
+        code = st.code
+        if code == Code.SUCCESS:
+            return None
+        if code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING):
+            st.plugin = plugin
+            return st
+        return Status(Code.ERROR, f'running "{plugin}" filter plugin: {st.message()}', plugin=plugin,
+                      error=st.error)
+
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod,
                                                node_info: NodeInfo) -> Status | None:
         """Filter twice when higher-or-equal priority pods are nominated to the node: once with them added,
@@ -455,11 +522,15 @@ class Framework:
                           detail: ScoreDetail | None = None) -> tuple[list[NodePluginScores], Status | None]:
         skip = state.skip_score_plugins
         plugins = [pl for pl in self._points["score"] if pl.name not in skip]
-        n = len(nodes)
-        results = [NodePluginScores(ni.name, [], 0) for ni in nodes]
+        names = [ni.name for ni in nodes]
+        n = len(names)
+        totals = [0] * n
+        # One column of weighted scores per plugin, in node order; NodePluginScores read them lazily.
+        columns: list[tuple[str, list[int]]] = []
         for pl in plugins:
             name = pl.name
-            scores: list[NodeScore] = []
+            vals: list[int] = []
+            append = vals.append
             score_fn = pl.score
             for ni in nodes:
                 try:
@@ -467,6 +538,10 @@ class Framework:
                 except Exception as e:
                     return [], Status(Code.ERROR, f'running Score plugins: plugin "{name}" raised '
                                                   f"{type(e).__name__}: {e}", plugin=name, error=e)
+                # the common case first: an (int, None) tuple
+                if type(out) is tuple and len(out) == 2 and out[1] is None and type(out[0]) is int:
+                    append(out[0])
+                    continue
                 if type(out) is not tuple or len(out) != 2:
                     return [], _bad_shape(name, "Score", out, "(int, Status or None)")
                 s, st = out
@@ -479,10 +554,12 @@ class Framework:
                     if isinstance(s, bool) or not isinstance(s, int):
                         return [], _bad_shape(name, "Score", out, "(int, Status or None)")
                     s = int(s)
-                scores.append(NodeScore(ni.name, s))
-            raw = [ns.score for ns in scores] if detail is not None else None
+                append(s)
+            raw = list(vals) if detail is not None else None
+            normalized = list(vals) if detail is not None else None
             ext = self._score_ext.get(name)
             if ext is not None:
+                scores = [NodeScore(nm, v) for nm, v in zip(names, vals, strict=True)]
                 try:
                     st = _check_status(name, "NormalizeScore", ext.normalize_score(state, pod, scores))
                 except Exception as e:
@@ -491,23 +568,25 @@ class Framework:
                 if st is not None and st.code != Code.SUCCESS:
                     return [], Status(Code.ERROR, f'running Score plugins: plugin "{name}" failed with: '
                                                   f"{st.message()}", plugin=name)
-            weight = self.score_weights[name]
-            for i in range(n):
-                s = scores[i].score
+                vals = [scores[i].score for i in range(n)]
+                if detail is not None:
+                    normalized = [ns.score for ns in scores]
+            for s in vals:
                 if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE:
-                    return [], Status(Code.ERROR, f'running Score plugins: plugin "{name}" returns an invalid score '
-                                                  f"{s}, it should in the range of [{MIN_NODE_SCORE}, "
+                    return [], Status(Code.ERROR, f'running Score plugins: plugin "{name}" returns an invalid '
+                                                  f"score {s}, it should in the range of [{MIN_NODE_SCORE}, "
                                                   f"{MAX_NODE_SCORE}] after normalizing", plugin=name)
-                w = s * weight
-                r = results[i]
-                r.scores.append((name, w))
-                r.total_score += w
-            if detail is not None and raw is not None:
+            weight = self.score_weights[name]
+            weighted = [s * weight for s in vals]
+            totals = [t + w for t, w in zip(totals, weighted, strict=True)]
+            columns.append((name, weighted))
+            if detail is not None and raw is not None and normalized is not None:
                 detail.plugins.append(name)
                 detail.raw[name] = raw
-                detail.normalized[name] = [ns.score for ns in scores]
+                detail.normalized[name] = normalized
                 detail.weights[name] = weight
-        return results, None
+        from_columns = NodePluginScores._from_columns
+        return [from_columns(names[i], columns, i, totals[i]) for i in range(n)], None
 
     # Reserve / Permit ------------------------------------------------------------------------
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:

@@ -9,7 +9,7 @@ follow pkg/apis/core/v1/defaults.go (SetDefaults_Pod, SetDefaults_NodeStatus).
 from __future__ import annotations
 
 import copy
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -102,7 +102,7 @@ def test_pod_full_manifest_parses() -> None:
     assert (p.name, p.namespace, p.uid, p.key) == ("web-1", "shop", "1234-abcd", "shop/web-1")
     assert p.labels == {"app": "web", "tier": "front"}
     assert p.annotations == {"note": "hello"}
-    assert p.metadata.creation_timestamp == datetime(2024, 5, 1, 10, tzinfo=timezone.utc)
+    assert p.metadata.creation_timestamp == datetime(2024, 5, 1, 10, tzinfo=UTC)
     owner = p.metadata.controller_ref()
     assert owner is not None and (owner.kind, owner.name, owner.uid) == ("ReplicaSet", "web", "rs-1")
     s = p.spec
@@ -231,7 +231,7 @@ def test_pod_copies_with_one_change() -> None:
     assert cleared.status.nominated_node_name == "" and "nominatedNodeName" not in cleared.to_dict()["status"]
     assert p.status.nominated_node_name == "node-2"
 
-    ts = datetime(2024, 6, 1, tzinfo=timezone.utc)
+    ts = datetime(2024, 6, 1, tzinfo=UTC)
     gone = p.with_deletion_timestamp(ts)
     assert gone.is_terminating and not p.is_terminating
     assert Pod.from_dict(gone.to_dict()).metadata.deletion_timestamp == ts
@@ -256,9 +256,9 @@ POD_ERRORS = [
                  id="bad-container-port"),
     pytest.param({"metadata": {"name": "x", "labels": {"a": ["b"]}}},
                  "Pod default/x: metadata.labels.a: expected a string, got list", id="bad-label-value"),
-    pytest.param(pod_manifest(tolerations=[{"operator": "In"}]),
-                 'Pod default/x: spec.tolerations[0].operator: Unsupported value: "In": supported values: '
-                 '"Equal", "Exists"', id="bad-toleration-operator"),
+    pytest.param(pod_manifest(tolerations=[{"operator": "Exists", "tolerationSeconds": "soon"}]),
+                 "Pod default/x: spec.tolerations[0].tolerationSeconds: expected an integer, got 'soon'",
+                 id="bad-toleration-seconds"),
     pytest.param(pod_manifest(topologySpreadConstraints=[{"maxSkew": 1, "topologyKey": "z",
                                                           "whenUnsatisfiable": "Maybe"}]),
                  'Pod default/x: spec.topologySpreadConstraints[0].whenUnsatisfiable: Unsupported value: "Maybe": '

@@ -123,7 +123,8 @@ def test_lists_and_documents(text: str, nodes: list[str], pods: list[str]) -> No
         "      resources: {requests: {memory: 1.5.3}}\n",
         'document 2 items[0]: Pod ns/p: spec.containers[0].resources.requests.memory: invalid quantity "1.5.3"',
         id="quantity-in-list-item"),
-    pytest.param("kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: 1.5.3}}}]}\n",
+    pytest.param("kind: Pod\nmetadata: {name: p}\n"
+                 "spec: {containers: [{name: c, resources: {requests: {cpu: 1.5.3}}}]}\n",
                  'document 1: Pod default/p: spec.containers[0].resources.requests.cpu: invalid quantity "1.5.3"',
                  id="quantity-in-document"),
     pytest.param("kind: NodeList\nitems:\n- metadata: {name: a}\n  status: {capacity: {cpu: zz}}\n",
@@ -142,9 +143,9 @@ def test_lists_and_documents(text: str, nodes: list[str], pods: list[str]) -> No
                  id="missing-kind"),
     pytest.param("kind: 3\nmetadata: {name: a}\n", "document 1: object: kind: Required value: kind is required",
                  id="kind-not-a-string"),
-    pytest.param("kind: Pod\nmetadata: {name: p}\nspec: {tolerations: [{operator: Maybe}]}\n",
-                 'document 1: Pod default/p: spec.tolerations[0].operator: Unsupported value: "Maybe": supported '
-                 'values: "Equal", "Exists"', id="toleration-operator"),
+    pytest.param("kind: Pod\nmetadata: {name: p}\nspec: {tolerations: [{operator: Exists, tolerationSeconds: soon}]}\n",
+                 "document 1: Pod default/p: spec.tolerations[0].tolerationSeconds: expected an integer, got 'soon'",
+                 id="toleration-seconds"),
 ])
 def test_errors_name_document_object_and_field(text: str, message: str) -> None:
     with pytest.raises(ManifestError) as ei:
@@ -173,7 +174,8 @@ def test_same_pod_name_in_two_namespaces_is_fine() -> None:
 @pytest.mark.parametrize(("text", "where", "problem"), [
     pytest.param("kind: Node\nmetadata:\n  name: a\n  labels: {x: [1}\n", "cluster.yaml:4:17",
                  "did not find expected ',' or ']'", id="unclosed-flow-sequence"),
-    pytest.param("kind: Node\nmetadata:\n\tname: a\n", "cluster.yaml:3:1", "found character that cannot start any token",
+    pytest.param("kind: Node\nmetadata:\n\tname: a\n", "cluster.yaml:3:1",
+                 "found character that cannot start any token",
                  id="tab-indentation"),
     pytest.param("kind: Node\n---\nkind: Pod\nmetadata: {name: [}\n", "cluster.yaml:4", "", id="error-in-second-doc"),
 ])

@@ -348,7 +348,8 @@ def test_new_affinity_term_namespaces(raw: dict[str, Any], namespaces: set[str])
     owner = make_pod("owner", namespace="own", affinity={"podAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": [raw]}})
     assert owner.spec.affinity is not None and owner.spec.affinity.pod_affinity is not None
-    t = new_affinity_term(owner, owner.spec.affinity.pod_affinity.required_during_scheduling_ignored_during_execution[0])
+    terms = owner.spec.affinity.pod_affinity.required_during_scheduling_ignored_during_execution
+    t = new_affinity_term(owner, terms[0])
     assert t.namespaces == frozenset(namespaces)
 
 
@@ -410,7 +411,7 @@ NORMAL_ADDED = [("TCP", "127.0.0.1", 79), ("UDP", "127.0.0.1", 80), ("TCP", "127
 
 
 @pytest.mark.parametrize(("added", "removed", "length"), [
-    pytest.param(NORMAL_ADDED + [("TCP", "0.0.0.0", 0), ("TCP", "0.0.0.0", -1)], [], 8, id="normal add case"),
+    pytest.param([*NORMAL_ADDED, ("TCP", "0.0.0.0", 0), ("TCP", "0.0.0.0", -1)], [], 8, id="normal add case"),
     pytest.param([("", "127.0.0.1", 79), ("UDP", "127.0.0.1", 80), ("", "127.0.0.1", 81), ("", "127.0.0.1", 82),
                   ("", "", 79), ("UDP", "", 80), ("", "", 81), ("", "", 82), ("", "", 0), ("", "", -1)], [], 8,
                  id="empty ip and protocol add should work"),

@@ -110,7 +110,7 @@ def test_merge_keeps_origins_and_reports_clashes() -> None:
     assert a.names() == ["A", "B"] and a.origin("B") == "pkg-b"
     c = Registry()
     c.register("A", filter_factory, origin="pkg-c")
-    with pytest.raises(RegistryError, match="pkg-a.*pkg-c"):
+    with pytest.raises(RegistryError, match=r"pkg-a.*pkg-c"):
         a.merge(c)
 
 
@@ -159,7 +159,7 @@ def test_points_of_failing_function_factory_is_a_plugin_error() -> None:
 
     r = Registry()
     r.register("Needy", needs_args)
-    with pytest.raises(PluginError, match="'Needy'.*args required"):
+    with pytest.raises(PluginError, match=r"'Needy'.*args required"):
         r.points_of("Needy")
 
 
@@ -275,8 +275,15 @@ def test_third_party_plugin_is_registered_with_its_origin(fake_entry_points: Any
 
 def test_register_plugins_is_called_once_per_package(fake_entry_points: Any) -> None:
     calls: list[str] = []
-    mod_a = plugin_module("pkg_a", lambda reg: calls.append("a") or reg.register("A", FilterOnly))
-    mod_b = plugin_module("pkg_b", lambda reg: calls.append("b") or reg.register("B", filter_factory))
+
+    def registrar(tag: str, name: str, factory: Any) -> Callable[[Registry], None]:
+        def register(reg: Registry) -> None:
+            calls.append(tag)
+            reg.register(name, factory)
+        return register
+
+    mod_a = plugin_module("pkg_a", registrar("a", "A", FilterOnly))
+    mod_b = plugin_module("pkg_b", registrar("b", "B", filter_factory))
     fake_entry_points([intree_ep(), FakeEntryPoint("a", "pkg_a", "pkg-a", lambda: mod_a),
                        FakeEntryPoint("b", "pkg_b", "pkg-b", lambda: mod_b)])
     r = discover()

@@ -1005,7 +1005,14 @@ def test_offset_comes_from_handle_rng() -> None:
     want = random.Random(7).randrange(10)
     assert DefaultPreemption(None, Handle()).get_offset_and_num_candidates(10) == (want, 10)
     # no rng on the handle: a fixed seed, so runs are reproducible
-    assert DefaultPreemption(None, None).offset_rand(10) == random.Random(0).randrange(10)
+    fixed = random.Random(0)
+    pl = DefaultPreemption(None, None)
+    assert [pl.get_offset_and_num_candidates(10)[0] for _ in range(3)] == [fixed.randrange(10) for _ in range(3)]
+    # the handle's rng is read when needed (a scheduler may attach it after building the plugins)
+    late = type("Late", (), {})()
+    pl = DefaultPreemption(None, late)
+    late.rng = random.Random(7)
+    assert pl.get_offset_and_num_candidates(10) == (want, 10)
 
 
 def test_pdb_parsing_and_matching() -> None:

@@ -15,7 +15,7 @@ import yaml
 
 from tests.fixture_runner import ROOT
 
-# The default profile, minus the volume plugins (they take no part here and may not be registered yet).
+# The default profile minus the volume plugins, which take no part here.
 CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
           "profiles": [{"schedulerName": "default-scheduler", "plugins": {"multiPoint": {"disabled": [
               {"name": "VolumeRestrictions"}, {"name": "NodeVolumeLimits"}, {"name": "VolumeBinding"},
@@ -74,9 +74,9 @@ def write(tmp_path: Path, name: str, docs: list[dict[str, Any]]) -> str:
 
 
 def test_cli_json_shows_nominated_node_victims_and_final_node(tmp_path: Path) -> None:
+    """The default profile (no --config), as a user runs it."""
     cluster = write(tmp_path, "cluster.yaml", full_cluster())
-    cfg = write(tmp_path, "config.yaml", [CONFIG])
-    p = cli("schedule", "--cluster", cluster, "--config", cfg, "--output", "json", "--seed", "3")
+    p = cli("schedule", "--cluster", cluster, "--output", "json", "--seed", "3")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     [r] = out["pods"]

@@ -175,7 +175,7 @@ def test_select_host_is_reproducible_with_a_seed() -> None:
 
 
 def test_select_host_empty_priority_list() -> None:
-    fwk, algo = _algorithm({}, ["n"])
+    _, algo = _algorithm({}, ["n"])
     with pytest.raises(CycleError):
         algo.select_host([])
 

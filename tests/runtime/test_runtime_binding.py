@@ -146,7 +146,11 @@ class _Waiter:
 
 
 def _later(fn: Any, delay: float = 0.01) -> threading.Thread:
-    t = threading.Thread(target=lambda: (time.sleep(delay), fn()), daemon=True)
+    def run() -> None:
+        time.sleep(delay)
+        fn()
+
+    t = threading.Thread(target=run, daemon=True)
     t.start()
     return t
 
@@ -217,7 +221,9 @@ def test_all_waiting_plugins_must_allow() -> None:
 def test_one_reject_among_waiting_plugins_rejects() -> None:
     fwk = build({"permit": [_Waiter("w1"), _Waiter("w2")]})
     fwk.run_permit_plugins(CycleState(), POD, "")
-    _later(lambda: fwk.get_waiting_pod(POD.uid).reject("w2", "nope"))
+    wp = fwk.get_waiting_pod(POD.uid)
+    assert wp is not None
+    _later(lambda: wp.reject("w2", "nope"))
     assert _triple(fwk.wait_on_permit(POD)) == (U, ["nope"], "w2")
 
 
@@ -246,6 +252,7 @@ def test_allow_after_reject_is_ignored() -> None:
     fwk = build({"permit": [_Waiter()]})
     fwk.run_permit_plugins(CycleState(), POD, "")
     wp = fwk.get_waiting_pod(POD.uid)
+    assert wp is not None
     wp.reject("permit-plugin", "first")
     wp.allow("permit-plugin")
     assert _triple(fwk.wait_on_permit(POD)) == (U, ["first"], "permit-plugin")

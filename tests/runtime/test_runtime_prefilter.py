@@ -55,7 +55,8 @@ RUN_PRE_FILTER_CASES = [
                  id="one PreFilter plugin returned Unschedulable, but another PreFilter plugin should be executed"),
     pytest.param([InjPlugin("unresolvable", pre_filter=Code.UNSCHEDULABLE_AND_UNRESOLVABLE),
                   InjPlugin("skip", pre_filter=Code.SKIP)], None, set(), Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                 id="one PreFilter plugin returned UnschedulableAndUnresolvable, and all other plugins aren't executed"),
+                 id="one PreFilter plugin returned UnschedulableAndUnresolvable, "
+                    "and all other plugins aren't executed"),
     pytest.param([InjPlugin("reject-all-nodes", pre_filter_result=PreFilterResult(set())),
                   InjPlugin("skip", pre_filter=Code.SKIP)], PreFilterResult(set()), set(),
                  Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
@@ -226,7 +227,7 @@ def test_run_pre_filter_extension_add_pod(plugins: list[InjPlugin], skipped: set
     st = fwk.run_pre_filter_extension_add_pod(state, POD, PodInfo(make_pod("other")), NODES[0])
     assert _code(st) == want_code
     if want_plugin:
-        assert st.plugin == want_plugin
+        assert st is not None and st.plugin == want_plugin
         assert st.message() == f'running AddPod on PreFilter plugin "{want_plugin}": {INJECT_REASON}'
 
 
@@ -239,7 +240,7 @@ def test_run_pre_filter_extension_remove_pod(plugins: list[InjPlugin], skipped: 
     st = fwk.run_pre_filter_extension_remove_pod(state, POD, PodInfo(make_pod("other")), NODES[0])
     assert _code(st) == want_code
     if want_plugin:
-        assert st.plugin == want_plugin
+        assert st is not None and st.plugin == want_plugin
         assert st.message() == f'running RemovePod on PreFilter plugin "{want_plugin}": {INJECT_REASON}'
 
 

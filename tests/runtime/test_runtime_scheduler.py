@@ -385,7 +385,7 @@ def test_post_filter_raising_keeps_the_pod_unschedulable_as_upstream() -> None:
     """Upstream treats a PostFilter error as a failed preemption attempt: the pod stays Unschedulable and the
     error message is appended to the FitError message (schedule_one.go schedulingCycle)."""
     bad = InjPlugin("Bad")
-    bad.post_filter = _boom  # type: ignore[method-assign]
+    setattr(bad, "post_filter", _boom)  # noqa: B010 - break one method of the fake
     s = scheduler({"filter": [InjPlugin("f", filter=U)], "postFilter": [bad]})
     r = _run(s, ["n1", "n2"], [make_pod("a")], max_cycles=1)["default/a"]
     assert r.outcome == UNSCHEDULABLE
@@ -412,7 +412,7 @@ def test_unreserve_raising_does_not_stop_cleanup() -> None:
 
 def test_post_bind_raising_keeps_the_pod_scheduled() -> None:
     bad = InjPlugin("Bad")
-    bad.post_bind = _boom  # type: ignore[method-assign]
+    setattr(bad, "post_bind", _boom)  # noqa: B010 - break one method of the fake
     s = scheduler({"postBind": [bad]})
     r = _run(s, ["n1"], [make_pod("a", cpu="1")])["default/a"]
     assert r.outcome == SCHEDULED
@@ -421,7 +421,7 @@ def test_post_bind_raising_keeps_the_pod_scheduled() -> None:
 
 def test_pre_enqueue_raising_gates_the_pod_with_outcome_error() -> None:
     bad = InjPlugin("Bad")
-    bad.pre_enqueue = _boom  # type: ignore[method-assign]
+    setattr(bad, "pre_enqueue", _boom)  # noqa: B010 - break one method of the fake
     s = scheduler({"preEnqueue": [bad]})
     r = _run(s, ["n1"], [make_pod("a")])["default/a"]
     assert (r.outcome, r.plugin) == (ERROR, "Bad")

@@ -240,8 +240,9 @@ PRE_SCORE_CASES = [
     pytest.param([InjPlugin("skip1", pre_score=Code.SKIP), InjPlugin("skip2", pre_score=Code.SKIP),
                   InjPlugin("skip3", pre_score=Code.SKIP)], {"skip1", "skip2", "skip3"}, Code.SUCCESS,
                  id="all PreScore plugins returned skip"),
-    pytest.param([InjPlugin("skip1", pre_score=Code.SKIP), InjPlugin("success1"), InjPlugin("skip2", pre_score=Code.SKIP),
-                  InjPlugin("success2")], {"skip1", "skip2"}, Code.SUCCESS, id="some PreScore plugins returned skip"),
+    pytest.param([InjPlugin("skip1", pre_score=Code.SKIP), InjPlugin("success1"),
+                  InjPlugin("skip2", pre_score=Code.SKIP), InjPlugin("success2")], {"skip1", "skip2"},
+                 Code.SUCCESS, id="some PreScore plugins returned skip"),
 ]
 
 

@@ -1,0 +1,499 @@
+"""Simulator: placement queries for autoscalers and what-if tools, on a Framework over a ClusterSnapshot.
+
+Nothing here binds, waits or preempts: the queries run PreFilter + Filter (and Score, where they pick a
+best node) through the same Framework and Algorithm the reference Scheduler uses, and ``schedule_pods``
+adds each placed pod to the snapshot and runs Reserve, so that the next pod sees it. Wrap a question in
+``fork()`` / ``revert()`` to leave the cluster as it was.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from scheduling_framework.api.meta import ObjectMeta
+from scheduling_framework.api.node import Node
+from scheduling_framework.api.objects import KubeObject
+from scheduling_framework.api.pod import Pod
+from scheduling_framework.cluster import Cluster
+from scheduling_framework.config import KubeSchedulerConfiguration, load_config
+from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.errors import ConfigError, SnapshotError
+from scheduling_framework.interfaces import QueuedPodInfo
+from scheduling_framework.node_info import NodeInfo, PodInfo
+from scheduling_framework.registry import Registry, default_registry
+from scheduling_framework.runtime.algorithm import Algorithm, CycleError, Diagnosis, FitError
+from scheduling_framework.runtime.framework import Framework, Nominator
+from scheduling_framework.simulation.cluster_snapshot import ClusterSnapshot, Fork
+from scheduling_framework.snapshot import ObjectStore
+from scheduling_framework.status import Code, Status
+
+MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
+
+
+@attrs.frozen
+class Placement:
+    """Where one pod goes, or why it goes nowhere.
+
+    ``node`` is None when the pod was not placed; ``message`` then says why, in upstream's words
+    ("0/3 nodes are available: ..."). ``status`` is the rejecting or failing status when one plugin
+    decided (PreEnqueue, Reserve, a plugin error); ``diagnosis`` holds per-node Filter statuses after a
+    fit failure. ``total_scores`` maps each scored node to its weighted total (empty when only one node
+    was feasible: upstream does not score then).
+    """
+
+    pod: str
+    node: str | None
+    message: str = ""
+    status: Status | None = None
+    total_scores: Mapping[str, int] = attrs.field(factory=dict)
+    diagnosis: Diagnosis | None = attrs.field(default=None, repr=False)
+
+    @property
+    def scheduled(self) -> bool:
+        return self.node is not None
+
+
+@attrs.frozen
+class ScheduleOutcome:
+    """The result of :meth:`Simulator.schedule_pods`: one Placement per pod, in scheduling order."""
+
+    results: tuple[Placement, ...]
+
+    @property
+    def placements(self) -> dict[str, str]:
+        """Pod key (``namespace/name``) -> node, for the pods placed."""
+        return {r.pod: r.node for r in self.results if r.node is not None}
+
+    @property
+    def unschedulable(self) -> dict[str, str]:
+        """Pod key -> why it was not placed, for the pods not placed."""
+        return {r.pod: r.message for r in self.results if r.node is None}
+
+    @property
+    def all_scheduled(self) -> bool:
+        return all(r.node is not None for r in self.results)
+
+
+@attrs.frozen
+class DrainResult:
+    """Where the pods of a drained node would go.
+
+    ``placements`` / ``unschedulable`` cover the pods that must move; ``not_moved`` lists the pods a drain
+    leaves alone (DaemonSet and mirror pods). ``ok`` is True when every pod that must move found a node.
+    """
+
+    node: str
+    outcome: ScheduleOutcome
+    not_moved: tuple[str, ...] = ()
+
+    @property
+    def placements(self) -> dict[str, str]:
+        return self.outcome.placements
+
+    @property
+    def unschedulable(self) -> dict[str, str]:
+        return self.outcome.unschedulable
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome.all_scheduled
+
+
+class Simulator:
+    """A Framework for one profile of a KubeSchedulerConfiguration, over a forkable ClusterSnapshot.
+
+    ``config`` is what :func:`load_config` takes (None: the default profile); ``profile`` picks a
+    profile by scheduler name (default: the first). ``seed`` makes tie-breaking among equal top scores
+    reproducible, as the CLI's ``--seed`` does. ``objects`` are the other cluster objects plugins read
+    (Namespaces, PVCs, ...); they are not part of forks.
+
+    State kept outside the snapshot follows forks too: nominations made with :meth:`nominate` and the
+    Reserve of pods placed by :meth:`schedule_pods` are undone (Unreserve is called) when the fork in
+    which they happened is reverted.
+
+    ``reuse_failures``: in :meth:`schedule_pods`, a pod identical to one that just failed to fit (same
+    spec, status, labels, annotations and owners; only name, uid and creation time differ), met while the
+    snapshot and the nominations are unchanged since that failure, gets the same answer without running
+    the cycle again: a failed cycle changes nothing, so running it again would decide the same. Pods
+    that are nominated are always evaluated. Set it to False for plugins that read a pod's name or uid.
+    """
+
+    def __init__(self, config: KubeSchedulerConfiguration | Mapping[str, Any] | str | None = None,
+                 registry: Registry | None = None, seed: int | None = None, *, profile: str | None = None,
+                 cluster: ClusterSnapshot | None = None, objects: Iterable[KubeObject] = (),
+                 reuse_failures: bool = True) -> None:
+        self.config = config if isinstance(config, KubeSchedulerConfiguration) else load_config(config)
+        self.registry = registry if registry is not None else default_registry()
+        self.cluster = cluster if cluster is not None else ClusterSnapshot()
+        self.objects = ObjectStore(objects)
+        self.rng = random.Random(seed)
+        if profile is not None and not any(p.scheduler_name == profile for p in self.config.profiles):
+            raise ConfigError(f"profile {profile!r} not found")
+        self.framework: Framework = Framework.from_config(
+            self.config, self.registry, profile_name=profile, snapshot=self.cluster.snapshot,
+            objects=self.objects, nominator=Nominator(), rng=self.rng)
+        self.algorithm = Algorithm(self.framework, self.rng, self.config.percentage_of_nodes_to_score)
+        self._has_reserve = bool(self.framework.plugins_at("reserve"))
+        self.reuse_failures = reuse_failures
+        # find_node_for_pod resumes where the previous search stopped (cluster-autoscaler's lastIndex).
+        self._last_index = 0
+
+    @classmethod
+    def from_cluster(cls, cluster: Cluster, config: KubeSchedulerConfiguration | Mapping[str, Any] | str | None = None,
+                     registry: Registry | None = None, seed: int | None = None, *,
+                     profile: str | None = None) -> Simulator:
+        """A Simulator over a loaded cluster (``load_cluster(path)``): its nodes, bound pods and objects.
+
+        Pending pods are not added: pass ``cluster.pending_pods`` to :meth:`schedule_pods`. Pods that
+        have finished (phase Succeeded or Failed) hold no resources and are skipped, as the CLI does.
+        """
+        bound = [p for p in cluster.bound_pods if p.status.phase not in ("Succeeded", "Failed")]
+        return cls(config, registry, seed, profile=profile, cluster=ClusterSnapshot(cluster.nodes, bound),
+                   objects=cluster.objects)
+
+    # the cluster -------------------------------------------------------------------------------
+    def fork(self) -> Fork:
+        """Open a nested transaction on the cluster (see :meth:`ClusterSnapshot.fork`)."""
+        return self.cluster.fork()
+
+    def revert(self) -> None:
+        self.cluster.revert()
+
+    def commit(self) -> None:
+        self.cluster.commit()
+
+    def add_node(self, node: Node, pods: Iterable[Pod] = ()) -> NodeInfo:
+        return self.cluster.add_node(node, pods)
+
+    def add_node_from_template(self, template: Node, count: int = 1, name_prefix: str | None = None,
+                               pods: Iterable[Pod] = ()) -> list[str]:
+        """Add ``count`` copies of a node template (see :meth:`ClusterSnapshot.add_node_from_template`)."""
+        return self.cluster.add_node_from_template(template, count, name_prefix, pods)
+
+    def remove_node(self, node_name: str) -> list[Pod]:
+        return self.cluster.remove_node(node_name)
+
+    def add_pod(self, pod: Pod, node_name: str | None = None) -> PodInfo:
+        return self.cluster.add_pod(pod, node_name)
+
+    def remove_pod(self, pod: Pod | str) -> Pod:
+        return self.cluster.remove_pod(pod)
+
+    def nominate(self, pod: Pod, node_name: str) -> None:
+        """Record ``pod`` as nominated to ``node_name`` (as preemption does): Filter then accounts for it
+        on that node for pods of lower or equal priority. An empty ``node_name`` clears the nomination."""
+        nom = self.framework.nominator
+        uid = pod.uid
+        old_node = nom.nominated_node_of(uid)
+        old = next((pi for pi in nom.nominated_pods_for_node(old_node) if pi.pod.uid == uid), None) \
+            if old_node else None
+        if node_name:
+            nom.add_nominated_pod(PodInfo(pod), node_name)
+        else:
+            nom.delete_nominated_pod_if_exists(pod)
+        self.cluster.snapshot.generation += 1  # Filter results may change: cached failures are stale
+        if self.cluster.depth:
+            def undo() -> None:
+                if old is not None:
+                    nom.add_nominated_pod(old, old_node)
+                else:
+                    nom.delete_nominated_pod_if_exists(pod)
+
+            self.cluster.on_revert(undo)
+
+    # queries -----------------------------------------------------------------------------------
+    def check_pod_on_node(self, pod: Pod, node_name: str) -> Status | None:
+        """Whether ``pod`` passes PreFilter and Filter on ``node_name``: None when it does, else the status.
+
+        Pods nominated to the node with higher or equal priority are accounted for (the pod must fit with
+        and without them, as upstream's Filter does). When a PreFilter plugin narrows the candidate nodes
+        and leaves this node out, the status is upstream's for such nodes:
+        UnschedulableAndUnresolvable "node(s) didn't satisfy plugin(s) [...]". A plugin failure gives an
+        ERROR status. Raises SnapshotError when the node is not in the snapshot.
+        """
+        ni = self.cluster.get(node_name)
+        fwk = self.framework
+        state = CycleState()
+        pre_res, st, with_nodes = fwk.run_pre_filter_plugins(state, pod, fwk.snapshot.list())
+        if st is not None and st.code != Code.SUCCESS:
+            return st
+        if pre_res is not None and pre_res.node_names is not None and node_name not in pre_res.node_names:
+            return _absent_status(with_nodes)
+        st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
+        if st is None or st.code == Code.SUCCESS:
+            return None
+        return st
+
+    def find_node_for_pod(self, pod: Pod, node_filter: Callable[[NodeInfo], bool] | None = None) -> str | None:
+        """The first node, in snapshot order from where the previous search stopped, that passes PreFilter
+        and Filter for ``pod`` (cluster-autoscaler's RunFiltersUntilPassingNode); None when none does.
+
+        ``node_filter`` restricts the nodes tried. The next search starts after the node found. Raises
+        CycleError when a plugin fails.
+        """
+        fwk = self.framework
+        nodes = fwk.snapshot.list()
+        n = len(nodes)
+        if n == 0:
+            return None
+        state = CycleState()
+        pre_res, st, _ = fwk.run_pre_filter_plugins(state, pod, nodes)
+        if st is not None and st.code != Code.SUCCESS:
+            if st.is_rejected():
+                return None
+            raise CycleError(st)
+        allowed = pre_res.node_names if pre_res is not None else None
+        run = fwk.run_filter_plugins_with_nominated_pods
+        start = self._last_index % n
+        for i in range(n):
+            idx = (start + i) % n
+            ni = nodes[idx]
+            if allowed is not None and ni.name not in allowed:
+                continue
+            if node_filter is not None and not node_filter(ni):
+                continue
+            st = run(state, pod, ni)
+            if st is None or st.code == Code.SUCCESS:
+                self._last_index = (idx + 1) % n
+                return ni.name
+            if st.code == Code.ERROR:
+                raise CycleError(st)
+        return None
+
+    def best_node_for_pod(self, pod: Pod) -> Placement:
+        """The node a full scheduling cycle (Filter, Score, host selection) picks, with the total scores;
+        or, when no node fits, ``node`` None and upstream's FitError message. The snapshot is unchanged."""
+        return self._cycle(CycleState(), pod, None)[0]
+
+    def schedule_pods(self, pods: Iterable[Pod], nodes: Iterable[str] | None = None) -> ScheduleOutcome:
+        """Schedule pending pods one after another in queue-sort order, each placement visible to the next.
+
+        Each pod goes through PreEnqueue and a full scheduling cycle; a placed pod is added to the snapshot
+        (``spec.nodeName`` set) and Reserve runs for it. There is one pass and no retry, no PostFilter
+        (preemption), Permit or binding. Pods carrying ``status.nominatedNodeName`` are nominated there
+        first, as the scheduling queue does. Run it inside a fork to be able to take it back.
+
+        ``nodes`` limits the nodes a pod may land on (all nodes still count for PreFilter, so topology
+        spread and inter-pod affinity see the whole cluster); cluster-autoscaler's estimator does this to
+        ask "which pending pods would go to the new nodes?". With it, every candidate is filtered and
+        the messages count candidates only ("0/2 nodes are available: ...").
+
+        Raises SnapshotError, before changing anything, when two pods share a uid, a pod is already in
+        the snapshot, or a candidate node does not exist.
+        """
+        batch = list(pods)
+        seen: set[str] = set()
+        for p in batch:
+            if p.uid in seen:
+                raise SnapshotError(f"pod {p.key} (uid {p.uid}) appears twice in the pods to schedule")
+            if self.cluster.has_pod(p):
+                raise SnapshotError(f'pod {p.key} (uid {p.uid}) is already in the snapshot, on node '
+                                    f'"{self.cluster.pod_node(p)}"')
+            seen.add(p.uid)
+        candidates: list[str] | None = None
+        if nodes is not None:
+            candidates = list(dict.fromkeys(nodes))
+            for name in candidates:
+                if name not in self.cluster:
+                    raise SnapshotError(f'candidate node "{name}" is not in the snapshot')
+        ordered = self.sort_pods(batch)
+        for p in ordered:
+            if p.status.nominated_node_name:
+                self.nominate(p, p.status.nominated_node_name)
+        snapshot = self.cluster.snapshot
+        nominator = self.framework.nominator
+        results: list[Placement] = []
+        # Pods that failed to fit since the snapshot last changed, with their answers.
+        failed: list[tuple[Pod, Placement]] = []
+        generation = snapshot.generation
+        for p in ordered:
+            if snapshot.generation != generation:
+                failed.clear()
+                generation = snapshot.generation
+            reusable = self.reuse_failures and not nominator.nominated_node_of(p.uid)
+            if reusable:
+                hit = next((r for rep, r in failed if _equivalent(rep, p)), None)
+                if hit is not None:
+                    results.append(self._replay_failure(p, hit, candidates))
+                    continue
+            r = self._schedule_one(p, candidates)
+            if reusable and r.node is None and r.diagnosis is not None:
+                failed.append((p, r))
+            results.append(r)
+        return ScheduleOutcome(tuple(results))
+
+    def _replay_failure(self, pod: Pod, failure: Placement, candidates: list[str] | None) -> Placement:
+        """The answer of an equivalent pod's failed cycle, with the cycle's one side effect: the
+        round-robin start of the next cycle advances by the number of nodes the cycle evaluated."""
+        d = failure.diagnosis
+        if candidates is None and d is not None and not d.pre_filter_msg:
+            n = self.cluster.snapshot.num_nodes()
+            if n:
+                self.algorithm.next_start_node_index = (self.algorithm.next_start_node_index
+                                                        + len(d.node_to_status)) % n
+        return attrs.evolve(failure, pod=pod.key)
+
+    def sort_pods(self, pods: Sequence[Pod]) -> list[Pod]:
+        """Pods in the profile's queue-sort order (PrioritySort: priority, then the order given)."""
+        less = self.framework.queue_sort_less
+        infos = [QueuedPodInfo(p, 0.0) for p in pods]
+
+        def cmp(a: QueuedPodInfo, b: QueuedPodInfo) -> int:
+            if less(a, b):
+                return -1
+            if less(b, a):
+                return 1
+            return 0
+
+        return [q.pod for q in sorted(infos, key=functools.cmp_to_key(cmp))]
+
+    def drain_node(self, node_name: str, commit: bool = False) -> DrainResult:
+        """Where would the pods of ``node_name`` go if it were removed?
+
+        In a fork: remove the node, then schedule its pods (all but DaemonSet and mirror pods, which a
+        drain leaves alone) with :meth:`schedule_pods` on the remaining nodes. The fork is reverted,
+        unless ``commit`` is true and every pod found a node: then the removal and the new placements
+        are kept.
+        """
+        ni = self.cluster.get(node_name)
+        movable: list[Pod] = []
+        not_moved: list[str] = []
+        for pi in ni.pods:
+            p = pi.pod
+            if _stays_on_drain(p):
+                not_moved.append(p.key)
+            else:
+                movable.append(p)
+        f = self.fork()
+        try:
+            self.cluster.remove_node(node_name)
+            pending = [p.with_node_name("") for p in movable]
+            outcome = self.schedule_pods([p.with_nominated_node_name("") if p.status.nominated_node_name else p
+                                          for p in pending])
+        except BaseException:
+            f.revert()
+            raise
+        if commit and outcome.all_scheduled:
+            f.commit()
+        else:
+            f.revert()
+        return DrainResult(node_name, outcome, tuple(not_moved))
+
+    # one pod -----------------------------------------------------------------------------------
+    def _schedule_one(self, pod: Pod, candidates: list[str] | None) -> Placement:
+        fwk = self.framework
+        st = fwk.run_pre_enqueue_plugins(pod)
+        if st is not None and not st.is_success():
+            return Placement(pod.key, None, st.message(), st)
+        state = CycleState()
+        placement, host = self._cycle(state, pod, candidates)
+        if host is None:
+            return placement
+        assumed = pod.with_node_name(host)
+        if assumed.status.nominated_node_name:
+            assumed = assumed.with_nominated_node_name("")
+        self.cluster.add_pod(assumed)
+        if self._has_reserve:
+            st = fwk.run_reserve_plugins_reserve(state, assumed, host)
+            if st is not None and not st.is_success():
+                fwk.run_reserve_plugins_unreserve(state, assumed, host)
+                self.cluster.remove_pod(assumed)
+                msg = f"0/1 nodes are available: 1 {st.message()}." if st.is_rejected() else st.message()
+                return Placement(pod.key, None, msg, st)
+            self.cluster.on_revert(functools.partial(fwk.run_reserve_plugins_unreserve, state, assumed, host))
+        if fwk.nominator.nominated_node_of(pod.uid):
+            self.nominate(pod, "")
+        return placement
+
+    def _cycle(self, state: CycleState, pod: Pod, candidates: list[str] | None) -> tuple[Placement, str | None]:
+        try:
+            if candidates is None:
+                result = self.algorithm.schedule_pod(state, pod)
+                host = result.suggested_host
+                scores = {s.name: s.total_score for s in result.scores}
+            else:
+                host, scores = self._schedule_among(state, pod, candidates)
+        except FitError as fe:
+            return Placement(pod.key, None, fe.message(), None, {}, fe.diagnosis), None
+        except CycleError as ce:
+            return Placement(pod.key, None, ce.status.message(), ce.status), None
+        return Placement(pod.key, host, "", None, scores), host
+
+    def _schedule_among(self, state: CycleState, pod: Pod, candidates: list[str]) -> tuple[str, dict[str, int]]:
+        """A scheduling cycle whose Filter and Score only consider ``candidates``."""
+        fwk = self.framework
+        if not candidates:
+            raise CycleError(Status(Code.ERROR, "no nodes available to schedule pods"))
+        snapshot = fwk.snapshot
+        diagnosis = Diagnosis()
+        pre_res, st, with_nodes = fwk.run_pre_filter_plugins(state, pod, snapshot.list())
+        diagnosis.unschedulable_plugins.update(with_nodes)
+        if st is not None and st.code != Code.SUCCESS:
+            if not st.is_rejected():
+                raise CycleError(st)
+            diagnosis.absent_nodes_status = st
+            diagnosis.pre_filter_msg = st.message()
+            diagnosis.add_plugin_status(st)
+            raise FitError(pod, len(candidates), diagnosis)
+        m = snapshot.node_info_map
+        nodes = [m[n] for n in candidates]
+        if pre_res is not None and pre_res.node_names is not None:
+            allowed = pre_res.node_names
+            nodes = [ni for ni in nodes if ni.name in allowed]
+            diagnosis.pre_filter_allowed = allowed
+            diagnosis.absent_nodes_status = _absent_status(diagnosis.unschedulable_plugins)
+        run = fwk.run_filter_plugins_with_nominated_pods
+        feasible: list[NodeInfo] = []
+        nominated = pod.status.nominated_node_name
+        if nominated and any(ni.name == nominated for ni in nodes):
+            st = run(state, pod, m[nominated])
+            if st is None or st.code == Code.SUCCESS:
+                feasible.append(m[nominated])
+            elif st.code == Code.ERROR:
+                raise CycleError(st)
+        if not feasible:
+            for ni in nodes:
+                st = run(state, pod, ni)
+                if st is None or st.code == Code.SUCCESS:
+                    feasible.append(ni)
+                elif st.code == Code.ERROR:
+                    raise CycleError(st)
+                else:
+                    diagnosis.node_to_status[ni.name] = st
+                    diagnosis.add_plugin_status(st)
+        if not feasible:
+            raise FitError(pod, len(candidates), diagnosis)
+        if len(feasible) == 1:
+            return feasible[0].name, {}
+        scores = self.algorithm.prioritize_nodes(state, pod, feasible)
+        return self.algorithm.select_host(scores), {s.name: s.total_score for s in scores}
+
+
+def _absent_status(plugins: Iterable[str]) -> Status:
+    """Upstream's status for nodes a PreFilterResult left out."""
+    names = " ".join(sorted(plugins))
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"node(s) didn't satisfy plugin(s) [{names}]")
+
+
+def _equivalent(a: Pod, b: Pod) -> bool:
+    """Same pod for every plugin's purpose: everything but name, uid and creation time is equal."""
+    if a.spec != b.spec or a.status != b.status:
+        return False
+    return _identity_free(a) == _identity_free(b)
+
+
+def _identity_free(pod: Pod) -> ObjectMeta:
+    return attrs.evolve(pod.metadata, name="", uid="", creation_timestamp=None)
+
+
+def _stays_on_drain(pod: Pod) -> bool:
+    """DaemonSet pods and mirror (static) pods are not evicted by a drain."""
+    if MIRROR_POD_ANNOTATION in pod.metadata.annotations:
+        return True
+    ref = pod.metadata.controller_ref()
+    return ref is not None and ref.kind == "DaemonSet"
