@@ -140,6 +140,9 @@ class Scheduler:
         self._lock = threading.RLock()
         self._threads: list[threading.Thread] = []
         self.cycles = 0
+        # Attempts after which a pod whose cycles keep ending in Error waits for a cluster event instead of
+        # being retried after backoff (upstream retries forever; a simulation must end).
+        self.max_error_retries = 5
 
     # events from the embedding application ----------------------------------------------------
     def add_node(self, node: Node) -> None:
@@ -202,11 +205,11 @@ class Scheduler:
     def delete_pod(self, pod: Pod) -> None:
         with self._lock:
             self.nominator.delete_nominated_pod_if_exists(pod)
-            if self.cache.get_pod(pod.uid) is not None and not self.cache.is_assumed(pod.uid):
+            if self.cache.get_pod(pod.uid) is not None:
+                # bound or assumed: either way its resources leave the node (upstream RemovePod)
                 self.cache.remove_pod(pod)
                 self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
-            else:
-                self.queue.delete(pod)
+            self.queue.delete(pod)
             fwk_list = list(self.profiles.values())
             for fwk in fwk_list:
                 fwk.reject_waiting_pod(pod.uid)
@@ -254,7 +257,8 @@ class Scheduler:
 
     def schedule_one(self) -> PodResult | None:
         """Run one scheduling cycle for the next pod; None when the active queue is empty."""
-        qpi = self.queue.pop()
+        with self._lock:  # the binding thread may requeue pods concurrently
+            qpi = self.queue.pop()
         if qpi is None:
             return None
         self.cycles += 1
@@ -320,10 +324,16 @@ class Scheduler:
             fwk.run_reserve_plugins_unreserve(state, assumed, host)
             self._forget(assumed)
             with self._lock:
+                # Freed resources may help other pods; the failed pod itself waits for a further event
+                # (upstream excludes it from this move), so a binding that always fails cannot loop forever.
                 self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
-                self._fail(qpi, r, st, moves_before, node=host)
+                self._fail(qpi, r, st, self.queue.moved_since, node=host)
             return
         with self._lock:
+            if self.cache.is_assumed(assumed.uid):
+                # bound by a plugin other than DefaultBinder: the binding happened all the same
+                self.cache.confirm(assumed)
+                self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD)
             r.outcome = SCHEDULED
             r.node = host
             r.message = ""
@@ -388,6 +398,11 @@ class Scheduler:
             r.message = st.message()
         if st.plugin:
             qpi.unschedulable_plugins = {st.plugin}
+        if not st.is_rejected() and qpi.attempts < self.max_error_retries:
+            # An error is no verdict about the cluster: retry after backoff, as upstream does, a bounded
+            # number of times so that run() ends even when a plugin keeps failing.
+            self.queue.add_unschedulable(qpi, moved_during_cycle=True)
+            return
         self.queue.add_unschedulable(qpi, self.queue.moved_since != moves_before)
 
     def _explain_success(self, r: PodResult, result: ScheduleResult) -> None:

@@ -69,6 +69,9 @@ class ImageLocality:
         if total_nodes <= 0:
             return 0, Status(Code.ERROR, "no nodes in the snapshot")
         states = node_info.image_states
+        if not states:
+            # no image on the node: the sum is 0, clamped to the minimum threshold
+            return calculate_priority(0, len(images)), None
         total = 0
         for name in images:
             st = states.get(name)

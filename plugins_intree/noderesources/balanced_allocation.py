@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from plugins_intree.noderesources._args import coerce_args
-from plugins_intree.noderesources.resource_allocation import ResourceAllocationScorer
+from plugins_intree.noderesources.resource_allocation import CPU_MEMORY, DirectScorer, ResourceAllocationScorer
 from plugins_intree.noderesources.shape_score import div_trunc
 from scheduling_framework.api.pod import Pod
-from scheduling_framework.config.args import NodeResourcesBalancedAllocationArgs
+from scheduling_framework.config.args import NodeResourcesBalancedAllocationArgs, ResourceSpec
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import MAX_NODE_SCORE
 from scheduling_framework.node_info import NodeInfo
@@ -61,6 +61,38 @@ def balanced_resource_scorer(requested: Sequence[int], allocated: Sequence[int],
     return half + div_trunc(half + with_pod - without_pod, 2)
 
 
+def _fraction(requested: int, capacity: int) -> float:
+    fraction = float(requested) / float(capacity)
+    return 1.0 if fraction > 1 else fraction
+
+
+def balanced_direct_scorer(resources: Sequence[ResourceSpec]) -> DirectScorer | None:
+    """``balanced_resource_scorer`` reading cpu and memory straight from the node (None for other lists)."""
+    if tuple(r.name for r in resources) != CPU_MEMORY:
+        return None
+    half = MAX_NODE_SCORE // 2
+    max_score = float(MAX_NODE_SCORE)
+
+    def direct(node_info: NodeInfo, requests: Sequence[int]) -> int:
+        alloc = node_info.allocatable
+        used = node_info.requested
+        cap_cpu = alloc.milli_cpu
+        cap_mem = alloc.memory
+        if cap_cpu != 0 and cap_mem != 0:
+            used_cpu = used.milli_cpu
+            used_mem = used.memory
+            with_pod = int((1 - abs((_fraction(used_cpu + requests[0], cap_cpu)
+                                     - _fraction(used_mem + requests[1], cap_mem)) / 2)) * max_score)
+            without_pod = int((1 - abs((_fraction(used_cpu, cap_cpu) - _fraction(used_mem, cap_mem)) / 2))
+                              * max_score)
+        else:
+            # one fraction (or none): no deviation either way
+            with_pod = without_pod = int((1 - 0.0) * max_score)
+        return half + div_trunc(half + with_pod - without_pod, 2)
+
+    return direct
+
+
 class _PreScoreState:
     __slots__ = ("pod_requests",)
 
@@ -81,7 +113,8 @@ class BalancedAllocation:
         ba_args = coerce_args(NAME, args, NodeResourcesBalancedAllocationArgs)
         self.args = ba_args
         self.handle = handle
-        self.scorer = ResourceAllocationScorer(NAME, ba_args.resources, balanced_resource_scorer, use_requested=True)
+        self.scorer = ResourceAllocationScorer(NAME, ba_args.resources, balanced_resource_scorer, use_requested=True,
+                                               direct=balanced_direct_scorer(ba_args.resources))
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         requests = self.scorer.pod_requests(pod)
@@ -93,6 +126,9 @@ class BalancedAllocation:
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         s = state.get(PRE_SCORE_STATE_KEY)
         if isinstance(s, _PreScoreState):
+            direct = self.scorer.direct
+            if direct is not None:
+                return direct(node_info, s.pod_requests), None
             requests = s.pod_requests
         else:
             requests = self.scorer.pod_requests(pod)

@@ -14,10 +14,10 @@ from typing import Any, Final
 import attrs
 
 from plugins_intree.noderesources._args import coerce_args
-from plugins_intree.noderesources.least_allocated import least_resource_scorer
-from plugins_intree.noderesources.most_allocated import most_resource_scorer
+from plugins_intree.noderesources.least_allocated import least_direct_scorer, least_resource_scorer
+from plugins_intree.noderesources.most_allocated import most_direct_scorer, most_resource_scorer
 from plugins_intree.noderesources.requested_to_capacity_ratio import requested_to_capacity_ratio_scorer
-from plugins_intree.noderesources.resource_allocation import ResourceAllocationScorer, Scorer
+from plugins_intree.noderesources.resource_allocation import DirectScorer, ResourceAllocationScorer, Scorer
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.resources import (
     CPU,
@@ -158,6 +158,14 @@ def fits(pod: Pod, node_info: NodeInfo, ignored_resources: Iterable[str] = (),
     return fits_request(compute_pod_resource_request(pod), node_info, ignored_resources, ignored_resource_groups)
 
 
+def _direct_scorer(strategy: ScoringStrategy) -> DirectScorer | None:
+    if strategy.type == LEAST_ALLOCATED:
+        return least_direct_scorer(strategy.resources)
+    if strategy.type == MOST_ALLOCATED:
+        return most_direct_scorer(strategy.resources)
+    return None
+
+
 def _strategy_scorer(strategy: ScoringStrategy) -> Scorer:
     if strategy.type == LEAST_ALLOCATED:
         return least_resource_scorer(strategy.resources)
@@ -186,7 +194,7 @@ class Fit:
         self.ignored_resources = frozenset(fit_args.ignored_resources)
         self.ignored_resource_groups = frozenset(fit_args.ignored_resource_groups)
         self.scorer = ResourceAllocationScorer(strategy.type, strategy.resources, _strategy_scorer(strategy),
-                                               use_requested=False)
+                                               use_requested=False, direct=_direct_scorer(strategy))
 
     # PreFilter / Filter ----------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod,
@@ -202,6 +210,15 @@ class Fit:
         s = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(s, _PreFilterState):
             return Status(Code.ERROR, f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+        # The common verdict first, without building the list of shortages: everything fits.
+        alloc = node_info.allocatable
+        used = node_info.requested
+        if (not s.scalars and len(node_info.pods) < alloc.allowed_pod_number
+                and (s.milli_cpu <= 0 or s.milli_cpu <= alloc.milli_cpu - used.milli_cpu)
+                and (s.memory <= 0 or s.memory <= alloc.memory - used.memory)
+                and (s.ephemeral_storage <= 0
+                     or s.ephemeral_storage <= alloc.ephemeral_storage - used.ephemeral_storage)):
+            return None
         insufficient = _insufficient_resources(s, node_info)
         if not insufficient:
             return None
@@ -223,8 +240,12 @@ class Fit:
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         s = state.get(PRE_SCORE_STATE_KEY)
-        requests = s.pod_requests if isinstance(s, _PreScoreState) else self.scorer.pod_requests(pod)
-        return self.scorer.score(node_info, requests)
+        if isinstance(s, _PreScoreState):
+            direct = self.scorer.direct
+            if direct is not None:
+                return direct(node_info, s.pod_requests), None
+            return self.scorer.score(node_info, s.pod_requests)
+        return self.scorer.score(node_info, self.scorer.pod_requests(pod))
 
     def score_extensions(self) -> None:
         return None

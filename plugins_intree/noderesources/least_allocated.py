@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from plugins_intree.noderesources.resource_allocation import Scorer
+from plugins_intree.noderesources.resource_allocation import CPU_MEMORY, DirectScorer, Scorer
 from scheduling_framework.config.args import ResourceSpec
 from scheduling_framework.interfaces import MAX_NODE_SCORE
+from scheduling_framework.node_info import NodeInfo
 
 
 def least_requested_score(requested: int, capacity: int) -> int:
@@ -30,3 +31,30 @@ def least_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
         return node_score // weight_sum if weight_sum else 0
 
     return scorer
+
+
+def least_direct_scorer(resources: Sequence[ResourceSpec]) -> DirectScorer | None:
+    """The scorer above reading cpu and memory straight from the node (None for other resource lists)."""
+    if tuple(r.name for r in resources) != CPU_MEMORY:
+        return None
+    w_cpu, w_mem = resources[0].weight, resources[1].weight
+
+    def direct(node_info: NodeInfo, requests: Sequence[int]) -> int:
+        alloc = node_info.allocatable
+        used = node_info.non_zero_requested
+        node_score = weight_sum = 0
+        cap = alloc.milli_cpu
+        if cap != 0:
+            req = used.milli_cpu + requests[0]
+            if req <= cap:
+                node_score = (cap - req) * MAX_NODE_SCORE // cap * w_cpu
+            weight_sum = w_cpu
+        cap = alloc.memory
+        if cap != 0:
+            req = used.memory + requests[1]
+            if req <= cap:
+                node_score += (cap - req) * MAX_NODE_SCORE // cap * w_mem
+            weight_sum += w_mem
+        return node_score // weight_sum if weight_sum else 0
+
+    return direct

@@ -192,7 +192,7 @@ def _translate_topology(pv: PVInfo, csi_key: str) -> NodeSelector | None:
             req = NodeSelectorRequirement(csi_key, "In", tuple(zones))
             if not terms:
                 terms, fields, valid = [[]], [()], [True]
-            terms = [t + [req] for t in terms]
+            terms = [[*t, req] for t in terms]
     if region_label == LABEL_BETA_REGION and any(r.key == region_label and r.values for t in terms for r in t):
         terms = [[attrs.evolve(r, key=LABEL_REGION) if r.key == region_label else r for r in t] for t in terms]
     if not terms:

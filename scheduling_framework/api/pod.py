@@ -288,6 +288,11 @@ class PodSpec:
                                 f"{path}.schedulingGates[{i}].name"))
         vols = tuple(Volume.from_dict(v, f"{path}.volumes[{i}]")
                      for i, v in enumerate(as_list(m.get("volumes"), f"{path}.volumes")))
+        host_network = bool(m.get("hostNetwork", False))
+        if host_network:
+            # API defaulting: with host networking, a port's hostPort defaults to its containerPort.
+            containers = tuple(_default_host_ports(c) for c in containers)
+            inits = tuple(_default_host_ports(c) for c in inits)
         res = m.get("resources")
         pp = m.get("preemptionPolicy")
         return cls(
@@ -306,8 +311,15 @@ class PodSpec:
             preemption_policy=None if pp is None else as_str(pp, f"{path}.preemptionPolicy"),
             scheduling_gates=tuple(gates),
             volumes=vols,
-            host_network=bool(m.get("hostNetwork", False)),
+            host_network=host_network,
         )
+
+
+def _default_host_ports(c: Container) -> Container:
+    if not any(p.host_port == 0 for p in c.ports):
+        return c
+    ports = tuple(attrs.evolve(p, host_port=p.container_port) if p.host_port == 0 else p for p in c.ports)
+    return attrs.evolve(c, ports=ports)
 
 
 @attrs.frozen(slots=True)

@@ -11,7 +11,10 @@ from typing import Any
 
 import attrs
 
+import re
+
 from scheduling_framework.api._parse import as_list, as_map, as_str, str_map, str_tuple
+from scheduling_framework.api.names import is_qualified_name, is_valid_label_value
 from scheduling_framework.errors import ValidationError
 
 LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
@@ -32,7 +35,9 @@ class LabelSelectorRequirement:
             return self.key not in labels or labels[self.key] not in self.values
         if op == "Exists":
             return self.key in labels
-        return self.key not in labels  # DoesNotExist
+        if op == "DoesNotExist":
+            return self.key not in labels
+        return False  # an unknown operator selects nothing
 
     @classmethod
     def from_dict(cls, d: Any, path: str) -> LabelSelectorRequirement:
@@ -130,20 +135,17 @@ class NodeSelectorRequirement:
         return d
 
     def valid_for_labels(self) -> bool:
-        """Whether the requirement parses as a label requirement (invalid ones make their term match nothing)."""
+        """Whether the requirement parses as a label requirement (labels.NewRequirement); an invalid one
+        makes its term match nothing."""
+        if is_qualified_name(self.key):
+            return False
         op, n = self.operator, len(self.values)
         if op in ("In", "NotIn"):
-            return n > 0
+            return n > 0 and all(not is_valid_label_value(v) for v in self.values)
         if op in ("Exists", "DoesNotExist"):
             return n == 0
         if op in ("Gt", "Lt"):
-            if n != 1:
-                return False
-            try:
-                int(self.values[0])
-            except ValueError:
-                return False
-            return True
+            return n == 1 and parse_int64(self.values[0]) is not None
         return False
 
     def matches_labels(self, labels: Mapping[str, str]) -> bool:
@@ -158,11 +160,10 @@ class NodeSelectorRequirement:
             return self.key not in labels
         if self.key not in labels:
             return False
-        try:
-            have = int(labels[self.key])
-        except ValueError:
+        have = parse_int64(labels[self.key])
+        want = parse_int64(self.values[0])
+        if have is None or want is None:
             return False
-        want = int(self.values[0])
         return have > want if op == "Gt" else have < want
 
 
@@ -202,6 +203,18 @@ class NodeSelectorTerm:
             if not r.matches_labels({"metadata.name": node_name}):
                 return False
         return True
+
+
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def parse_int64(text: str) -> int | None:
+    """Go's strconv.ParseInt(text, 10, 64): digits with an optional sign, within int64; else None."""
+    if not _INT_RE.fullmatch(text):
+        return None
+    v = int(text)
+    return v if _INT64_MIN <= v <= _INT64_MAX else None
 
 
 def _valid_field(r: NodeSelectorRequirement) -> bool:

@@ -40,6 +40,8 @@ class Taint:
 
     def __str__(self) -> str:
         # Taint.ToString(): key=value:effect, with empty parts omitted.
+        if not self.effect:
+            return self.key if not self.value else f"{self.key}={self.value}:"
         if not self.value:
             return f"{self.key}:{self.effect}"
         return f"{self.key}={self.value}:{self.effect}"
@@ -82,7 +84,7 @@ class Toleration:
         op = self.operator
         if op == "Exists":
             return True
-        if op == "Equal":
+        if op in ("Equal", ""):
             return self.value == taint.value
         # Lt / Gt belong to the alpha TaintTolerationComparisonOperators feature, off by default:
         # such a toleration tolerates nothing (TaintToleration implements the gated comparison).

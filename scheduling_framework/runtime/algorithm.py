@@ -202,6 +202,8 @@ class Algorithm:
             return []
         to_find = n if all_of_them else num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, n,
                                                                     self.global_percentage)
+        if not all_of_them and not fwk.has_score_plugins():
+            to_find = 1  # nothing will rank the nodes: the first feasible one is the answer (as upstream)
         start = 0 if all_of_them else self.next_start_node_index
         if not fwk.has_filter_plugins():
             return [nodes[(start + i) % n] for i in range(to_find)]

@@ -142,13 +142,11 @@ class NodePluginScores:
 
 
 def _as_error(plugin: str, what: str, st: Status) -> Status:
-    return Status(Code.ERROR, f"running {what} plugin {plugin!r}: {st.message()}".replace("'", '"'),
-                  plugin=plugin, error=st.error)
+    return Status(Code.ERROR, f'running {what} plugin "{plugin}": {st.message()}', plugin=plugin, error=st.error)
 
 
 def _raised(plugin: str, point: str, e: BaseException) -> Status:
-    return Status(Code.ERROR, f"plugin {plugin!r} raised {type(e).__name__} at {point}: {e}".replace("'", '"', 2),
-                  plugin=plugin, error=e)
+    return Status(Code.ERROR, f'plugin "{plugin}" raised {type(e).__name__} at {point}: {e}', plugin=plugin, error=e)
 
 
 raised_status = _raised
@@ -324,7 +322,11 @@ class Framework:
         return None
 
     def queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
-        return bool(self._points["queueSort"][0].less(a, b))
+        pl = self._points["queueSort"][0]
+        try:
+            return bool(pl.less(a, b))
+        except Exception as e:
+            raise PluginError(pl.name, f"QueueSort less() raised {type(e).__name__}: {e}") from e
 
     # PreFilter -------------------------------------------------------------------------------
     def run_pre_filter_plugins(self, state: CycleState, pod: Pod,
@@ -337,12 +339,15 @@ class Framework:
         with_nodes: list[str] = []
         returned: Status | None = None
         skip: set[str] = set()
+        state.skip_filter_plugins = skip  # filled as plugins skip; visible whichever way this returns
         for pl in self._points["preFilter"]:
             try:
                 out = pl.pre_filter(state, pod, nodes)
                 if not (isinstance(out, tuple) and len(out) == 2):
                     return None, _bad_shape(pl.name, "PreFilter", out, "(PreFilterResult or None, Status or None)"), []
                 r, st = out
+                if r is not None and not isinstance(r, PreFilterResult):
+                    return None, _bad_shape(pl.name, "PreFilter", out, "(PreFilterResult or None, Status or None)"), []
                 st = _check_status(pl.name, "PreFilter", st)
             except Exception as e:
                 return None, _raised(pl.name, "PreFilter", e), []
@@ -366,7 +371,6 @@ class Framework:
                 else:
                     msg = f"node(s) didn't satisfy plugin(s) [{' '.join(with_nodes)}] simultaneously"
                 return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), with_nodes
-        state.skip_filter_plugins = skip
         return result, returned, with_nodes
 
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo,
@@ -485,6 +489,8 @@ class Framework:
                 if not (isinstance(out, tuple) and len(out) == 2):
                     return None, _bad_shape(pl.name, "PostFilter", out, "(PostFilterResult or None, Status or None)")
                 r, st = out
+                if r is not None and not isinstance(r, PostFilterResult):
+                    return None, _bad_shape(pl.name, "PostFilter", out, "(PostFilterResult or None, Status or None)")
                 st = _check_status(pl.name, "PostFilter", st)
             except Exception as e:
                 return None, _raised(pl.name, "PostFilter", e)
@@ -504,6 +510,7 @@ class Framework:
     # PreScore / Score ------------------------------------------------------------------------
     def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         skip: set[str] = set()
+        state.skip_score_plugins = skip
         for pl in self._points["preScore"]:
             try:
                 st = _check_status(pl.name, "PreScore", pl.pre_score(state, pod, nodes))
@@ -515,7 +522,6 @@ class Framework:
                 skip.add(pl.name)
                 continue
             return _as_error(pl.name, "PreScore", st)
-        state.skip_score_plugins = skip
         return None
 
     def run_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo],
@@ -563,19 +569,22 @@ class Framework:
                 try:
                     st = _check_status(name, "NormalizeScore", ext.normalize_score(state, pod, scores))
                 except Exception as e:
-                    return [], Status(Code.ERROR, f'running Score plugins: plugin "{name}" raised '
-                                                  f"{type(e).__name__} in NormalizeScore: {e}", plugin=name, error=e)
+                    return [], Status(Code.ERROR, f'running Normalize on Score plugins: plugin "{name}" raised '
+                                                  f"{type(e).__name__}: {e}", plugin=name, error=e)
                 if st is not None and st.code != Code.SUCCESS:
-                    return [], Status(Code.ERROR, f'running Score plugins: plugin "{name}" failed with: '
-                                                  f"{st.message()}", plugin=name)
+                    return [], Status(Code.ERROR, f'running Normalize on Score plugins: plugin "{name}" failed '
+                                                  f"with: {st.message()}", plugin=name)
                 vals = [scores[i].score for i in range(n)]
                 if detail is not None:
                     normalized = [ns.score for ns in scores]
             for s in vals:
+                if type(s) is not int:
+                    return [], _bad_shape(name, "NormalizeScore", s, "integer scores")
                 if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE:
-                    return [], Status(Code.ERROR, f'running Score plugins: plugin "{name}" returns an invalid '
-                                                  f"score {s}, it should in the range of [{MIN_NODE_SCORE}, "
-                                                  f"{MAX_NODE_SCORE}] after normalizing", plugin=name)
+                    return [], Status(Code.ERROR, f'applying score defaultWeights on Score plugins: plugin "{name}" '
+                                                  f"returns an invalid score {s}, it should in the range of "
+                                                  f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                                      plugin=name)
             weight = self.score_weights[name]
             weighted = [s * weight for s in vals]
             totals = [t + w for t, w in zip(totals, weighted, strict=True)]
@@ -624,6 +633,8 @@ class Framework:
             if st.is_rejected():
                 return st.with_plugin(pl.name)
             if st.code == Code.WAIT:
+                if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) and timeout is not None:
+                    return _bad_shape(pl.name, "Permit", out, "(Status or None, timeout seconds as a number)")
                 t = float(timeout or 0)
                 waits[pl.name] = min(t, MAX_PERMIT_TIMEOUT)
                 continue

@@ -19,12 +19,12 @@ class WaitingPod:
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._status: Status | None = None
-        self._timers: list[threading.Timer] = []
+        self._timers: dict[str, threading.Timer] = {}
         for plugin, timeout in plugin_timeouts.items():
             t = threading.Timer(timeout, self.reject, (plugin, f"rejected due to timeout after waiting {_dur(timeout)} "
                                                                f"at plugin {plugin}"))
             t.daemon = True
-            self._timers.append(t)
+            self._timers[plugin] = t
             t.start()
 
     def get_pending_plugins(self) -> list[str]:
@@ -34,6 +34,9 @@ class WaitingPod:
     def allow(self, plugin: str) -> None:
         with self._lock:
             self._pending.discard(plugin)
+            timer = self._timers.pop(plugin, None)
+            if timer is not None:
+                timer.cancel()  # an allowed plugin's timeout no longer applies
             if self._pending or self._done.is_set():
                 return
             self._finish(Status(Code.SUCCESS))
@@ -46,7 +49,7 @@ class WaitingPod:
 
     def _finish(self, status: Status) -> None:
         self._status = status
-        for t in self._timers:
+        for t in self._timers.values():
             t.cancel()
         self._done.set()
 

@@ -304,10 +304,16 @@ class ClusterSnapshot:
             return ni
         f._saved[name] = ni
         c = ni.clone()
-        self._snapshot.node_info_map[name] = c
+        s = self._snapshot
+        s.node_info_map[name] = c
         i = self._index.get(name)
         if i is not None:
-            self._snapshot.node_info_list[i] = c
+            s.node_info_list[i] = c
+        # The lazily built lists hold NodeInfo objects: a list holding the replaced one is stale.
+        if ni.pods_with_affinity:
+            s._affinity_list = None
+        if ni.pods_with_required_anti_affinity:
+            s._anti_affinity_list = None
         return c
 
     def _remember_new(self, name: str) -> None:
@@ -543,8 +549,7 @@ class ClusterSnapshot:
                 del index[name]
                 del nodes[name]
                 names.pop()
-                if new_zone:
-                    del zones[z]
+                pass
                 s._index = None
 
             self._forks[-1]._log.append((None, undo, None))

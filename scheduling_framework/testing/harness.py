@@ -472,6 +472,12 @@ def framework_for(plugins: Iterable[PluginSpec] = (), *, args: Mapping[str, Any]
         cfg = load_config(config_for(names, registry, args=args, weights=weights, with_defaults=with_defaults,
                                      percentage_of_nodes_to_score=percentage_of_nodes_to_score))
     sched = Scheduler(cfg, registry, seed=seed, explain=True, binder=binder)
+    for fwk in sched.profiles.values():
+        for key, plugin in fwk.plugins.items():
+            # The framework files statuses and score weights under the plugin's own name.
+            if plugin.name != key:
+                raise PluginError(key, f"the plugin instance is named {plugin.name!r} but registered and configured "
+                                       f"as {key!r}: its `name` must be the name it is registered under")
     all_pods = [as_pod(p) for p in pods]
     sched.load([as_node(n) for n in nodes], [p for p in all_pods if p.spec.node_name],
                [_as_object(o) for o in objects])

@@ -188,10 +188,6 @@ def test_pod_container_requests_default_to_limits() -> None:
     assert p.spec.init_containers[0].resources.requests == {"memory": Quantity.parse("3Gi")}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: Pod.from_dict does not apply SetDefaults_Pod's hostNetwork defaulting (pkg/apis/core/v1/defaults.go "
-    "defaultHostNetworkPorts): with hostNetwork a container port's hostPort defaults to its containerPort, so "
-    "NodeInfo.used_ports and NodePorts miss host-network pods' ports"))
 def test_pod_host_network_ports_default_to_container_ports() -> None:
     p = Pod.from_dict(pod_manifest(hostNetwork=True,
                                    containers=[{"name": "c", "ports": [{"containerPort": 8080}]}],

@@ -220,10 +220,7 @@ def test_nil_selector_matches_nothing_even_empty_labels() -> None:
 # --- labels/selector_test.go: TestRequirementSelectorMatching -------------------------------------
 
 REQUIREMENT_MATCHING = [
-    pytest.param({"x": "foo", "y": "baz"}, [req("", "")], False, id="zero-value-requirement",
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "BUG: LabelSelectorRequirement.matches treats an unknown operator (here the zero value '') as "
-                     "DoesNotExist; upstream Requirement.Matches returns false for any other operator"))),
+    pytest.param({"x": "foo", "y": "baz"}, [req("", "")], False, id="zero-value-requirement"),
     pytest.param({"x": "foo", "y": "baz"}, [req("x", "In", "foo"), req("y", "NotIn", "alpha")], True,
                  id="x-in-foo,y-notin-alpha"),
     pytest.param({"x": "foo", "y": "baz"}, [req("x", "In", "foo"), req("y", "In", "alpha")], False,
@@ -342,10 +339,7 @@ INVALID_SELECTOR = node_selector(
 @pytest.mark.parametrize(("index", "valid"), [
     pytest.param(0, False, id="nodeSelectorTerms[0].matchFields[0].values: must have one element"),
     pytest.param(1, True, id="nodeSelectorTerms[1] is valid"),
-    pytest.param(2, False, id="nodeSelectorTerms[2].matchExpressions[0].key: name part must consist of ...",
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "BUG: NodeSelectorTerm.from_dict does not validate requirement keys (labels.NewRequirement "
-                     "rejects 'invalid key'), so the term is kept valid and can match"))),
+    pytest.param(2, False, id="nodeSelectorTerms[2].matchExpressions[0].key: name part must consist of ..."),
 ])
 def test_node_selector_invalid_terms_are_flagged(index: int, valid: bool) -> None:
     assert INVALID_SELECTOR.node_selector_terms[index].valid is valid
@@ -374,19 +368,11 @@ INVALID_REQUIREMENTS = [
     pytest.param(term([expr("k", "Equals", "v")]), "n1", {"k": "v"}, id="unknown-operator"),
     pytest.param(term([expr("k", "Exists"), expr("k", "Gt", "x")]), "n1", {"k": "5"}, id="one-bad-of-two"),
     pytest.param(term([expr("foo", "NotIn", "invalid value: ___@#$%^")]), "n1", {"foo": "bar"},
-                 id="invalid-label-value", marks=pytest.mark.xfail(strict=True, reason=(
-                     "BUG: NodeSelectorRequirement.valid_for_labels does not validate values as label values; "
-                     "upstream labels.NewRequirement rejects them and the term never matches"))),
-    pytest.param(term([expr("invalid key", "In", "v")]), "n1", {"invalid key": "v"}, id="invalid-label-key",
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "BUG: NodeSelectorRequirement.valid_for_labels does not validate the key as a qualified name"))),
-    pytest.param(term([expr("k", "Gt", "1_0")]), "n1", {"k": "50"}, id="Gt-value-with-underscore",
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "BUG: Gt/Lt values are parsed with Python int(), which accepts '1_0'; upstream "
-                     "strconv.ParseInt(v, 10, 64) rejects it, so the term is invalid"))),
+                 id="invalid-label-value"),
+    pytest.param(term([expr("invalid key", "In", "v")]), "n1", {"invalid key": "v"}, id="invalid-label-key"),
+    pytest.param(term([expr("k", "Gt", "1_0")]), "n1", {"k": "50"}, id="Gt-value-with-underscore"),
     pytest.param(term([expr("k", "Gt", "99999999999999999999")]), "n1", {"k": "1" + "0" * 20},
-                 id="Gt-value-overflows-int64", marks=pytest.mark.xfail(strict=True, reason=(
-                     "BUG: Gt/Lt values beyond int64 are accepted; strconv.ParseInt(v, 10, 64) fails on them"))),
+                 id="Gt-value-overflows-int64"),
 ]
 
 
@@ -407,10 +393,7 @@ def test_invalid_requirement_makes_its_term_match_nothing(raw_term: dict[str, An
     pytest.param(term([expr("k", "Gt", "5")]), {}, False, id="Gt-label-missing"),
     pytest.param(term([expr("k", "Gt", "5")]), {"k": "v6"}, False, id="Gt-label-not-an-integer"),
     pytest.param(term([expr("k", "Gt", "0204")]), {"k": "0206"}, True, id="Gt-leading-zeros"),
-    pytest.param(term([expr("k", "Gt", "5")]), {"k": "1_0"}, False, id="Gt-label-with-underscore",
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "BUG: a node label '1_0' (a valid label value) parses as 10 with Python int(); upstream "
-                     "strconv.ParseInt fails, so the requirement does not match"))),
+    pytest.param(term([expr("k", "Gt", "5")]), {"k": "1_0"}, False, id="Gt-label-with-underscore"),
 ])
 def test_gt_lt_matching(raw_term: dict[str, Any], labels: dict[str, str], want: bool) -> None:
     assert NodeSelectorTerm.from_dict(raw_term, "t").matches("n", labels) is want
@@ -527,11 +510,7 @@ POD_MATCHES = [
      _affinity(term(None, [expr("metadata.name", "In", "node_1")]), term([expr("foo", "In", "not-match-to-bar")])),
      "node_2", {"foo": "bar"}, False),
 ]
-POD_MATCHES_XFAIL = {
-    "Pod with an invalid value in Affinity term won't be scheduled onto the node": (
-        "BUG: the api NodeSelector keeps a term whose NotIn value is not a valid label value and matches it; "
-        "upstream labels.NewRequirement rejects the value so the term matches nothing"),
-}
+POD_MATCHES_XFAIL: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(("spec", "node_name", "labels", "want"), [

@@ -88,7 +88,11 @@ def drive_case(case: dict[str, Any], make_plugin: Callable[[Any, Handle], Any],
     nodes: list[NodeInfo] = handle.snapshot.list()
     pre_status: Status | None = None
     if "preFilter" in case["points"]:
-        _, pre_status = plugin.pre_filter(state, pod, nodes)
+        result, pre_status = plugin.pre_filter(state, pod, nodes)
+        if "prefilterResult" in expect:
+            want_nodes = expect["prefilterResult"]
+            got_nodes = None if result is None or result.all_nodes() else sorted(result.node_names or ())
+            assert got_nodes == (None if want_nodes is None else sorted(want_nodes))
     if "prefilterStatus" in expect:
         check_status(pre_status, expect["prefilterStatus"], "PreFilter")
     rejected = pre_status is not None and pre_status.code in (Code.UNSCHEDULABLE,

@@ -99,7 +99,7 @@ def test_skip_when_no_restricted_volume_and_claim_unused() -> None:
 
 
 def test_filter_without_pre_filter_state_is_an_error() -> None:
-    plugin, handle = _rwop_setup([])
+    plugin, _handle = _rwop_setup([])
     pod = Pod.from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
                          "spec": {"volumes": [{"name": "d", "gcePersistentDisk": {"pdName": "x"}}]}})
     st = plugin.filter(CycleState(), pod, NodeInfo())
@@ -111,7 +111,8 @@ def test_disk_conflict_reported_before_missing_state() -> None:
     pod = Pod.from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
                          "spec": {"volumes": [{"name": "d", "gcePersistentDisk": {"pdName": "x"}}]}})
     other = Pod.from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "o"},
-                           "spec": {"nodeName": "n1", "volumes": [{"name": "d", "gcePersistentDisk": {"pdName": "x"}}]}})
+                           "spec": {"nodeName": "n1",
+                                    "volumes": [{"name": "d", "gcePersistentDisk": {"pdName": "x"}}]}})
     st = plugin.filter(CycleState(), pod, NodeInfo(None, [other]))
     assert st is not None and st.code == Code.UNSCHEDULABLE and st.reasons == [ERR_REASON_DISK_CONFLICT]
 

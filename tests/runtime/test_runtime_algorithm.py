@@ -11,6 +11,7 @@ import pytest
 
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import PreFilterResult
+from scheduling_framework.node_info import PodInfo
 from scheduling_framework.runtime.algorithm import (
     Algorithm,
     CycleError,
@@ -219,7 +220,8 @@ def test_schedule_pod_without_nodes() -> None:
 
 
 def test_filter_error_aborts_the_cycle() -> None:
-    _, algo = _algorithm({"filter": [FakeFilter({"2": Code.ERROR})]}, ["1", "2", "3"])
+    # no Score plugin: the first feasible node ends the search, so the erroring node comes first
+    _, algo = _algorithm({"filter": [FakeFilter({"1": Code.ERROR})]}, ["1", "2", "3"])
     with pytest.raises(CycleError) as ei:
         algo.schedule_pod(CycleState(), make_pod("p"))
     assert (ei.value.status.code, ei.value.status.plugin) == (Code.ERROR, "FakeFilter")
@@ -282,12 +284,10 @@ SCHEDULE_POD_CASES = [
                   "score": ["FakePreScoreAndScorePlugin"]},
                  ["node1", "node2"], "ignore", {"node1", "node2"}, 2, None, id="test all prescore plugins return skip"),
     pytest.param({"filter": [TrueFilter()]}, ["node1", "node2", "node3"], "pod1", {"node1", "node2", "node3"}, 1,
-                 None, id="test without score plugin no extra nodes are evaluated",
-                 marks=pytest.mark.xfail(strict=True, reason=BUG_NO_SCORE_ONE_NODE)),
+                 None, id="test without score plugin no extra nodes are evaluated"),
     pytest.param({"preFilter": [FakePreFilter("FakePreFilter", PreFilterResult({"node1", "node2"}), None)]},
                  ["node1", "node2", "node3"], "test-prefilter", {"node1", "node2"}, 1, None,
-                 id="test no score plugin, prefilter plugin returning 2 nodes",
-                 marks=pytest.mark.xfail(strict=True, reason=BUG_NO_SCORE_ONE_NODE)),
+                 id="test no score plugin, prefilter plugin returning 2 nodes"),
     pytest.param({"preFilter": [FakePreFilter("FakePreFilter", PreFilterResult({"invalid-node"}), None)],
                   "filter": [TrueFilter()]},
                  ["1", "2"], "test-prefilter", None, None,
@@ -378,3 +378,28 @@ def test_score_plugin_error_aborts_the_cycle() -> None:
     with pytest.raises(CycleError) as ei:
         algo.schedule_pod(CycleState(), make_pod("p"))
     assert (ei.value.status.code, ei.value.status.plugin) == (Code.ERROR, "Failing")
+
+
+@pytest.mark.parametrize(("priority", "want_count"), [
+    pytest.param(1000, 1, id="nominated pods have lower priority, predicate is called once"),
+    pytest.param(0, 2, id="nominated pods have higher priority, predicate is called twice"),
+])
+def test_find_fit_predicate_call_counts(priority: int, want_count: int) -> None:
+    """upstream TestFindFitPredicateCallCounts, through the algorithm's filtering loop."""
+    fake = FakeFilter()
+    fwk, algo = _algorithm({"filter": [fake]}, ["1"])
+    fwk.nominator.add_nominated_pod(PodInfo(make_pod("nominated", uid="nominated", priority=100)), "1")
+    algo.find_nodes_that_fit_pod(CycleState(), make_pod("1", uid="1", priority=priority))
+    assert fake.num_filter_called == want_count
+
+
+@pytest.mark.parametrize("bad", [pytest.param(lambda *a: "no", id="wrong shape"),
+                                 pytest.param(lambda *a: 1 / 0, id="raises")])
+def test_bad_filter_aborts_the_cycle_naming_the_plugin(bad: Any) -> None:
+    fake = FakeFilter()
+    fake.filter = bad  # type: ignore[method-assign]
+    _, algo = _algorithm({"filter": [TrueFilter(), fake]}, ["1", "2"])
+    with pytest.raises(CycleError) as ei:
+        algo.schedule_pod(CycleState(), make_pod("p"))
+    assert (ei.value.status.code, ei.value.status.plugin) == (Code.ERROR, "FakeFilter")
+    assert "FakeFilter" in str(ei.value)

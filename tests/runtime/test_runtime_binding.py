@@ -84,10 +84,6 @@ def test_unreserve_reaches_every_plugin_when_one_raises() -> None:
     assert journal.of("Unreserve") == ["c", "b", "a"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: runtime/framework.py _as_error() applies .replace(\"'\", '\"') to the whole message, so every "
-    "apostrophe in the plugin's own reason becomes a double quote; upstream wraps with "
-    "fmt.Errorf(`running %s plugin %q: %w`) and leaves the reason untouched"))
 def test_error_message_keeps_apostrophes_of_the_plugin_reason() -> None:
     class Apostrophe:
         name = "Apostrophe"
@@ -227,10 +223,6 @@ def test_one_reject_among_waiting_plugins_rejects() -> None:
     assert _triple(fwk.wait_on_permit(POD)) == (U, ["nope"], "w2")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: runtime/waiting_pods.py WaitingPod.allow() drops the plugin from the pending set but does not cancel "
-    "that plugin's timer, so its timeout still rejects the pod later; upstream waitingPod.Allow stops the "
-    "plugin's timer (pkg/scheduler/framework/runtime/waiting_pods_map.go)"))
 def test_allowing_a_plugin_stops_its_timeout() -> None:
     fwk = build({"permit": [_Waiter("fast", timeout=0.05), _Waiter("slow", timeout=10.0)]})
     fwk.run_permit_plugins(CycleState(), POD, "")

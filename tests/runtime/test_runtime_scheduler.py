@@ -165,11 +165,6 @@ def test_bind_skip_chain_reaches_the_default_binder() -> None:
     assert (r.outcome, rec.bound) == (SCHEDULED, [("a", "n1")])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: scheduler.py only confirms the assumed pod when the bind goes through handle.binder (_InMemoryBinder); "
-    "a Bind plugin that binds by itself leaves the pod assumed forever, and Scheduler.delete_pod then takes the "
-    "queue path and leaves the pod's requests on its node. Upstream calls Cache.FinishBinding after any "
-    "successful Bind and Cache.RemovePod removes assumed pods too (pkg/scheduler/schedule_one.go bindingCycle)"))
 def test_pod_bound_by_a_custom_bind_plugin_is_removed_from_the_cache_on_delete() -> None:
     s = scheduler({"bind": [InjPlugin("MyBinder")]})
     assert _run(s, ["n1"], [make_pod("a", cpu="1")])["default/a"].outcome == SCHEDULED
@@ -223,11 +218,6 @@ def test_failed_pod_is_requeued_by_a_cluster_event() -> None:
     assert _in_queue(s, "a") is None
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: scheduler.py Scheduler._fail records the erring plugin as an unschedulable plugin, so a pod whose cycle "
-    "ended in an Error waits in the unschedulable pool for a cluster event; upstream requeues a pod with no "
-    "rejector plugins (an Error) to backoffQ and retries it after its backoff "
-    "(pkg/scheduler/backend/queue/scheduling_queue.go, determineSchedulingHintForInFlightPod)"))
 def test_pod_that_errored_is_retried_after_backoff() -> None:
     class Transient:
         name = "Transient"
@@ -347,6 +337,28 @@ def test_permit_wait_without_binding_thread() -> None:
     assert (r.outcome, r.plugin) == (UNSCHEDULABLE, "Gate")
 
 
+BUG_BINDING_REJECTION_RETRIED = (
+    "BUG: scheduler.py Scheduler._binding_cycle moves all unschedulable pods (AssignedPodDelete) before recording "
+    "the failure, so a pod rejected in the binding cycle (Permit wait rejected, PreBind, Bind) counts as 'moved "
+    "during its cycle' and goes to backoff: it is retried forever and Scheduler.run() without max_cycles never "
+    "returns. Upstream handleBindingCycleError defers that move and excludes the assumed pod for rejections, so "
+    "the pod waits in unschedulablePods for a cluster event (pkg/scheduler/schedule_one.go)")
+
+
+@pytest.mark.parametrize("point", ["permit", "preBind", "bind"])
+def test_pod_rejected_in_the_binding_cycle_waits_for_an_event(point: str) -> None:
+    if point == "permit":
+        points: dict[str, list[Any]] = {"permit": [Gate(timeout=0.005)]}
+    elif point == "preBind":
+        points = {"preBind": [InjPlugin("x", pre_bind=U)]}
+    else:
+        points = {"bind": [InjPlugin("x", bind=U), "DefaultBinder"]}
+    s = scheduler(points)
+    r = _run(s, ["n1"], [make_pod("a")], max_cycles=10)["default/a"]
+    assert (r.outcome, r.attempts) == (UNSCHEDULABLE, 1)
+    assert _in_queue(s, "a") == "unschedulable"
+
+
 # --- plugins that raise ---------------------------------------------------------------------------
 
 
@@ -437,10 +449,6 @@ def test_pre_enqueue_rejection_gates_the_pod() -> None:
     assert _in_queue(s, "a") == "gated"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: scheduler.py / queue.py call the QueueSort plugin's less() from heapq without a guard, so a raising "
-    "QueueSort plugin escapes Scheduler.load/add_pod as a raw exception instead of a SchedulingFrameworkError "
-    "naming the plugin (DESIGN.md: never crash the caller on a bad plugin)"))
 def test_queue_sort_raising_does_not_escape_raw() -> None:
     class BadSort:
         name = "BadSort"

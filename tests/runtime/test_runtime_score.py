@@ -188,7 +188,7 @@ BUG_SCORE_MESSAGES = (
 
 @pytest.mark.parametrize(("names", "args", "message"), [
     pytest.param(c[0], c[1], c[3], id=c[4],
-                 marks=() if c[4] == "score fails" else pytest.mark.xfail(strict=True, reason=BUG_SCORE_MESSAGES))
+                 marks=())
     for c in SCORE_ERROR_CASES])
 def test_run_score_plugins_error_messages(names: list[str], args: dict[str, dict[str, Any]], message: str) -> None:
     _, st = _score_framework(names, args).run_score_plugins(CycleState(), POD, NODES)
@@ -235,8 +235,7 @@ PRE_SCORE_CASES = [
     pytest.param([InjPlugin("success"), InjPlugin("error", pre_score=Code.ERROR)], set(), Code.ERROR,
                  id="one PreScore plugin returned success, but another PreScore plugin returned non-success"),
     pytest.param([InjPlugin("skip", pre_score=Code.SKIP), InjPlugin("error", pre_score=Code.ERROR)], {"skip"},
-                 Code.ERROR, id="one PreScore plugin returned skip, but another PreScore plugin returned non-success",
-                 marks=pytest.mark.xfail(strict=True, reason=BUG_PRESCORE_SKIP_ON_EARLY_RETURN)),
+                 Code.ERROR, id="one PreScore plugin returned skip, but another PreScore plugin returned non-success"),
     pytest.param([InjPlugin("skip1", pre_score=Code.SKIP), InjPlugin("skip2", pre_score=Code.SKIP),
                   InjPlugin("skip3", pre_score=Code.SKIP)], {"skip1", "skip2", "skip3"}, Code.SUCCESS,
                  id="all PreScore plugins returned skip"),
