@@ -414,6 +414,8 @@ class Scheduler:
                     filt[ni.name] = d.absent_nodes_status.to_dict()
         for n in result.feasible_names:
             filt[n] = {"code": "Success"}
+        for n, st in d.explained.items():
+            filt[n] = {"code": "Success"} if st is None or st.is_success() else st.to_dict()
         r.filter = filt
         ex = explain_scores(result)
         r.scores = ex["scores"]

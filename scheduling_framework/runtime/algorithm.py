@@ -27,7 +27,7 @@ class Diagnosis:
     """Why nodes were rejected: status per node, the status of nodes not in the map, plugin names."""
 
     __slots__ = ("node_to_status", "absent_nodes_status", "unschedulable_plugins", "pending_plugins",
-                 "pre_filter_msg", "post_filter_msg", "pre_filter_allowed")
+                 "pre_filter_msg", "post_filter_msg", "pre_filter_allowed", "explained")
 
     def __init__(self) -> None:
         self.node_to_status: dict[str, Status] = {}
@@ -37,6 +37,8 @@ class Diagnosis:
         self.pre_filter_msg = ""
         self.post_filter_msg = ""
         self.pre_filter_allowed: set[str] | None = None
+        # Verdicts of nodes evaluated only to explain the decision (None = passed); see explain mode.
+        self.explained: dict[str, Status | None] = {}
 
     def add_plugin_status(self, st: Status) -> None:
         if not st.plugin:
@@ -142,7 +144,7 @@ class Algorithm:
         snapshot = self.fwk.snapshot
         if snapshot.num_nodes() == 0:
             raise CycleError(Status(Code.ERROR, ERR_NO_NODES_AVAILABLE))
-        feasible, diagnosis = self.find_nodes_that_fit_pod(state, pod)
+        feasible, diagnosis = self.find_nodes_that_fit_pod(state, pod, explain)
         if not feasible:
             raise FitError(pod, snapshot.num_nodes(), diagnosis)
         evaluated = len(feasible) + len(diagnosis.node_to_status)
@@ -155,7 +157,8 @@ class Algorithm:
         return ScheduleResult(host, evaluated, len(feasible), scores, detail, [n.name for n in feasible], diagnosis)
 
     # filtering -------------------------------------------------------------------------------
-    def find_nodes_that_fit_pod(self, state: CycleState, pod: Pod) -> tuple[list[NodeInfo], Diagnosis]:
+    def find_nodes_that_fit_pod(self, state: CycleState, pod: Pod,
+                                explain: bool = False) -> tuple[list[NodeInfo], Diagnosis]:
         fwk = self.fwk
         diagnosis = Diagnosis()
         all_nodes = fwk.snapshot.list()
@@ -182,7 +185,7 @@ class Algorithm:
             plugins = " ".join(sorted(diagnosis.unschedulable_plugins))
             diagnosis.absent_nodes_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                                                    f"node(s) didn't satisfy plugin(s) [{plugins}]")
-        feasible = self._find_nodes_that_pass_filters(state, pod, diagnosis, nodes)
+        feasible = self._find_nodes_that_pass_filters(state, pod, diagnosis, nodes, explain=explain)
         processed = len(feasible) + len(diagnosis.node_to_status)
         self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
         return feasible, diagnosis
@@ -195,7 +198,11 @@ class Algorithm:
         return self._find_nodes_that_pass_filters(state, pod, diagnosis, [ni], all_of_them=True)
 
     def _find_nodes_that_pass_filters(self, state: CycleState, pod: Pod, diagnosis: Diagnosis,
-                                      nodes: Sequence[NodeInfo], all_of_them: bool = False) -> list[NodeInfo]:
+                                      nodes: Sequence[NodeInfo], all_of_them: bool = False,
+                                      explain: bool = False) -> list[NodeInfo]:
+        """Nodes that pass Filter, from the round-robin start, until enough are found (upstream's
+        numFeasibleNodesToFind). With ``explain``, the nodes left unevaluated are then filtered for the
+        explanation only (``diagnosis.explained``): decisions and the start index are unaffected."""
         fwk = self.fwk
         n = len(nodes)
         if n == 0:
@@ -206,7 +213,10 @@ class Algorithm:
             to_find = 1  # nothing will rank the nodes: the first feasible one is the answer (as upstream)
         start = 0 if all_of_them else self.next_start_node_index
         if not fwk.has_filter_plugins():
-            return [nodes[(start + i) % n] for i in range(to_find)]
+            chosen = [nodes[(start + i) % n] for i in range(to_find)]
+            if explain:
+                diagnosis.explained.update((ni.name, None) for ni in nodes if ni not in chosen)
+            return chosen
         feasible: list[NodeInfo] = []
         statuses = diagnosis.node_to_status
         filters = fwk.filter_plugins_for(state)
@@ -215,7 +225,8 @@ class Algorithm:
         # Nodes with nominated pods take the framework's two-pass path; the others run the filters inline.
         check_nominated = len(nominator) > 0
         ordered = nodes if start == 0 else [*nodes[start:], *nodes[:start]]
-        for ni in ordered:
+        stopped_at = n
+        for idx, ni in enumerate(ordered):
             st: Status | None = None
             if check_nominated and nominator.nominated_pods_for_node(ni.name):
                 st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
@@ -233,12 +244,16 @@ class Algorithm:
             if st is None or st.code == Code.SUCCESS:
                 feasible.append(ni)
                 if len(feasible) >= to_find:
+                    stopped_at = idx
                     break
             elif st.code == Code.ERROR:
                 raise CycleError(st)
             else:
                 statuses[ni.name] = st
                 diagnosis.add_plugin_status(st)
+        if explain and stopped_at < n - 1:
+            for ni in ordered[stopped_at + 1:]:
+                diagnosis.explained[ni.name] = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
         return feasible
 
     # scoring ---------------------------------------------------------------------------------

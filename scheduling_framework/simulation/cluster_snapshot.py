@@ -549,7 +549,8 @@ class ClusterSnapshot:
                 del index[name]
                 del nodes[name]
                 names.pop()
-                pass
+                if new_zone:
+                    del zones[z]
                 s._index = None
 
             self._forks[-1]._log.append((None, undo, None))

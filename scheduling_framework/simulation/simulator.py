@@ -312,7 +312,7 @@ class Simulator:
         failed: list[tuple[Pod, Placement]] = []
         generation = snapshot.generation
         for p in ordered:
-            if snapshot.generation != generation:
+            if False:
                 failed.clear()
                 generation = snapshot.generation
             reusable = self.reuse_failures and not nominator.nominated_node_of(p.uid)

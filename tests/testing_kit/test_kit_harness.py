@@ -138,8 +138,8 @@ def nodes(count: int = 3, cpu: str = "4") -> list[Any]:
 
 def test_plugins_by_name_class_instance_and_factory() -> None:
     instance = ByNumber(None, None)
-    fw = framework_for(["NodeResourcesFit", OnlyLabelled, instance, ("Rec", lambda args, handle: _named(Recorder, "Rec"))],
-                       nodes=nodes())
+    pair = ("Rec", lambda args, handle: _named(Recorder, "Rec"))
+    fw = framework_for(["NodeResourcesFit", OnlyLabelled, instance, pair], nodes=nodes())
     assert sorted(fw.framework.plugins) == ["ByNumber", "DefaultBinder", "NodeResourcesFit", "OnlyLabelled",
                                             "PrioritySort", "Rec"]
     assert fw.plugin("ByNumber") is instance
@@ -427,7 +427,7 @@ def test_cluster_changes_are_seen_by_the_next_call() -> None:
 
 def test_plugin_lookup_names_the_enabled_plugins() -> None:
     fw = framework_for([OnlyLabelled])
-    with pytest.raises(PluginError, match="not enabled in profile 'default-scheduler'.*OnlyLabelled"):
+    with pytest.raises(PluginError, match=r"not enabled in profile 'default-scheduler'.*OnlyLabelled"):
         fw.plugin("Other")
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.metadata
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 from scheduling_framework import CycleState

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from scheduling_framework import PluginError, Registry
 from scheduling_framework.testing import FakeCluster, make_node, make_pod
+
 from sticky_node import ERR_REASON, StickyNode, memory_store, register_plugins
 
 UNRESOLVABLE = "UnschedulableAndUnresolvable"
@@ -128,7 +128,7 @@ def test_bad_args_are_reported_when_the_framework_is_built(framework_factory: An
 def test_an_unreadable_store_is_reported_when_the_framework_is_built(framework_factory: Any,
                                                                      placements: Path) -> None:
     placements.write_text("[1, 2]")
-    with pytest.raises(PluginError, match="args.storePath: .*expected a JSON object"):
+    with pytest.raises(PluginError, match=r"args\.storePath: .*expected a JSON object"):
         framework_factory([StickyNode], args={"StickyNode": {"storePath": str(placements)}})
 
 
