@@ -3,6 +3,7 @@ widely each image has spread across the cluster (to avoid piling pods onto the f
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from scheduling_framework.api.pod import Pod
@@ -79,6 +80,30 @@ class ImageLocality:
                 # Size scaled by the share of nodes holding the image (float, truncated, as upstream).
                 total += int(st.size * (st.num_nodes / total_nodes))
         return calculate_priority(total, len(images)), None
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int] | None:
+        """Score of every node at once, for the framework (None: score them one by one)."""
+        images, total_nodes = self._images(state, pod)
+        if not images:
+            return [0] * len(nodes)
+        if total_nodes <= 0:
+            return None
+        num_images = len(images)
+        no_image = calculate_priority(0, num_images)
+        out: list[int] = []
+        append = out.append
+        for ni in nodes:
+            states = ni.image_states
+            if not states:
+                append(no_image)
+                continue
+            total = 0
+            for name in images:
+                st = states.get(name)
+                if st is not None:
+                    total += int(st.size * (st.num_nodes / total_nodes))
+            append(calculate_priority(total, num_images))
+        return out
 
     def score_extensions(self) -> None:
         return None

@@ -214,6 +214,19 @@ class InterPodAffinity:
             return 0, Status(Code.ERROR, "node not found")
         return node_score(s, node.metadata.labels), None
 
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int] | None:
+        """Score of every node at once, for the framework (None: score them one by one)."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, PreScoreState):
+            return None
+        out: list[int] = []
+        for ni in nodes:
+            node = ni.node
+            if node is None:
+                return None
+            out.append(node_score(s, node.metadata.labels))
+        return out
+
     def score_extensions(self) -> InterPodAffinity:
         return self
 

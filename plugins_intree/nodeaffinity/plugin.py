@@ -182,6 +182,26 @@ class NodeAffinity:
             count += s.preferred.score(node)
         return count, None
 
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int] | None:
+        """Score of every node at once, for the framework (None: score them one by one)."""
+        s: _PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return None
+        added = self.added_pref_sched_terms
+        preferred = s.preferred
+        out: list[int] = []
+        for ni in nodes:
+            node = ni.node
+            if node is None:
+                return None
+            count = 0
+            if added is not None:
+                count += added.score(node)
+            if preferred is not None:
+                count += preferred.score(node)
+            out.append(count)
+        return out
+
     def score_extensions(self) -> NodeAffinity:
         return self
 

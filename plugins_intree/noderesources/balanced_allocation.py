@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from plugins_intree.noderesources._args import coerce_args
-from plugins_intree.noderesources.resource_allocation import CPU_MEMORY, DirectScorer, ResourceAllocationScorer
+from plugins_intree.noderesources.resource_allocation import CPU_MEMORY, NodesScorer, ResourceAllocationScorer
 from plugins_intree.noderesources.shape_score import div_trunc
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.config.args import NodeResourcesBalancedAllocationArgs, ResourceSpec
@@ -61,36 +61,52 @@ def balanced_resource_scorer(requested: Sequence[int], allocated: Sequence[int],
     return half + div_trunc(half + with_pod - without_pod, 2)
 
 
-def _fraction(requested: int, capacity: int) -> float:
-    fraction = float(requested) / float(capacity)
-    return 1.0 if fraction > 1 else fraction
-
-
-def balanced_direct_scorer(resources: Sequence[ResourceSpec]) -> DirectScorer | None:
-    """``balanced_resource_scorer`` reading cpu and memory straight from the node (None for other lists)."""
+def balanced_nodes_scorer(resources: Sequence[ResourceSpec]) -> NodesScorer | None:
+    """``balanced_resource_scorer`` for many nodes, reading cpu and memory straight from each (None for
+    other resource lists)."""
     if tuple(r.name for r in resources) != CPU_MEMORY:
         return None
     half = MAX_NODE_SCORE // 2
     max_score = float(MAX_NODE_SCORE)
+    # with a single fraction (or none) there is no deviation, with the pod or without
+    one_fraction = int((1 - 0.0) * max_score)
+    no_change = half + div_trunc(half + one_fraction - one_fraction, 2)
 
-    def direct(node_info: NodeInfo, requests: Sequence[int]) -> int:
-        alloc = node_info.allocatable
-        used = node_info.requested
-        cap_cpu = alloc.milli_cpu
-        cap_mem = alloc.memory
-        if cap_cpu != 0 and cap_mem != 0:
+    def nodes_scorer(node_infos: Sequence[NodeInfo], requests: Sequence[int]) -> list[int]:
+        req_cpu, req_mem = requests[0], requests[1]
+        out: list[int] = []
+        append = out.append
+        for ni in node_infos:
+            alloc = ni.allocatable
+            cap_cpu = float(alloc.milli_cpu)
+            cap_mem = float(alloc.memory)
+            if not (cap_cpu and cap_mem):
+                append(no_change)
+                continue
+            used = ni.requested
             used_cpu = used.milli_cpu
             used_mem = used.memory
-            with_pod = int((1 - abs((_fraction(used_cpu + requests[0], cap_cpu)
-                                     - _fraction(used_mem + requests[1], cap_mem)) / 2)) * max_score)
-            without_pod = int((1 - abs((_fraction(used_cpu, cap_cpu) - _fraction(used_mem, cap_mem)) / 2))
-                              * max_score)
-        else:
-            # one fraction (or none): no deviation either way
-            with_pod = without_pod = int((1 - 0.0) * max_score)
-        return half + div_trunc(half + with_pod - without_pod, 2)
+            # the fractions balance_score computes, capped at 1, with the pod and without it
+            f_cpu = float(used_cpu + req_cpu) / cap_cpu
+            if f_cpu > 1:
+                f_cpu = 1.0
+            f_mem = float(used_mem + req_mem) / cap_mem
+            if f_mem > 1:
+                f_mem = 1.0
+            with_pod = int((1 - abs((f_cpu - f_mem) / 2)) * max_score)
+            f_cpu = float(used_cpu) / cap_cpu
+            if f_cpu > 1:
+                f_cpu = 1.0
+            f_mem = float(used_mem) / cap_mem
+            if f_mem > 1:
+                f_mem = 1.0
+            without_pod = int((1 - abs((f_cpu - f_mem) / 2)) * max_score)
+            change = half + with_pod - without_pod
+            # div_trunc(change, 2) inlined: Go's truncating division
+            append(half + (change // 2 if change >= 0 else -(-change // 2)))
+        return out
 
-    return direct
+    return nodes_scorer
 
 
 class _PreScoreState:
@@ -114,7 +130,7 @@ class BalancedAllocation:
         self.args = ba_args
         self.handle = handle
         self.scorer = ResourceAllocationScorer(NAME, ba_args.resources, balanced_resource_scorer, use_requested=True,
-                                               direct=balanced_direct_scorer(ba_args.resources))
+                                               nodes_scorer=balanced_nodes_scorer(ba_args.resources))
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         requests = self.scorer.pod_requests(pod)
@@ -126,15 +142,19 @@ class BalancedAllocation:
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         s = state.get(PRE_SCORE_STATE_KEY)
         if isinstance(s, _PreScoreState):
-            direct = self.scorer.direct
-            if direct is not None:
-                return direct(node_info, s.pod_requests), None
             requests = s.pod_requests
         else:
             requests = self.scorer.pod_requests(pod)
             if self.scorer.is_best_effort(requests):
                 return 0, None
         return self.scorer.score(node_info, requests)
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int] | None:
+        """Score of every node at once, for the framework (None: score them one by one)."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, _PreScoreState):
+            return None
+        return self.scorer.score_nodes(nodes, s.pod_requests)
 
     def score_extensions(self) -> None:
         return None

@@ -14,10 +14,10 @@ from typing import Any, Final
 import attrs
 
 from plugins_intree.noderesources._args import coerce_args
-from plugins_intree.noderesources.least_allocated import least_direct_scorer, least_resource_scorer
-from plugins_intree.noderesources.most_allocated import most_direct_scorer, most_resource_scorer
+from plugins_intree.noderesources.least_allocated import least_nodes_scorer, least_resource_scorer
+from plugins_intree.noderesources.most_allocated import most_nodes_scorer, most_resource_scorer
 from plugins_intree.noderesources.requested_to_capacity_ratio import requested_to_capacity_ratio_scorer
-from plugins_intree.noderesources.resource_allocation import DirectScorer, ResourceAllocationScorer, Scorer
+from plugins_intree.noderesources.resource_allocation import NodesScorer, ResourceAllocationScorer, Scorer
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.resources import (
     CPU,
@@ -158,11 +158,11 @@ def fits(pod: Pod, node_info: NodeInfo, ignored_resources: Iterable[str] = (),
     return fits_request(compute_pod_resource_request(pod), node_info, ignored_resources, ignored_resource_groups)
 
 
-def _direct_scorer(strategy: ScoringStrategy) -> DirectScorer | None:
+def _nodes_scorer(strategy: ScoringStrategy) -> NodesScorer | None:
     if strategy.type == LEAST_ALLOCATED:
-        return least_direct_scorer(strategy.resources)
+        return least_nodes_scorer(strategy.resources)
     if strategy.type == MOST_ALLOCATED:
-        return most_direct_scorer(strategy.resources)
+        return most_nodes_scorer(strategy.resources)
     return None
 
 
@@ -194,7 +194,7 @@ class Fit:
         self.ignored_resources = frozenset(fit_args.ignored_resources)
         self.ignored_resource_groups = frozenset(fit_args.ignored_resource_groups)
         self.scorer = ResourceAllocationScorer(strategy.type, strategy.resources, _strategy_scorer(strategy),
-                                               use_requested=False, direct=_direct_scorer(strategy))
+                                               use_requested=False, nodes_scorer=_nodes_scorer(strategy))
 
     # PreFilter / Filter ----------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod,
@@ -240,12 +240,15 @@ class Fit:
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         s = state.get(PRE_SCORE_STATE_KEY)
-        if isinstance(s, _PreScoreState):
-            direct = self.scorer.direct
-            if direct is not None:
-                return direct(node_info, s.pod_requests), None
-            return self.scorer.score(node_info, s.pod_requests)
-        return self.scorer.score(node_info, self.scorer.pod_requests(pod))
+        requests = s.pod_requests if isinstance(s, _PreScoreState) else self.scorer.pod_requests(pod)
+        return self.scorer.score(node_info, requests)
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int] | None:
+        """Score of every node at once, for the framework (None: score them one by one)."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, _PreScoreState):
+            return None
+        return self.scorer.score_nodes(nodes, s.pod_requests)
 
     def score_extensions(self) -> None:
         return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from plugins_intree.noderesources.resource_allocation import CPU_MEMORY, DirectScorer, Scorer
+from plugins_intree.noderesources.resource_allocation import CPU_MEMORY, NodesScorer, Scorer
 from scheduling_framework.config.args import ResourceSpec
 from scheduling_framework.interfaces import MAX_NODE_SCORE
 from scheduling_framework.node_info import NodeInfo
@@ -36,26 +36,31 @@ def most_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
     return scorer
 
 
-def most_direct_scorer(resources: Sequence[ResourceSpec]) -> DirectScorer | None:
-    """The scorer above reading cpu and memory straight from the node (None for other resource lists)."""
+def most_nodes_scorer(resources: Sequence[ResourceSpec]) -> NodesScorer | None:
+    """The scorer above for many nodes, reading cpu and memory straight from each (None for other lists)."""
     if tuple(r.name for r in resources) != CPU_MEMORY:
         return None
     w_cpu, w_mem = resources[0].weight, resources[1].weight
 
-    def direct(node_info: NodeInfo, requests: Sequence[int]) -> int:
-        alloc = node_info.allocatable
-        used = node_info.non_zero_requested
-        node_score = weight_sum = 0
-        cap = alloc.milli_cpu
-        if cap != 0:
-            req = used.milli_cpu + requests[0]
-            node_score = (req if req < cap else cap) * MAX_NODE_SCORE // cap * w_cpu
-            weight_sum = w_cpu
-        cap = alloc.memory
-        if cap != 0:
-            req = used.memory + requests[1]
-            node_score += (req if req < cap else cap) * MAX_NODE_SCORE // cap * w_mem
-            weight_sum += w_mem
-        return node_score // weight_sum if weight_sum else 0
+    def nodes_scorer(node_infos: Sequence[NodeInfo], requests: Sequence[int]) -> list[int]:
+        req_cpu, req_mem = requests[0], requests[1]
+        out: list[int] = []
+        append = out.append
+        for ni in node_infos:
+            alloc = ni.allocatable
+            used = ni.non_zero_requested
+            node_score = weight_sum = 0
+            cap = alloc.milli_cpu
+            if cap != 0:
+                req = used.milli_cpu + req_cpu
+                node_score = (req if req < cap else cap) * MAX_NODE_SCORE // cap * w_cpu
+                weight_sum = w_cpu
+            cap = alloc.memory
+            if cap != 0:
+                req = used.memory + req_mem
+                node_score += (req if req < cap else cap) * MAX_NODE_SCORE // cap * w_mem
+                weight_sum += w_mem
+            append(node_score // weight_sum if weight_sum else 0)
+        return out
 
-    return direct
+    return nodes_scorer

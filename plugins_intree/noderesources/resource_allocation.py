@@ -34,10 +34,11 @@ from scheduling_framework.status import Code, Status
 #: not part of the score.
 Scorer = Callable[[Sequence[int], Sequence[int], Sequence[int]], int]
 
-#: The same computation as a ``Scorer``, reading the node directly: ``direct(node_info, pod_requests) -> score``.
-#: Strategies provide one for the layouts they can specialise (cpu and memory), so the hot path builds no
-#: per-node vectors; it must return exactly what the vector form returns.
-DirectScorer = Callable[[NodeInfo, Sequence[int]], int]
+#: The same computation as a ``Scorer`` for many nodes at once, reading each node directly:
+#: ``nodes_scorer(node_infos, pod_requests) -> [score, ...]``. Strategies provide one for the layouts they
+#: can specialise (cpu and memory), so the hot path builds no per-node vectors; it must return exactly what
+#: the vector form returns.
+NodesScorer = Callable[[Sequence[NodeInfo], Sequence[int]], list[int]]
 
 #: The resource layout the direct scorers specialise: upstream's default, cpu then memory.
 CPU_MEMORY: Final = (CPU, MEMORY)
@@ -88,17 +89,17 @@ class ResourceAllocationScorer:
     non-zero requested cpu/memory (the Fit strategies); the incoming pod's requests follow the same choice.
     """
 
-    __slots__ = ("name", "resources", "scorer", "use_requested", "direct", "_slots")
+    __slots__ = ("name", "resources", "scorer", "use_requested", "nodes_scorer", "_slots")
 
     def __init__(self, name: str, resources: Sequence[ResourceSpec], scorer: Scorer, *, use_requested: bool,
-                 direct: DirectScorer | None = None) -> None:
+                 nodes_scorer: NodesScorer | None = None) -> None:
         self.name = name
         self.resources: tuple[ResourceSpec, ...] = tuple(resources)
         self.scorer = scorer
         self.use_requested = use_requested
         self._slots: tuple[tuple[int, str], ...] = tuple((_kind(r.name), r.name) for r in self.resources)
         # only used when there is something to score (an empty resource list is an error in score())
-        self.direct: DirectScorer | None = direct if self._slots else None
+        self.nodes_scorer: NodesScorer | None = nodes_scorer if self._slots else None
 
     def pod_requests(self, pod: Pod) -> tuple[int, ...]:
         """The pod's request of each scored resource, in the order of ``resources``."""
@@ -120,9 +121,9 @@ class ResourceAllocationScorer:
         slots = self._slots
         if not slots:
             return 0, Status(Code.ERROR, "resources not found")
-        direct = self.direct
-        if direct is not None:
-            return direct(node_info, requests), None
+        nodes_scorer = self.nodes_scorer
+        if nodes_scorer is not None:
+            return nodes_scorer((node_info,), requests)[0], None
         n = len(slots)
         requested = [0] * n
         allocated = [0] * n
@@ -149,3 +150,9 @@ class ResourceAllocationScorer:
             allocated[i] = used
             requested[i] = used + pod_req
         return self.scorer(requested, allocated, allocatable), None
+
+    def score_nodes(self, node_infos: Sequence[NodeInfo], requests: Sequence[int]) -> list[int] | None:
+        """:meth:`score` of every node at once (its status is always None then); None when this scorer
+        has no specialised form and each node must go through :meth:`score`."""
+        nodes_scorer = self.nodes_scorer
+        return None if nodes_scorer is None else nodes_scorer(node_infos, requests)

@@ -177,6 +177,13 @@ class PodTopologySpread:
             return 0, Status.from_error(e)
         return score_node(s, node_info), None
 
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int] | None:
+        """Score of every node at once, for the framework (None: score them one by one)."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, PreScoreState):
+            return None
+        return [score_node(s, ni) for ni in nodes]
+
     def score_extensions(self) -> PodTopologySpread:
         return self
 

@@ -93,6 +93,27 @@ class TaintToleration:
                 count += 1
         return count, None
 
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int] | None:
+        """Score of every node at once, for the framework (None: score them one by one)."""
+        tolerations: tuple[Toleration, ...] | None = state.get(PRE_SCORE_STATE_KEY)
+        if tolerations is None:
+            return None
+        cmp_ops = self.enable_comparison_operators
+        out: list[int] = []
+        append = out.append
+        for ni in nodes:
+            node = ni.node
+            if node is None:
+                return None
+            count = 0
+            for taint in node.spec.taints:
+                if taint.effect != "PreferNoSchedule":
+                    continue
+                if not tolerations_tolerate(tolerations, taint, cmp_ops)[0]:
+                    count += 1
+            append(count)
+        return out
+
     def score_extensions(self) -> TaintToleration:
         return self
 

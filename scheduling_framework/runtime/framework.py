@@ -165,6 +165,83 @@ def _check_status(plugin: str, point: str, st: Any) -> Status | None:
     return _bad_shape(plugin, point, st, "Status or None")
 
 
+def _defining_class(cls: type, attr: str) -> type | None:
+    for c in cls.__mro__:
+        if attr in c.__dict__:
+            return c
+    return None
+
+
+def batch_scorer(plugin: Any) -> Callable[[CycleState, Pod, Sequence[NodeInfo]], list[int] | None] | None:
+    """The plugin's optional batch form of Score, when the framework may use it instead of ``score``.
+
+    A Score plugin may define ``score_nodes(state, pod, nodes)``: the list of the scores ``score`` returns
+    for each of ``nodes``, in order, when every one of them would be ``(int, None)`` -- or None to have the
+    framework call ``score`` node by node (for errors, a missing state, anything unusual). It is only an
+    accelerator: the per-node ``score`` stays the contract. The framework takes it only from the class
+    that defines ``score`` (a subclass overriding ``score`` alone keeps being called node by node).
+    """
+    fn = getattr(plugin, "score_nodes", None)
+    if not callable(fn):
+        return None
+    cls = type(plugin)
+    owner = _defining_class(cls, "score")
+    if owner is None or owner is not _defining_class(cls, "score_nodes"):
+        return None
+    return fn  # type: ignore[no-any-return]
+
+
+def _run_batch(batch: Callable[[CycleState, Pod, Sequence[NodeInfo]], list[int] | None], state: CycleState,
+               pod: Pod, nodes: Sequence[NodeInfo], n: int) -> list[int] | None:
+    """The batch's scores when it gives one int per node; None (score node by node) otherwise.
+
+    A batch that raises is not reported: the node-by-node pass that follows meets the same failure on
+    the same node and reports it exactly as Score does."""
+    try:
+        vals = batch(state, pod, nodes)
+    except Exception:
+        return None
+    if type(vals) is not list or len(vals) != n:
+        return None
+    for v in vals:
+        if type(v) is not int:
+            return None
+    return vals
+
+
+def _score_node_by_node(pl: Any, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+                        ) -> tuple[list[int], Status | None]:
+    """Score every node with the plugin's ``score``; the first failure ends the pass with an ERROR status."""
+    name = pl.name
+    vals: list[int] = []
+    append = vals.append
+    score_fn = pl.score
+    for ni in nodes:
+        try:
+            out = score_fn(state, pod, ni)
+        except Exception as e:
+            return vals, Status(Code.ERROR, f'running Score plugins: plugin "{name}" raised '
+                                            f"{type(e).__name__}: {e}", plugin=name, error=e)
+        # the common case first: an (int, None) tuple
+        if type(out) is tuple and len(out) == 2 and out[1] is None and type(out[0]) is int:
+            append(out[0])
+            continue
+        if type(out) is not tuple or len(out) != 2:
+            return vals, _bad_shape(name, "Score", out, "(int, Status or None)")
+        s, st = out
+        if st is not None and not (isinstance(st, Status) and st.code == Code.SUCCESS):
+            if not isinstance(st, Status):
+                return vals, _bad_shape(name, "Score", out, "(int, Status or None)")
+            return vals, Status(Code.ERROR, f'running Score plugins: plugin "{name}" failed with: '
+                                            f"{st.message()}", plugin=name, error=st.error)
+        if type(s) is not int:
+            if isinstance(s, bool) or not isinstance(s, int):
+                return vals, _bad_shape(name, "Score", out, "(int, Status or None)")
+            s = int(s)
+        append(s)
+    return vals, None
+
+
 class Framework:
     """A built profile. Construct with :meth:`from_config`, or directly from an EffectiveProfile."""
 
@@ -244,6 +321,7 @@ class Framework:
         self._pre_filter_ext = {pl.name: self._extensions(pl, "pre_filter_extensions")
                                 for pl in self._points["preFilter"]}
         self._score_ext = {pl.name: self._extensions(pl, "score_extensions") for pl in self._points["score"]}
+        self._score_batch = {pl.name: batch_scorer(pl) for pl in self._points["score"]}
 
     def _instantiate(self, name: str, args: Any) -> Any:
         try:
@@ -533,34 +611,17 @@ class Framework:
         totals = [0] * n
         # One column of weighted scores per plugin, in node order; NodePluginScores read them lazily.
         columns: list[tuple[str, list[int]]] = []
+        batches = self._score_batch
         for pl in plugins:
             name = pl.name
-            vals: list[int] = []
-            append = vals.append
-            score_fn = pl.score
-            for ni in nodes:
-                try:
-                    out = score_fn(state, pod, ni)
-                except Exception as e:
-                    return [], Status(Code.ERROR, f'running Score plugins: plugin "{name}" raised '
-                                                  f"{type(e).__name__}: {e}", plugin=name, error=e)
-                # the common case first: an (int, None) tuple
-                if type(out) is tuple and len(out) == 2 and out[1] is None and type(out[0]) is int:
-                    append(out[0])
-                    continue
-                if type(out) is not tuple or len(out) != 2:
-                    return [], _bad_shape(name, "Score", out, "(int, Status or None)")
-                s, st = out
-                if st is not None and not (isinstance(st, Status) and st.code == Code.SUCCESS):
-                    if not isinstance(st, Status):
-                        return [], _bad_shape(name, "Score", out, "(int, Status or None)")
-                    return [], Status(Code.ERROR, f'running Score plugins: plugin "{name}" failed with: '
-                                                  f"{st.message()}", plugin=name, error=st.error)
-                if type(s) is not int:
-                    if isinstance(s, bool) or not isinstance(s, int):
-                        return [], _bad_shape(name, "Score", out, "(int, Status or None)")
-                    s = int(s)
-                append(s)
+            vals: list[int] | None = None
+            batch = batches.get(name)
+            if batch is not None and "score" not in getattr(pl, "__dict__", ()):
+                vals = _run_batch(batch, state, pod, nodes, n)
+            if vals is None:
+                vals, err = _score_node_by_node(pl, state, pod, nodes)
+                if err is not None:
+                    return [], err
             raw = list(vals) if detail is not None else None
             normalized = list(vals) if detail is not None else None
             ext = self._score_ext.get(name)

@@ -33,6 +33,7 @@ from scheduling_framework.snapshot import ObjectStore
 from scheduling_framework.status import Code, Status
 
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
+_POD_INFO_CACHE_SIZE = 100_000
 
 
 @attrs.frozen
@@ -140,6 +141,7 @@ class Simulator:
         self.algorithm = Algorithm(self.framework, self.rng, self.config.percentage_of_nodes_to_score)
         self._has_reserve = bool(self.framework.plugins_at("reserve"))
         self.reuse_failures = reuse_failures
+        self._pod_infos: dict[str, PodInfo] = {}
         # find_node_for_pod resumes where the previous search stopped (cluster-autoscaler's lastIndex).
         self._last_index = 0
 
@@ -312,7 +314,7 @@ class Simulator:
         failed: list[tuple[Pod, Placement]] = []
         generation = snapshot.generation
         for p in ordered:
-            if False:
+            if snapshot.generation != generation:
                 failed.clear()
                 generation = snapshot.generation
             reusable = self.reuse_failures and not nominator.nominated_node_of(p.uid)
@@ -336,12 +338,12 @@ class Simulator:
             if n:
                 self.algorithm.next_start_node_index = (self.algorithm.next_start_node_index
                                                         + len(d.node_to_status)) % n
-        return attrs.evolve(failure, pod=pod.key)
+        return Placement(pod.key, None, failure.message, failure.status, failure.total_scores, failure.diagnosis)
 
     def sort_pods(self, pods: Sequence[Pod]) -> list[Pod]:
         """Pods in the profile's queue-sort order (PrioritySort: priority, then the order given)."""
         less = self.framework.queue_sort_less
-        infos = [QueuedPodInfo(p, 0.0) for p in pods]
+        infos = [QueuedPodInfo(self._pod_info(p), 0.0) for p in pods]
 
         def cmp(a: QueuedPodInfo, b: QueuedPodInfo) -> int:
             if less(a, b):
@@ -385,6 +387,17 @@ class Simulator:
         return DrainResult(node_name, outcome, tuple(not_moved))
 
     # one pod -----------------------------------------------------------------------------------
+    def _pod_info(self, pod: Pod) -> PodInfo:
+        """The PodInfo of a pending pod, kept while the same Pod object comes back (what-if loops pass
+        the same pending pods again and again; pods are immutable, so the derived data stays valid)."""
+        cache = self._pod_infos
+        pi = cache.get(pod.uid)
+        if pi is None or pi.pod is not pod:
+            if len(cache) >= _POD_INFO_CACHE_SIZE:
+                cache.clear()
+            pi = cache[pod.uid] = PodInfo(pod)
+        return pi
+
     def _schedule_one(self, pod: Pod, candidates: list[str] | None) -> Placement:
         fwk = self.framework
         st = fwk.run_pre_enqueue_plugins(pod)
@@ -484,11 +497,16 @@ def _equivalent(a: Pod, b: Pod) -> bool:
     """Same pod for every plugin's purpose: everything but name, uid and creation time is equal."""
     if a.spec != b.spec or a.status != b.status:
         return False
-    return _identity_free(a) == _identity_free(b)
+    ma, mb = a.metadata, b.metadata
+    for name in _COMPARED_META_FIELDS:
+        if getattr(ma, name) != getattr(mb, name):
+            return False
+    return True
 
 
-def _identity_free(pod: Pod) -> ObjectMeta:
-    return attrs.evolve(pod.metadata, name="", uid="", creation_timestamp=None)
+# Metadata that may differ between otherwise identical pods (replicas of one controller).
+_IDENTITY_FIELDS = frozenset({"name", "uid", "creation_timestamp"})
+_COMPARED_META_FIELDS = tuple(f.name for f in attrs.fields(ObjectMeta) if f.name not in _IDENTITY_FIELDS)
 
 
 def _stays_on_drain(pod: Pod) -> bool:

@@ -1,4 +1,4 @@
-"""Builders for the simulation tests (not a test module): nodes, pods, and a usable default profile."""
+"""Builders for the simulation tests (not a test module): nodes, pods and configurations."""
 
 from __future__ import annotations
 
@@ -6,25 +6,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scheduling_framework.api import Node, Pod
-from scheduling_framework.config.intree import DEFAULT_MULTI_POINT
-from scheduling_framework.registry import default_registry
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 ZONE = "topology.kubernetes.io/zone"
 
 
-def missing_default_plugins() -> list[str]:
-    """Plugins of upstream's default profile that no installed package provides (yet)."""
-    reg = default_registry()
-    return [name for name, _ in DEFAULT_MULTI_POINT if name not in reg]
-
-
 def default_config(extra_profile: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The default profile, minus plugins not available in this tree (so the tests run while they land)."""
+    """The default profile (upstream's default plugins), with ``extra_profile`` keys merged into it."""
     profile: dict[str, Any] = {"schedulerName": "default-scheduler"}
-    missing = missing_default_plugins()
-    if missing:
-        profile["plugins"] = {"multiPoint": {"disabled": [{"name": n} for n in missing]}}
     if extra_profile:
         profile.update(extra_profile)
     return {"apiVersion": API_VERSION, "kind": "KubeSchedulerConfiguration", "profiles": [profile]}

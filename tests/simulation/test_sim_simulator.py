@@ -225,6 +225,15 @@ def test_reusing_failures_decides_exactly_as_running_every_cycle() -> None:
     assert len([r for r in outcomes[0][0] if r[1] is None]) > 5  # failures were there to reuse
 
 
+def test_a_failure_is_not_reused_after_the_snapshot_changed() -> None:
+    sim = simulator([make_node("a"), make_node("b")])
+    follower = {"labels": {"app": "web"}, "affinity_to": {"app": "db"}}
+    out = sim.schedule_pods([make_pod("web-1", **follower), make_pod("db", labels={"app": "db"}),
+                             make_pod("web-2", **follower)])
+    assert "default/web-1" in out.unschedulable
+    assert out.placements["default/web-2"] == out.placements["default/db"]
+
+
 def pinned(name: str, nodes: list[str]) -> Pod:
     return Pod.from_dict({"kind": "Pod", "metadata": {"name": name}, "spec": {
         "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}],
@@ -259,8 +268,7 @@ def ledger_simulator() -> Simulator:
     reg = Registry()
     reg.merge(default_registry())
     reg.register("Ledger", Ledger)
-    cfg = default_config({"plugins": {**default_config()["profiles"][0].get("plugins", {}),
-                                      "reserve": {"enabled": [{"name": "Ledger"}]}}})
+    cfg = default_config({"plugins": {"reserve": {"enabled": [{"name": "Ledger"}]}}})
     return Simulator(cfg, reg, seed=1, cluster=ClusterSnapshot([make_node("a"), make_node("b")]))
 
 
