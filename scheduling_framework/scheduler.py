@@ -310,7 +310,6 @@ class Scheduler:
 
     def _binding_cycle(self, fwk: Framework, state: CycleState, assumed: Pod, host: str, qpi: QueuedPodInfo,
                        r: PodResult) -> None:
-        moves_before = self.queue.moved_since
         st = fwk.wait_on_permit(assumed)
         if st is None:
             st = fwk.run_pre_bind_plugins(state, assumed, host)

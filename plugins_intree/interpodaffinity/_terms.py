@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Protocol
 
+from scheduling_framework.api.names import is_qualified_name, is_valid_label_value
 from scheduling_framework.api.pod import Pod, PodAffinity, PodAffinityTerm
 from scheduling_framework.api.selectors import LabelSelector
-from scheduling_framework.api.names import is_qualified_name, is_valid_label_value
 from scheduling_framework.node_info import AffinityTerm, WeightedAffinityTerm
 
 #: Namespace labels to pass when upstream passes nil: an empty selector still matches them.

@@ -1,7 +1,7 @@
 """Kubernetes name rules (qualified names, label values, DNS subdomains) with apimachinery's messages.
 
-Selectors, the config validators and plugins need them for ``ignoredResources``, topology keys, node selector requirements
-and extender resource names.  Each function returns the list of problems (empty when valid).
+Selectors, the config validators and plugins need them for ``ignoredResources``, topology keys, node
+selector requirements and extender resource names.  Each function returns the list of problems (empty when valid).
 """
 
 from __future__ import annotations

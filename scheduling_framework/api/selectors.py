@@ -6,12 +6,11 @@ spread constraints); an empty selector matches everything.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
-
-import re
 
 from scheduling_framework.api._parse import as_list, as_map, as_str, str_map, str_tuple
 from scheduling_framework.api.names import is_qualified_name, is_valid_label_value

@@ -510,17 +510,19 @@ class Framework:
         """What ``run_filter_plugins`` makes of a non-None Filter result: None to go on with the next plugin,
         else the status to stop with (a rejection naming ``plugin``, or an ERROR)."""
         if type(st) is not Status:
-            st = _check_status(plugin, "Filter", st)
-            if st is None:
+            checked = _check_status(plugin, "Filter", st)
+            if checked is None:
                 return None
-        code = st.code
+            st = checked
+        status: Status = st
+        code = status.code
         if code == Code.SUCCESS:
             return None
         if code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING):
-            st.plugin = plugin
-            return st
-        return Status(Code.ERROR, f'running "{plugin}" filter plugin: {st.message()}', plugin=plugin,
-                      error=st.error)
+            status.plugin = plugin
+            return status
+        return Status(Code.ERROR, f'running "{plugin}" filter plugin: {status.message()}', plugin=plugin,
+                      error=status.error)
 
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod,
                                                node_info: NodeInfo) -> Status | None:
@@ -694,7 +696,7 @@ class Framework:
             if st.is_rejected():
                 return st.with_plugin(pl.name)
             if st.code == Code.WAIT:
-                if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) and timeout is not None:
+                if isinstance(timeout, bool) or (timeout is not None and not isinstance(timeout, (int, float))):
                     return _bad_shape(pl.name, "Permit", out, "(Status or None, timeout seconds as a number)")
                 t = float(timeout or 0)
                 waits[pl.name] = min(t, MAX_PERMIT_TIMEOUT)

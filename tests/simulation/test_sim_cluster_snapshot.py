@@ -284,7 +284,8 @@ ERRORS: list[tuple[str, Callable[[ClusterSnapshot], Any], Callable[[ClusterSnaps
     ("pod already present", _nothing, lambda cs, _: cs.add_pod(make_pod("p1", node="c")),
      'pod default/p1 (uid default/p1) is already in the snapshot, on node "a"'),
     ("node with pods of another node", _nothing,
-     lambda cs, _: cs.add_node(make_node("d"), [make_pod("p9", node="a")]), 'pod default/p9 references unknown node "a"'),
+     lambda cs, _: cs.add_node(make_node("d"), [make_pod("p9", node="a")]),
+     'pod default/p9 references unknown node "a"'),
     ("node with a pod already present", _nothing, lambda cs, _: cs.add_node(make_node("d"), [make_pod("p1")]),
      "pod default/p1 (uid default/p1) is already in the snapshot"),
     ("remove unknown node", _nothing, lambda cs, _: cs.remove_node("zz"),
@@ -324,3 +325,32 @@ def test_constructor_rejects_bad_input(nodes: list[Any], pods: list[Any], messag
     with pytest.raises(SnapshotError) as ei:
         ClusterSnapshot(nodes, pods)
     assert message in str(ei.value)
+
+
+# --- cost -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [30, 600])
+def test_fork_and_revert_work_is_proportional_to_the_changes(size: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from scheduling_framework.node_info import NodeInfo
+
+    cs = ClusterSnapshot([make_node(f"n{i}", zone=f"z{i % 3}") for i in range(size)])
+    node_list = cs.snapshot.node_info_list
+    clones: list[str] = []
+    real_clone = NodeInfo.clone
+
+    def counting_clone(self: NodeInfo) -> NodeInfo:
+        clones.append(self.name)
+        return real_clone(self)
+
+    monkeypatch.setattr(NodeInfo, "clone", counting_clone)
+    f = cs.fork()
+    cs.add_node_from_template(make_node("t", zone="z0"), name_prefix="new")  # lands last: appended
+    cs.add_pod(make_pod("p1"), "n1")
+    cs.add_pod(make_pod("p2"), "n1")
+    cs.add_pod(make_pod("p3"), "n2")
+    undo_entries = len(f._log)
+    cs.revert()
+    assert sorted(clones) == ["n1", "n2"]  # one copy per changed node, whatever the cluster size
+    assert undo_entries == 5  # the new node's zone and its append, three pod locations: nothing per node
+    assert cs.snapshot.node_info_list is node_list  # the node list was never copied

@@ -25,16 +25,18 @@ def node_variant(name: str, variant: int) -> Node:
     return make_node(name, cpu="8", zone=ZONES[variant % len(ZONES)], images=IMAGES[variant % len(IMAGES)])
 
 
-def pod_variant(name: str, variant: int, node: str) -> Pod:
+def pod_variant(index: int, variant: int, node: str) -> Pod:
+    # Host ports are unique per pod: two pods using one host port on one node cannot pass NodePorts, and
+    # NodeInfo (like upstream's) keeps used ports as a set, so such a state has no well-defined rebuild.
     kinds: list[dict[str, Any]] = [
         {},
-        {"host_ports": [8080]},
+        {"host_ports": [8000 + index]},
         {"pvcs": ["claim-a"]},
-        {"pvcs": ["claim-a", "claim-b"], "host_ports": [9090]},
+        {"pvcs": ["claim-a", "claim-b"], "host_ports": [9000 + index]},
         {"labels": {"app": "db"}, "anti_affinity_to": {"app": "db"}},
         {"labels": {"app": "web"}, "affinity_to": {"app": "db"}},
     ]
-    return make_pod(name, cpu=f"{100 * (variant + 1)}m", node=node, **kinds[variant % len(kinds)])
+    return make_pod(f"p{index}", cpu=f"{100 * (variant + 1)}m", node=node, **kinds[variant % len(kinds)])
 
 
 TXN = st.sampled_from(["fork", "revert", "commit", "read"])
@@ -63,8 +65,9 @@ def assert_matches(cs: ClusterSnapshot, model: Model, images: bool = False) -> N
     assert s.describe() == r.describe()
     assert [ni.name for ni in s.node_info_list] == [ni.name for ni in r.node_info_list]
     assert all(s.node_info_map[ni.name] is ni for ni in s.node_info_list)
-    for mine, theirs in ((s.have_pods_with_affinity_list(), r.have_pods_with_affinity_list()),
-                         (s.have_pods_with_required_anti_affinity_list(), r.have_pods_with_required_anti_affinity_list())):
+    lists = ((s.have_pods_with_affinity_list(), r.have_pods_with_affinity_list()),
+             (s.have_pods_with_required_anti_affinity_list(), r.have_pods_with_required_anti_affinity_list()))
+    for mine, theirs in lists:
         assert [ni.name for ni in mine] == [ni.name for ni in theirs]
         assert all(s.node_info_map[ni.name] is ni for ni in mine)  # the live NodeInfos, not stale copies
     for key in PVC_KEYS:
@@ -107,7 +110,7 @@ def test_random_operations_match_a_rebuilt_snapshot(initial: list[tuple[str, int
                     del model[1][uid]
             elif op == "add_pod":
                 node_name, variant = b
-                pod = pod_variant(f"p{a}", variant, node_name)
+                pod = pod_variant(a, variant, node_name)
                 cs.add_pod(pod)
                 assert node_name in model[0] and pod.uid not in model[1]
                 model[1][pod.uid] = pod
