@@ -142,6 +142,8 @@ class NodePluginScores:
 
 
 def _as_error(plugin: str, what: str, st: Status) -> Status:
+    if isinstance(st.error, PluginError):
+        return st  # already an error naming the plugin (a wrong return shape)
     return Status(Code.ERROR, f'running {what} plugin "{plugin}": {st.message()}', plugin=plugin, error=st.error)
 
 
@@ -344,6 +346,9 @@ class Framework:
         if not isinstance(pname, str) or not pname:
             raise PluginError(name, f"{type(plugin).__name__} has no `name` attribute (a non-empty str) - "
                                     f"set a class attribute name = {name!r}")
+        if pname != name:
+            raise PluginError(name, f"the plugin instance is named {pname!r} but registered and configured as "
+                                    f"{name!r} (they must be the same)")
         return plugin
 
     def _extensions(self, pl: Any, method: str) -> Any:

@@ -75,9 +75,9 @@ def test_declared_point_missing_on_the_instance_is_caught_by_the_framework() -> 
 
     factory.extension_points = frozenset({"filter"})  # type: ignore[attr-defined]
     reg = base_registry()
-    reg.register("liar", factory)
-    with pytest.raises(ConfigError, match='plugin "liar" does not extend FilterPlugin plugin'):
-        Framework.from_config(config({"filter": ["liar"]}), reg)
+    reg.register("plugin-not-implementing-score", factory)
+    with pytest.raises(ConfigError, match='plugin "plugin-not-implementing-score" does not extend FilterPlugin plugin'):
+        Framework.from_config(config({"filter": ["plugin-not-implementing-score"]}), reg)
 
 
 def test_duplicate_plugin_name_at_one_point() -> None:
