@@ -30,6 +30,7 @@ from plugins_intree.interpodaffinity.scoring import (
     PreScoreState,
     node_score,
     normalize,
+    normalize_values,
     topology_scores,
 )
 from scheduling_framework.api.pod import Pod
@@ -236,6 +237,14 @@ class InterPodAffinity:
             return s
         normalize(s, scores)
         return None
+
+    def normalize_values(self, state: CycleState, pod: Pod, node_names: list[str],
+                         scores: list[int]) -> list[int] | None:
+        """``normalize_score`` on plain scores, for the framework (None: use normalize_score)."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, PreScoreState):
+            return None
+        return normalize_values(s, scores)
 
 
 def _read_pre_filter_state(state: CycleState) -> PreFilterState | Status:

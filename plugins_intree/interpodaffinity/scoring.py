@@ -118,3 +118,15 @@ def normalize(state: PreScoreState, scores: list[NodeScore]) -> None:
     diff = hi - lo
     for s in scores:
         s.score = int(MAX_NODE_SCORE * ((s.score - lo) / diff)) if diff > 0 else 0
+
+
+def normalize_values(state: PreScoreState, scores: list[int]) -> list[int]:
+    """:func:`normalize` on plain scores, returning new ones."""
+    if not state.topology_score or not scores:
+        return list(scores)
+    lo = min(scores)
+    hi = max(scores)
+    diff = hi - lo
+    if diff > 0:
+        return [int(MAX_NODE_SCORE * ((v - lo) / diff)) for v in scores]
+    return [0] * len(scores)

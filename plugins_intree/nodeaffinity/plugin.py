@@ -209,6 +209,16 @@ class NodeAffinity:
         _normalize(scores)
         return None
 
+    def normalize_values(self, state: CycleState, pod: Pod, node_names: list[str], scores: list[int]) -> list[int]:
+        """``normalize_score`` on plain scores, for the framework."""
+        max_count = 0
+        for s in scores:
+            if s > max_count:
+                max_count = s
+        if max_count == 0:
+            return list(scores)
+        return [MAX_NODE_SCORE * s // max_count for s in scores]
+
 
 class _PreScoreState:
     __slots__ = ("preferred",)

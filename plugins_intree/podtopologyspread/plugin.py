@@ -32,6 +32,7 @@ from plugins_intree.podtopologyspread.scoring import (
     PreScoreState,
     calc_pre_score_state,
     normalize_scores,
+    normalize_values,
     score_node,
 )
 from scheduling_framework.api.pod import Pod, TopologySpreadConstraint
@@ -194,3 +195,11 @@ class PodTopologySpread:
             return Status.from_error(e)
         normalize_scores(s, scores)
         return None
+
+    def normalize_values(self, state: CycleState, pod: Pod, node_names: list[str],
+                         scores: list[int]) -> list[int] | None:
+        """``normalize_score`` on plain scores, for the framework (None: use normalize_score)."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, PreScoreState):
+            return None
+        return normalize_values(s, node_names, scores)

@@ -173,3 +173,28 @@ def normalize_scores(s: PreScoreState, scores: list[NodeScore]) -> None:
             ns.score = MAX_NODE_SCORE
         else:
             ns.score = MAX_NODE_SCORE * (max_score + lo - ns.score) // max_score
+
+
+def normalize_values(s: PreScoreState, names: list[str], scores: list[int]) -> list[int]:
+    """:func:`normalize_scores` on plain scores of the nodes ``names``, returning new ones."""
+    ignored = s.ignored_nodes
+    vals = [_INVALID_SCORE if nm in ignored else v for nm, v in zip(names, scores, strict=True)]
+    min_score: int | None = None
+    max_score = 0
+    for nm, v in zip(names, vals, strict=True):
+        if nm in ignored:
+            continue
+        if min_score is None or v < min_score:
+            min_score = v
+        if v > max_score:
+            max_score = v
+    lo = 0 if min_score is None else min_score
+    out: list[int] = []
+    for v in vals:
+        if v == _INVALID_SCORE:
+            out.append(0)
+        elif max_score == 0:
+            out.append(MAX_NODE_SCORE)
+        else:
+            out.append(MAX_NODE_SCORE * (max_score + lo - v) // max_score)
+    return out

@@ -41,6 +41,19 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeS
         s.score = max_priority - v if reverse else v
 
 
+def default_normalize_values(max_priority: int, reverse: bool, scores: list[int]) -> list[int]:
+    """:func:`default_normalize_score` on plain scores, returning new ones."""
+    max_count = 0
+    for s in scores:
+        if s > max_count:
+            max_count = s
+    if max_count == 0:
+        return [max_priority] * len(scores) if reverse else list(scores)
+    if reverse:
+        return [max_priority - max_priority * s // max_count for s in scores]
+    return [max_priority * s // max_count for s in scores]
+
+
 class TaintToleration:
     """Filter, PreScore, Score and NormalizeScore (reversed: fewer untolerated taints score higher)."""
 
@@ -120,3 +133,7 @@ class TaintToleration:
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)
         return None
+
+    def normalize_values(self, state: CycleState, pod: Pod, node_names: list[str], scores: list[int]) -> list[int]:
+        """``normalize_score`` on plain scores, for the framework."""
+        return default_normalize_values(MAX_NODE_SCORE, True, scores)

@@ -90,8 +90,11 @@ class FitError(SchedulingFrameworkError):
         return self.message()
 
 
+ScoreColumns = tuple[list[str], list[int], list[tuple[str, list[int]]]]
+
+
 class ScheduleResult:
-    __slots__ = ("suggested_host", "evaluated_nodes", "feasible_nodes", "scores", "score_detail",
+    __slots__ = ("suggested_host", "evaluated_nodes", "feasible_nodes", "_scores", "_columns", "score_detail",
                  "feasible_names", "diagnosis")
 
     def __init__(self, suggested_host: str, evaluated_nodes: int, feasible_nodes: int,
@@ -101,9 +104,27 @@ class ScheduleResult:
         self.suggested_host = suggested_host
         self.evaluated_nodes = evaluated_nodes
         self.feasible_nodes = feasible_nodes
-        self.scores = scores or []
+        self._scores = scores or []
+        # (names, totals, per-plugin columns) the cycle scored with; ``scores`` is built from it on demand
+        self._columns: ScoreColumns | None = None
         self.score_detail = score_detail
         self.feasible_names = feasible_names or []
+
+    @property
+    def scores(self) -> list[NodePluginScores]:
+        """Each scored node's NodePluginScores, in the order the nodes were scored."""
+        cols = self._columns
+        if cols is not None:
+            names, totals, columns = cols
+            from_columns = NodePluginScores._from_columns
+            self._scores = [from_columns(names[i], columns, i, totals[i]) for i in range(len(names))]
+            self._columns = None
+        return self._scores
+
+    @scores.setter
+    def scores(self, value: list[NodePluginScores]) -> None:
+        self._scores = value
+        self._columns = None
 
 
 class CycleError(SchedulingFrameworkError):
@@ -152,9 +173,11 @@ class Algorithm:
             return ScheduleResult(feasible[0].name, evaluated, 1, feasible_names=[feasible[0].name],
                                   diagnosis=diagnosis)
         detail = ScoreDetail() if explain else None
-        scores = self.prioritize_nodes(state, pod, feasible, detail)
-        host = self.select_host(scores)
-        return ScheduleResult(host, evaluated, len(feasible), scores, detail, [n.name for n in feasible], diagnosis)
+        names, totals, columns = self._prioritize(state, pod, feasible, detail)
+        host = self._select(names, totals)
+        result = ScheduleResult(host, evaluated, len(feasible), None, detail, list(names), diagnosis)
+        result._columns = (names, totals, columns)
+        return result
 
     # filtering -------------------------------------------------------------------------------
     def find_nodes_that_fit_pod(self, state: CycleState, pod: Pod,
@@ -270,20 +293,40 @@ class Algorithm:
             raise CycleError(st)
         return scores
 
+    def _prioritize(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo],
+                    detail: ScoreDetail | None = None) -> ScoreColumns:
+        """:meth:`prioritize_nodes` as (names, totals, per-plugin columns): no object per node."""
+        fwk = self.fwk
+        if not fwk.has_score_plugins():
+            return [ni.name for ni in nodes], [1] * len(nodes), []
+        st = fwk.run_pre_score_plugins(state, pod, nodes)
+        if st is not None and st.code != Code.SUCCESS:
+            raise CycleError(st)
+        names, totals, columns, st = fwk.score_columns(state, pod, nodes, detail)
+        if st is not None and st.code != Code.SUCCESS:
+            raise CycleError(st)
+        return names, totals, columns
+
     def select_host(self, scores: Sequence[NodePluginScores]) -> str:
         """The highest total score; ties broken by reservoir sampling (seedable through ``rng``)."""
-        if not scores:
+        return self._select([s.name for s in scores], [s.total_score for s in scores])
+
+    def _select(self, names: Sequence[str], totals: Sequence[int]) -> str:
+        if not names:
             raise CycleError(Status(Code.ERROR, "empty priorityList"))
-        best = scores[0]
+        best = 0
+        best_score = totals[0]
         count = 1
-        for s in scores[1:]:
-            if s.total_score > best.total_score:
-                best, count = s, 1
-            elif s.total_score == best.total_score:
+        randrange = self.rng.randrange
+        for i in range(1, len(totals)):
+            t = totals[i]
+            if t > best_score:
+                best, best_score, count = i, t, 1
+            elif t == best_score:
                 count += 1
-                if self.rng.randrange(count) == 0:
-                    best = s
-        return best.name
+                if randrange(count) == 0:
+                    best = i
+        return names[best]
 
 
 def explain_scores(result: ScheduleResult) -> dict[str, Any]:

@@ -211,6 +211,11 @@ def _run_batch(batch: Callable[[CycleState, Pod, Sequence[NodeInfo]], list[int] 
     return vals
 
 
+def _normalize_error(plugin: str, what: str, error: BaseException | None) -> Status:
+    return Status(Code.ERROR, f'running Normalize on Score plugins: plugin "{plugin}" {what}', plugin=plugin,
+                  error=error)
+
+
 def _score_node_by_node(pl: Any, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
                         ) -> tuple[list[int], Status | None]:
     """Score every node with the plugin's ``score``; the first failure ends the pass with an ERROR status."""
@@ -242,6 +247,38 @@ def _score_node_by_node(pl: Any, state: CycleState, pod: Pod, nodes: Sequence[No
             s = int(s)
         append(s)
     return vals, None
+
+
+def batch_normalizer(ext: Any) -> Callable[[CycleState, Pod, list[str], list[int]], list[int] | None] | None:
+    """The score extension's optional ``normalize_values(state, pod, node_names, scores)``, when the framework
+    may use it instead of ``normalize_score``.
+
+    It returns, as a new list, the scores ``normalize_score`` would leave in NodeScores holding ``scores``
+    for ``node_names`` -- or None to have the framework call ``normalize_score`` (for any non-success). As with
+    ``score_nodes``, it is only an accelerator, taken from the class that defines ``normalize_score``.
+    """
+    fn = getattr(ext, "normalize_values", None)
+    if not callable(fn):
+        return None
+    cls = type(ext)
+    owner = _defining_class(cls, "normalize_score")
+    if owner is None or owner is not _defining_class(cls, "normalize_values"):
+        return None
+    return fn  # type: ignore[no-any-return]
+
+
+def _run_normalize_batch(batch: Callable[[CycleState, Pod, list[str], list[int]], list[int] | None],
+                         state: CycleState, pod: Pod, names: list[str], vals: list[int]) -> list[int] | None:
+    try:
+        out = batch(state, pod, names, vals)
+    except Exception:
+        return None  # normalize_score meets the same failure and reports it
+    if type(out) is not list or len(out) != len(vals):
+        return None
+    for v in out:
+        if type(v) is not int:
+            return None
+    return out
 
 
 class Framework:
@@ -324,6 +361,8 @@ class Framework:
                                 for pl in self._points["preFilter"]}
         self._score_ext = {pl.name: self._extensions(pl, "score_extensions") for pl in self._points["score"]}
         self._score_batch = {pl.name: batch_scorer(pl) for pl in self._points["score"]}
+        self._normalize_batch = {name: batch_normalizer(ext) for name, ext in self._score_ext.items()
+                                 if ext is not None}
 
     def _instantiate(self, name: str, args: Any) -> Any:
         try:
@@ -611,6 +650,16 @@ class Framework:
 
     def run_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo],
                           detail: ScoreDetail | None = None) -> tuple[list[NodePluginScores], Status | None]:
+        names, totals, columns, st = self.score_columns(state, pod, nodes, detail)
+        if st is not None:
+            return [], st
+        from_columns = NodePluginScores._from_columns
+        return [from_columns(names[i], columns, i, totals[i]) for i in range(len(names))], None
+
+    def score_columns(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], detail: ScoreDetail | None = None
+                      ) -> tuple[list[str], list[int], list[tuple[str, list[int]]], Status | None]:
+        """:meth:`run_score_plugins` without a NodePluginScores per node: (node names, total scores,
+        (plugin, weighted scores) per plugin, status), every list in node order."""
         skip = state.skip_score_plugins
         plugins = [pl for pl in self._points["score"] if pl.name not in skip]
         names = [ni.name for ni in nodes]
@@ -628,31 +677,37 @@ class Framework:
             if vals is None:
                 vals, err = _score_node_by_node(pl, state, pod, nodes)
                 if err is not None:
-                    return [], err
+                    return names, [], [], err
             raw = list(vals) if detail is not None else None
             normalized = list(vals) if detail is not None else None
             ext = self._score_ext.get(name)
+            normalize_batch = self._normalize_batch.get(name) if ext is not None else None
+            if normalize_batch is not None and "normalize_score" not in getattr(ext, "__dict__", ()):
+                batch_vals = _run_normalize_batch(normalize_batch, state, pod, names, vals)
+                if batch_vals is not None:
+                    vals = batch_vals
+                    ext = None  # normalized
+                    if detail is not None:
+                        normalized = list(vals)
             if ext is not None:
                 scores = [NodeScore(nm, v) for nm, v in zip(names, vals, strict=True)]
                 try:
                     st = _check_status(name, "NormalizeScore", ext.normalize_score(state, pod, scores))
                 except Exception as e:
-                    return [], Status(Code.ERROR, f'running Normalize on Score plugins: plugin "{name}" raised '
-                                                  f"{type(e).__name__}: {e}", plugin=name, error=e)
+                    return names, [], [], _normalize_error(name, f"raised {type(e).__name__}: {e}", e)
                 if st is not None and st.code != Code.SUCCESS:
-                    return [], Status(Code.ERROR, f'running Normalize on Score plugins: plugin "{name}" failed '
-                                                  f"with: {st.message()}", plugin=name)
+                    return names, [], [], _normalize_error(name, f"failed with: {st.message()}", None)
                 vals = [scores[i].score for i in range(n)]
                 if detail is not None:
                     normalized = [ns.score for ns in scores]
             for s in vals:
                 if type(s) is not int:
-                    return [], _bad_shape(name, "NormalizeScore", s, "integer scores")
+                    return names, [], [], _bad_shape(name, "NormalizeScore", s, "integer scores")
                 if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE:
-                    return [], Status(Code.ERROR, f'applying score defaultWeights on Score plugins: plugin "{name}" '
-                                                  f"returns an invalid score {s}, it should in the range of "
-                                                  f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-                                      plugin=name)
+                    return names, [], [], Status(
+                        Code.ERROR, f'applying score defaultWeights on Score plugins: plugin "{name}" returns an '
+                                    f"invalid score {s}, it should in the range of [{MIN_NODE_SCORE}, "
+                                    f"{MAX_NODE_SCORE}] after normalizing", plugin=name)
             weight = self.score_weights[name]
             weighted = [s * weight for s in vals]
             totals = [t + w for t, w in zip(totals, weighted, strict=True)]
@@ -662,8 +717,7 @@ class Framework:
                 detail.raw[name] = raw
                 detail.normalized[name] = normalized
                 detail.weights[name] = weight
-        from_columns = NodePluginScores._from_columns
-        return [from_columns(names[i], columns, i, totals[i]) for i in range(n)], None
+        return names, totals, columns, None
 
     # Reserve / Permit ------------------------------------------------------------------------
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:

@@ -22,7 +22,7 @@ from scheduling_framework.api.pod import Pod
 from scheduling_framework.cluster import Cluster
 from scheduling_framework.config import KubeSchedulerConfiguration, load_config
 from scheduling_framework.cycle_state import CycleState
-from scheduling_framework.errors import ConfigError, SnapshotError
+from scheduling_framework.errors import SnapshotError
 from scheduling_framework.interfaces import QueuedPodInfo
 from scheduling_framework.node_info import NodeInfo, PodInfo
 from scheduling_framework.registry import Registry, default_registry
@@ -117,6 +117,8 @@ class Simulator:
     Reserve of pods placed by :meth:`schedule_pods` are undone (Unreserve is called) when the fork in
     which they happened is reverted.
 
+    Not thread-safe: use one Simulator per thread.
+
     ``reuse_failures``: in :meth:`schedule_pods`, a pod identical to one that just failed to fit (same
     spec, status, labels, annotations and owners; only name, uid and creation time differ), met while the
     snapshot and the nominations are unchanged since that failure, gets the same answer without running
@@ -133,8 +135,6 @@ class Simulator:
         self.cluster = cluster if cluster is not None else ClusterSnapshot()
         self.objects = ObjectStore(objects)
         self.rng = random.Random(seed)
-        if profile is not None and not any(p.scheduler_name == profile for p in self.config.profiles):
-            raise ConfigError(f"profile {profile!r} not found")
         self.framework: Framework = Framework.from_config(
             self.config, self.registry, profile_name=profile, snapshot=self.cluster.snapshot,
             objects=self.objects, nominator=Nominator(), rng=self.rng)

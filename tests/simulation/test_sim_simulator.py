@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pathlib
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from sim_builders import default_config, make_node, make_pod
 
-from scheduling_framework.api import Pod
+from scheduling_framework.api import Node, Pod
 from scheduling_framework.cluster import load_cluster
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import SnapshotError
@@ -21,7 +22,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 TAINT = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
 
 
-def simulator(nodes: list[Any], pods: list[Pod] = (), **kw: Any) -> Simulator:  # type: ignore[assignment]
+def simulator(nodes: Sequence[Node], pods: Sequence[Pod] = (), **kw: Any) -> Simulator:
     return Simulator(kw.pop("config", default_config()), seed=kw.pop("seed", 7),
                      cluster=ClusterSnapshot(nodes, pods), **kw)
 
@@ -87,6 +88,13 @@ def test_check_pod_on_node_sees_the_fork() -> None:
         sim.add_pod(make_pod("filler", cpu="2"), "b")
         assert sim.check_pod_on_node(pod, "b") is not None
     assert sim.check_pod_on_node(pod, "b") is None
+
+
+def test_unknown_profile_is_a_config_error() -> None:
+    from scheduling_framework.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="profile 'nope' not found"):
+        Simulator(default_config(), profile="nope")
 
 
 def test_check_pod_on_unknown_node() -> None:
@@ -227,9 +235,10 @@ def test_reusing_failures_decides_exactly_as_running_every_cycle() -> None:
 
 def test_a_failure_is_not_reused_after_the_snapshot_changed() -> None:
     sim = simulator([make_node("a"), make_node("b")])
-    follower = {"labels": {"app": "web"}, "affinity_to": {"app": "db"}}
-    out = sim.schedule_pods([make_pod("web-1", **follower), make_pod("db", labels={"app": "db"}),
-                             make_pod("web-2", **follower)])
+    def follower(name: str) -> Pod:
+        return make_pod(name, labels={"app": "web"}, affinity_to={"app": "db"})
+
+    out = sim.schedule_pods([follower("web-1"), make_pod("db", labels={"app": "db"}), follower("web-2")])
     assert "default/web-1" in out.unschedulable
     assert out.placements["default/web-2"] == out.placements["default/db"]
 
