@@ -327,8 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for w in selected:
         r = run_workload(w, args.profile) if args.in_process else run_in_child(w, args.profile)
         results.append(r)
-        if args.output == "table":
-            print(f"# {format_table([r]).splitlines()[-1]}", file=sys.stderr, flush=True)
+        print(f"# {format_table([r]).splitlines()[-1]}", file=sys.stderr, flush=True)
     disabled = missing_default_plugins()
     if args.output == "json":
         json.dump({"machine": machine(), "profile": profile_description(disabled),

@@ -297,7 +297,7 @@ class NodeInfo:
 
     __slots__ = ("node", "name", "pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports",
                  "requested", "non_zero_requested", "allocatable", "image_states", "pvc_ref_counts",
-                 "generation", "_pod_index")
+                 "generation", "_pod_index", "memo")
 
     def __init__(self, node: Node | None = None, pods: Iterable[Pod | PodInfo] = ()) -> None:
         self.node: Node | None = None
@@ -314,6 +314,11 @@ class NodeInfo:
         self.pvc_ref_counts: dict[str, int] = {}
         self.generation = next_generation()
         self._pod_index: dict[str, int] = {}
+        # Scratch space for values plugins derive from this NodeInfo's node and pods (how many of its pods a
+        # selector matches, ...), so a NodeInfo that did not change since the last cycle answers at once.
+        # Every change (node set or removed, pod added or removed) empties it; a clone starts empty. Keys
+        # should name the plugin that owns them.
+        self.memo: dict[Any, Any] = {}
         if node is not None:
             self.set_node(node)
         for p in pods:
@@ -323,12 +328,16 @@ class NodeInfo:
     def set_node(self, node: Node) -> None:
         self.node = node
         self.name = node.metadata.name
+        if self.memo:
+            self.memo.clear()
         self.allocatable = Resource.from_list(node.status.allocatable)
         self.generation = next_generation()
 
     def remove_node(self) -> None:
         self.node = None
         self.name = ""
+        if self.memo:
+            self.memo.clear()
         self.generation = next_generation()
 
     # pods ------------------------------------------------------------------------------------
@@ -370,6 +379,8 @@ class NodeInfo:
         return None if idx is None else self.pods[idx]
 
     def _update(self, pi: PodInfo, sign: int) -> None:
+        if self.memo:
+            self.memo.clear()
         self.requested.add(pi.requests, sign)
         nz = self.non_zero_requested
         nz.milli_cpu += sign * pi.non0_cpu
@@ -407,6 +418,7 @@ class NodeInfo:
         c.pvc_ref_counts = dict(self.pvc_ref_counts)
         c.generation = self.generation
         c._pod_index = dict(self._pod_index)
+        c.memo = {}
         return c
 
     def snapshot_state(self) -> dict[str, Any]:

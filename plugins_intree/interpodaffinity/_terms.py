@@ -145,3 +145,31 @@ def merge_all_weighted(terms: Sequence[WeightedAffinityTerm],
 def needs_namespaces(terms: Iterable[AffinityTerm]) -> bool:
     """Whether any term has a non-empty namespaceSelector (so Namespace objects must be listed)."""
     return any(t.namespace_selector is not None and not t.namespace_selector.is_empty() for t in terms)
+
+
+# --- memo keys ---------------------------------------------------------------------------------------
+
+#: Bound on the per-NodeInfo memo entries this plugin keeps (distinct incoming pods seen since the node changed).
+MEMO_LIMIT = 64
+
+
+def selector_key(selector: LabelSelector | None) -> tuple[object, ...] | None:
+    """A canonical value equal for selectors that select the same way (None for a nil selector)."""
+    if selector is None:
+        return None
+    return (tuple(sorted(selector.match_labels.items())), selector.match_expressions)
+
+
+def term_key(term: AffinityTerm) -> tuple[object, ...]:
+    """A canonical value equal for terms that match the same pods (the topology key aside)."""
+    return (tuple(sorted(term.namespaces)), selector_key(term.selector), selector_key(term.namespace_selector))
+
+
+def weighted_terms_key(terms: Iterable[WeightedAffinityTerm]) -> tuple[object, ...]:
+    return tuple((term_key(w.term), w.term.topology_key, w.weight) for w in terms)
+
+
+def memo_key(*parts: object) -> str:
+    """A NodeInfo memo key made of canonical parts. A string, because its hash is computed once: the key is
+    looked up on every node of every cycle."""
+    return repr(parts)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from plugins_intree.interpodaffinity._terms import NO_LABELS
+from plugins_intree.interpodaffinity._terms import MEMO_LIMIT, NO_LABELS, memo_key, term_key
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.node_info import AffinityTerm, NodeInfo, PodInfo
 
@@ -113,19 +113,37 @@ def existing_anti_affinity_counts(pod: Pod, ns_labels: Mapping[str, str],
                                   nodes: Sequence[NodeInfo]) -> TopologyCounts:
     """Topology pairs where an existing pod's required anti-affinity term matches ``pod``."""
     counts: TopologyCounts = {}
+    # Which pairs a node adds depends on its pods and on the incoming pod's namespace, labels and
+    # namespace labels: remembered per NodeInfo while the node does not change.
+    meta = pod.metadata
+    key = memo_key("existing" + PRE_FILTER_STATE_KEY, meta.namespace, tuple(sorted(meta.labels.items())),
+                   tuple(sorted(ns_labels.items())))
     for ni in nodes:
         node = ni.node
         if node is None:
             continue
-        labels = node.metadata.labels
-        for existing in ni.pods_with_required_anti_affinity:
-            for t in existing.required_anti_affinity_terms:
-                if t.matches(pod, ns_labels):
-                    tv = labels.get(t.topology_key)
-                    if tv is not None:
-                        pair = (t.topology_key, tv)
-                        counts[pair] = counts.get(pair, 0) + 1
+        memo = ni.memo
+        pairs: tuple[tuple[str, str], ...] | None = memo.get(key)
+        if pairs is None:
+            pairs = _matching_anti_affinity_pairs(pod, ns_labels, ni, node.metadata.labels)
+            if len(memo) >= MEMO_LIMIT:
+                memo.clear()
+            memo[key] = pairs
+        for pair in pairs:
+            counts[pair] = counts.get(pair, 0) + 1
     return counts
+
+
+def _matching_anti_affinity_pairs(pod: Pod, ns_labels: Mapping[str, str], ni: NodeInfo,
+                                  labels: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    out: list[tuple[str, str]] = []
+    for existing in ni.pods_with_required_anti_affinity:
+        for t in existing.required_anti_affinity_terms:
+            if t.matches(pod, ns_labels):
+                tv = labels.get(t.topology_key)
+                if tv is not None:
+                    out.append((t.topology_key, tv))
+    return tuple(out)
 
 
 def incoming_affinity_anti_affinity_counts(affinity_terms: Sequence[AffinityTerm],
@@ -136,26 +154,50 @@ def incoming_affinity_anti_affinity_counts(affinity_terms: Sequence[AffinityTerm
     anti: TopologyCounts = {}
     if not affinity_terms and not anti_affinity_terms:
         return affinity, anti
+    # What a node contributes depends on its pods and the terms only: remembered per NodeInfo.
+    key = memo_key(PRE_FILTER_STATE_KEY, tuple(term_key(t) for t in affinity_terms),
+                   tuple(term_key(t) for t in anti_affinity_terms))
     for ni in nodes:
         node = ni.node
-        if node is None:
+        if node is None or not ni.pods:
             continue
+        memo = ni.memo
+        matched: tuple[int, tuple[int, ...]] | None = memo.get(key)
+        if matched is None:
+            matched = _matching_pods(affinity_terms, anti_affinity_terms, ni)
+            if len(memo) >= MEMO_LIMIT:
+                memo.clear()
+            memo[key] = matched
+        n_affinity, n_anti = matched
         labels = node.metadata.labels
-        for pi in ni.pods:
-            existing = pi.pod
-            if affinity_terms and pod_matches_all_terms(affinity_terms, existing):
-                for t in affinity_terms:
-                    tv = labels.get(t.topology_key)
-                    if tv is not None:
-                        pair = (t.topology_key, tv)
-                        affinity[pair] = affinity.get(pair, 0) + 1
-            for t in anti_affinity_terms:
-                if t.matches(existing, NO_LABELS):
-                    tv = labels.get(t.topology_key)
-                    if tv is not None:
-                        pair = (t.topology_key, tv)
-                        anti[pair] = anti.get(pair, 0) + 1
+        if n_affinity:
+            for t in affinity_terms:
+                tv = labels.get(t.topology_key)
+                if tv is not None:
+                    pair = (t.topology_key, tv)
+                    affinity[pair] = affinity.get(pair, 0) + n_affinity
+        for t, n in zip(anti_affinity_terms, n_anti, strict=True):
+            if n:
+                tv = labels.get(t.topology_key)
+                if tv is not None:
+                    pair = (t.topology_key, tv)
+                    anti[pair] = anti.get(pair, 0) + n
     return affinity, anti
+
+
+def _matching_pods(affinity_terms: Sequence[AffinityTerm], anti_affinity_terms: Sequence[AffinityTerm],
+                   ni: NodeInfo) -> tuple[int, tuple[int, ...]]:
+    """(pods of the node matching every affinity term, pods matching each anti-affinity term)."""
+    n_affinity = 0
+    n_anti = [0] * len(anti_affinity_terms)
+    for pi in ni.pods:
+        existing = pi.pod
+        if affinity_terms and pod_matches_all_terms(affinity_terms, existing):
+            n_affinity += 1
+        for i, t in enumerate(anti_affinity_terms):
+            if t.matches(existing, NO_LABELS):
+                n_anti[i] += 1
+    return n_affinity, tuple(n_anti)
 
 
 # --- Filter checks --------------------------------------------------------------------------------

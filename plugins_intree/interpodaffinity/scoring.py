@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from plugins_intree.interpodaffinity._terms import NO_LABELS
+from plugins_intree.interpodaffinity._terms import MEMO_LIMIT, NO_LABELS, memo_key, weighted_terms_key
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore
-from scheduling_framework.node_info import AffinityTerm, NodeInfo, PodInfo, WeightedAffinityTerm
+from scheduling_framework.node_info import NodeInfo, PodInfo, WeightedAffinityTerm
 
 PRE_SCORE_STATE_KEY = "PreScoreInterPodAffinity"
 
@@ -47,25 +47,6 @@ def _add(scores: ScoreMap, key: str, value: str, amount: int) -> None:
     per_key[value] = per_key.get(value, 0) + amount
 
 
-def _process_terms(scores: ScoreMap, terms: Sequence[WeightedAffinityTerm], pod: Pod,
-                   ns_labels: Mapping[str, str], node_labels: Mapping[str, str], multiplier: int) -> None:
-    for w in terms:
-        t = w.term
-        if t.matches(pod, ns_labels):
-            tv = node_labels.get(t.topology_key)
-            if tv is not None:
-                _add(scores, t.topology_key, tv, w.weight * multiplier)
-
-
-def _process_required(scores: ScoreMap, terms: Sequence[AffinityTerm], weight: int, pod: Pod,
-                      ns_labels: Mapping[str, str], node_labels: Mapping[str, str]) -> None:
-    for t in terms:
-        if t.matches(pod, ns_labels):
-            tv = node_labels.get(t.topology_key)
-            if tv is not None:
-                _add(scores, t.topology_key, tv, weight)
-
-
 def topology_scores(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm],
                     preferred_anti_affinity: Sequence[WeightedAffinityTerm], ns_labels: Mapping[str, str],
                     nodes: Sequence[NodeInfo], all_pods: bool, hard_pod_affinity_weight: int) -> ScoreMap | None:
@@ -75,6 +56,12 @@ def topology_scores(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm]
     only the pods that have pod (anti-)affinity of their own.
     """
     scores: ScoreMap = {}
+    # A node's additions depend on its pods and on the incoming pod's namespace, labels, namespace labels
+    # and terms: remembered per NodeInfo (and replayed in order) while the node does not change.
+    meta = pod.metadata
+    key = memo_key(PRE_SCORE_STATE_KEY, meta.namespace, tuple(sorted(meta.labels.items())),
+                   tuple(sorted(ns_labels.items())), weighted_terms_key(preferred_affinity),
+                   weighted_terms_key(preferred_anti_affinity), all_pods, hard_pod_affinity_weight)
     for ni in nodes:
         node = ni.node
         if node is None:
@@ -82,22 +69,54 @@ def topology_scores(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm]
         node_labels = node.metadata.labels
         if not node_labels:
             continue
-        pods: Sequence[PodInfo] = ni.pods if all_pods else ni.pods_with_affinity
-        for existing in pods:
-            if preferred_affinity:
-                _process_terms(scores, preferred_affinity, existing.pod, NO_LABELS, node_labels, 1)
-            if preferred_anti_affinity:
-                _process_terms(scores, preferred_anti_affinity, existing.pod, NO_LABELS, node_labels, -1)
-            if hard_pod_affinity_weight > 0 and existing.required_affinity_terms:
-                _process_required(scores, existing.required_affinity_terms, hard_pod_affinity_weight, pod,
-                                  ns_labels, node_labels)
-            if existing.preferred_affinity_terms:
-                _process_terms(scores, existing.preferred_affinity_terms, pod, ns_labels, node_labels, 1)
-            if existing.preferred_anti_affinity_terms:
-                _process_terms(scores, existing.preferred_anti_affinity_terms, pod, ns_labels, node_labels, -1)
+        memo = ni.memo
+        additions: tuple[tuple[str, str, int], ...] | None = memo.get(key)
+        if additions is None:
+            additions = _node_additions(pod, preferred_affinity, preferred_anti_affinity, ns_labels, ni, node_labels,
+                                        all_pods, hard_pod_affinity_weight)
+            if len(memo) >= MEMO_LIMIT:
+                memo.clear()
+            memo[key] = additions
+        for key, value, amount in additions:
+            _add(scores, key, value, amount)
     # Entries are only ever added (a sum may come back to 0 but stays), so an empty map means no term
     # applied on any node, which is when upstream skips scoring.
     return scores or None
+
+
+def _node_additions(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm],
+                    preferred_anti_affinity: Sequence[WeightedAffinityTerm], ns_labels: Mapping[str, str],
+                    ni: NodeInfo, node_labels: Mapping[str, str], all_pods: bool,
+                    hard_pod_affinity_weight: int) -> tuple[tuple[str, str, int], ...]:
+    """The (topology key, value, amount) additions the node's pods make to the score map, in order."""
+    out: list[tuple[str, str, int]] = []
+    pods: Sequence[PodInfo] = ni.pods if all_pods else ni.pods_with_affinity
+    for existing in pods:
+        if preferred_affinity:
+            _collect_terms(out, preferred_affinity, existing.pod, NO_LABELS, node_labels, 1)
+        if preferred_anti_affinity:
+            _collect_terms(out, preferred_anti_affinity, existing.pod, NO_LABELS, node_labels, -1)
+        if hard_pod_affinity_weight > 0 and existing.required_affinity_terms:
+            for t in existing.required_affinity_terms:
+                if t.matches(pod, ns_labels):
+                    tv = node_labels.get(t.topology_key)
+                    if tv is not None:
+                        out.append((t.topology_key, tv, hard_pod_affinity_weight))
+        if existing.preferred_affinity_terms:
+            _collect_terms(out, existing.preferred_affinity_terms, pod, ns_labels, node_labels, 1)
+        if existing.preferred_anti_affinity_terms:
+            _collect_terms(out, existing.preferred_anti_affinity_terms, pod, ns_labels, node_labels, -1)
+    return tuple(out)
+
+
+def _collect_terms(out: list[tuple[str, str, int]], terms: Sequence[WeightedAffinityTerm], pod: Pod,
+                   ns_labels: Mapping[str, str], node_labels: Mapping[str, str], multiplier: int) -> None:
+    for w in terms:
+        t = w.term
+        if t.matches(pod, ns_labels):
+            tv = node_labels.get(t.topology_key)
+            if tv is not None:
+                out.append((t.topology_key, tv, w.weight * multiplier))
 
 
 def node_score(state: PreScoreState, node_labels: Mapping[str, str]) -> int:

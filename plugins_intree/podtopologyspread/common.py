@@ -11,7 +11,7 @@ from scheduling_framework.api.pod import Pod, TopologySpreadConstraint
 from scheduling_framework.api.selectors import LabelSelector, LabelSelectorRequirement, NodeSelector
 from scheduling_framework.api.taints import does_not_schedule_or_execute, find_matching_untolerated_taint
 from scheduling_framework.errors import SchedulingFrameworkError, ValidationError
-from scheduling_framework.node_info import PodInfo
+from scheduling_framework.node_info import NodeInfo, PodInfo
 
 NAME = "PodTopologySpread"
 
@@ -136,10 +136,50 @@ def count_pods_match_selector(pod_infos: Sequence[PodInfo], selector: Selector, 
     return count
 
 
+#: Bound on the per-NodeInfo memo entries this plugin keeps (distinct selectors seen since the node changed).
+_MEMO_LIMIT = 64
+
+
+class CountKey:
+    """What a per-node count of matching pods depends on besides the pods: the selector and the namespace.
+
+    ``key`` is None when the count is 0 whatever the pods (a nil or empty selector)."""
+
+    __slots__ = ("key", "namespace", "selector")
+
+    def __init__(self, selector: Selector, namespace: str) -> None:
+        self.selector = selector
+        self.namespace = namespace
+        # a string: its hash is computed once, and the key is looked up on every node of every cycle
+        self.key: str | None = None
+        if selector is not None and not selector.is_empty():
+            self.key = repr((NAME, "count", namespace, tuple(sorted(selector.match_labels.items())),
+                             selector.match_expressions))
+
+
+def count_matching_pods(ni: NodeInfo, ck: CountKey) -> int:
+    """``count_pods_match_selector(ni.pods, ...)``, remembered on the NodeInfo until its pods change."""
+    key = ck.key
+    if key is None:
+        return 0
+    memo = ni.memo
+    cnt: int | None = memo.get(key)
+    if cnt is None:
+        if len(memo) >= _MEMO_LIMIT:
+            memo.clear()
+        cnt = memo[key] = count_pods_match_selector(ni.pods, ck.selector, ck.namespace)
+    return cnt
+
+
 class RequiredNodeAffinity:
     """The pod's nodeSelector and required node affinity, matched against a node together."""
 
     __slots__ = ("_node_selector", "_terms")
+
+    @property
+    def is_empty(self) -> bool:
+        """True when every node matches (no nodeSelector, no required node affinity)."""
+        return not self._node_selector and self._terms is None
 
     def __init__(self, pod: Pod) -> None:
         self._node_selector: tuple[tuple[str, str], ...] = tuple(pod.spec.node_selector.items())
@@ -180,6 +220,11 @@ class NodeInclusion:
         self._node = node
         self._affinity_ok = None
         self._taints_ok = None
+
+    def includes_every_node(self, constraints: Sequence[SpreadConstraint]) -> bool:
+        """True when ``includes`` is True for every node and each of ``constraints``: nothing to check."""
+        affinity_empty = self._affinity.is_empty
+        return all((affinity_empty or not c.honor_node_affinity) and not c.honor_node_taints for c in constraints)
 
     def includes(self, c: SpreadConstraint) -> bool:
         node = self._node

@@ -12,10 +12,11 @@ from plugins_intree.podtopologyspread.common import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
     NAME,
+    CountKey,
     NodeInclusion,
     RequiredNodeAffinity,
     SpreadConstraint,
-    count_pods_match_selector,
+    count_matching_pods,
     node_has_all_keys,
     selector_matches,
     unique_selectors,
@@ -117,31 +118,60 @@ def calc_pre_filter_state(pod: Pod, constraints: list[SpreadConstraint],
     ns = pod.metadata.namespace
     counts: list[dict[str, int]] = [{} for _ in constraints]
     selectors, sel_index = unique_selectors(constraints)
-    per_node_counts: list[int] = [0] * len(selectors)
+    count_keys = [CountKey(sel, ns) for sel in selectors]
     policies = NodeInclusion(pod, RequiredNodeAffinity(pod))
-    indexed = list(enumerate(constraints))
-    for ni in nodes:
-        node = ni.node
-        if node is None:
-            continue
-        labels = node.metadata.labels
-        # A node missing any of the topology keys takes part in no domain.
-        if not node_has_all_keys(labels, constraints):
-            continue
-        policies.reset(node)
-        for j in range(len(per_node_counts)):
-            per_node_counts[j] = -1
-        pods = ni.pods
-        for i, c in indexed:
-            if not policies.includes(c):
+    topology_keys = [c.topology_key for c in constraints]
+    if policies.includes_every_node(constraints):
+        # Nothing to check per node: each constraint counts its (remembered) per-node matches.
+        plan = [(counts[i], c.topology_key, count_keys[sel_index[i]]) for i, c in enumerate(constraints)]
+        for ni in nodes:
+            node = ni.node
+            if node is None:
                 continue
-            j = sel_index[i]
-            cnt = per_node_counts[j]
-            if cnt < 0:
-                cnt = per_node_counts[j] = count_pods_match_selector(pods, selectors[j], ns)
-            m = counts[i]
-            value = labels[c.topology_key]
-            m[value] = m.get(value, 0) + cnt
+            labels = node.metadata.labels
+            for key in topology_keys:
+                if key not in labels:
+                    break
+            else:
+                if not ni.pods:
+                    # no pod to count, but the node's domains take part (with 0 so far)
+                    for m, key, _ in plan:
+                        value = labels[key]
+                        if value not in m:
+                            m[value] = 0
+                    continue
+                memo = ni.memo
+                for m, key, ck in plan:
+                    value = labels[key]
+                    memo_key = ck.key
+                    cnt = 0 if memo_key is None else memo.get(memo_key)
+                    if cnt is None:
+                        cnt = count_matching_pods(ni, ck)
+                    m[value] = m.get(value, 0) + cnt
+    else:
+        per_node_counts: list[int] = [0] * len(selectors)
+        indexed = list(enumerate(constraints))
+        for ni in nodes:
+            node = ni.node
+            if node is None:
+                continue
+            labels = node.metadata.labels
+            # A node missing any of the topology keys takes part in no domain.
+            if not node_has_all_keys(labels, constraints):
+                continue
+            policies.reset(node)
+            for j in range(len(per_node_counts)):
+                per_node_counts[j] = -1
+            for i, c in indexed:
+                if not policies.includes(c):
+                    continue
+                j = sel_index[i]
+                cnt = per_node_counts[j]
+                if cnt < 0:
+                    cnt = per_node_counts[j] = count_matching_pods(ni, count_keys[j])
+                m = counts[i]
+                value = labels[c.topology_key]
+                m[value] = m.get(value, 0) + cnt
     paths: list[CriticalPaths] = []
     for m in counts:
         p = CriticalPaths()

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from plugins_intree.podtopologyspread.common import (
     LABEL_HOSTNAME,
     NAME,
+    CountKey,
     NodeInclusion,
     RequiredNodeAffinity,
-    Selector,
     SpreadConstraint,
-    count_pods_match_selector,
+    count_matching_pods,
     node_has_all_keys,
     unique_selectors,
 )
@@ -58,10 +58,10 @@ class PreScoreState:
         self.topology_value_to_pod_counts = topology_value_to_pod_counts
         self.topology_normalizing_weight = topology_normalizing_weight
         self.namespace = namespace
-        # What Score needs per constraint, flattened once: key, is-hostname, selector, weight,
-        # maxSkew - 1 and the domain counts.
-        self.plan: tuple[tuple[str, bool, Selector, float, int, dict[str, int]], ...] = tuple(
-            (c.topology_key, c.topology_key == LABEL_HOSTNAME, c.selector, w, c.max_skew - 1, m)
+        # What Score needs per constraint, flattened once: key, is-hostname, selector (as a count key),
+        # weight, maxSkew - 1 and the domain counts.
+        self.plan: tuple[tuple[str, bool, CountKey, float, int, dict[str, int]], ...] = tuple(
+            (c.topology_key, c.topology_key == LABEL_HOSTNAME, CountKey(c.selector, namespace), w, c.max_skew - 1, m)
             for c, w, m in zip(self.constraints, topology_normalizing_weight, topology_value_to_pod_counts,
                                strict=True))
 
@@ -105,10 +105,35 @@ def calc_pre_score_state(pod: Pod, constraints: list[SpreadConstraint], filtered
 
     ns = pod.metadata.namespace
     selectors, sel_index = unique_selectors(constraints)
+    count_keys = [CountKey(sel, ns) for sel in selectors]
     per_node_counts: list[int] = [0] * len(selectors)
     policies = NodeInclusion(pod, RequiredNodeAffinity(pod))
     indexed = [(i, c) for i, c in enumerate(constraints) if c.topology_key != LABEL_HOSTNAME]
-    if indexed:
+    if indexed and policies.includes_every_node(constraints):
+        # Nothing to check per node: each constraint adds its (remembered) per-node matches; a node without
+        # pods adds nothing.
+        plan = [(counts[i], c.topology_key, count_keys[sel_index[i]]) for i, c in indexed]
+        topology_keys = [c.topology_key for c in constraints] if require_all_topologies else []
+        for ni in all_nodes:
+            node = ni.node
+            if node is None or not ni.pods:
+                continue
+            labels = node.metadata.labels
+            for key in topology_keys:
+                if key not in labels:
+                    break
+            else:
+                memo = ni.memo
+                for m, key, ck in plan:
+                    value = labels.get(key, "")
+                    # Only domains that contain a candidate node matter.
+                    if value in m:
+                        memo_key = ck.key
+                        cnt = 0 if memo_key is None else memo.get(memo_key)
+                        if cnt is None:
+                            cnt = count_matching_pods(ni, ck)
+                        m[value] += cnt
+    elif indexed:
         for ni in all_nodes:
             node = ni.node
             if node is None:
@@ -128,7 +153,7 @@ def calc_pre_score_state(pod: Pod, constraints: list[SpreadConstraint], filtered
                 j = sel_index[i]
                 cnt = per_node_counts[j]
                 if cnt < 0:
-                    cnt = per_node_counts[j] = count_pods_match_selector(ni.pods, selectors[j], ns)
+                    cnt = per_node_counts[j] = count_matching_pods(ni, count_keys[j])
                 m[value] += cnt
     return PreScoreState(constraints, ignored, counts, weights, ns)
 
@@ -139,12 +164,12 @@ def score_node(s: PreScoreState, node_info: NodeInfo) -> int:
         return 0
     labels = node.metadata.labels
     score = 0.0
-    for key, is_host, selector, weight, skew_offset, m in s.plan:
+    for key, is_host, count_key, weight, skew_offset, m in s.plan:
         value = labels.get(key)
         if value is None:
             continue
         if is_host:
-            cnt = count_pods_match_selector(node_info.pods, selector, s.namespace)
+            cnt = count_matching_pods(node_info, count_key)
         else:
             cnt = m.get(value, 0)
         # maxSkew - 1 flattens the differences between domains: a larger maxSkew tolerates more skew.
