@@ -179,7 +179,7 @@ class _Loop:
 def _percentile(sorted_values: Sequence[float], q: float) -> float:
     if not sorted_values:
         return 0.0
-    k = min(len(sorted_values) - 1, max(0, int(round(q * (len(sorted_values) - 1)))))
+    k = min(len(sorted_values) - 1, max(0, round(q * (len(sorted_values) - 1))))
     return sorted_values[k]
 
 
@@ -187,9 +187,10 @@ def _peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def run_workload(w: Workload, profile_path: str | None = None) -> Result:
-    """Run one workload in this process and measure it."""
+def run_workload(w: Workload, profile_path: str | None = None, disable: Sequence[str] = ()) -> Result:
+    """Run one workload in this process and measure it (``disable``: default plugins to leave out too)."""
     disabled = missing_default_plugins()
+    disabled += [n for n in disable if n not in disabled]
     res = Result(w.full_name, threshold=w.threshold, upstream=w.upstream, disabled_plugins=disabled)
     absent = [n for n in w.needs if n in disabled]
     if absent:
@@ -258,11 +259,13 @@ def _add_namespace(sched: Scheduler, factory: _Factory, name: str) -> None:
     sched.add_object(KubeObject.from_dict({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
 
 
-def run_in_child(w: Workload, profile_path: str | None = None) -> Result:
+def run_in_child(w: Workload, profile_path: str | None = None, disable: Sequence[str] = ()) -> Result:
     """Run one workload in a fresh interpreter (so its peak RSS is its own)."""
     cmd = [sys.executable, "-m", "benchmarks.scheduler_perf", "--in-process", "--output", "json", w.full_name]
     if profile_path:
         cmd += ["--profile", profile_path]
+    if disable:
+        cmd += ["--disable", ",".join(disable)]
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     p = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
     if p.returncode != 0:
@@ -288,7 +291,11 @@ def machine() -> dict[str, Any]:
 
 
 def profile_description(disabled: Sequence[str]) -> str:
-    return "default" if not disabled else f"default minus {', '.join(disabled)} (not registered)"
+    if not disabled:
+        return "default"
+    missing = set(missing_default_plugins())
+    why = "not registered" if all(n in missing for n in disabled) else "not registered or --disable"
+    return f"default minus {', '.join(disabled)} ({why})"
 
 
 def format_table(results: Iterable[Result]) -> str:
@@ -302,7 +309,8 @@ def format_table(results: Iterable[Result]) -> str:
             continue
         sched = f"{r.scheduled}/{r.measured_pods}" + (f" (+{r.churn_pods} churn)" if r.churn_pods else "")
         rows.append((name, str(r.nodes), str(r.init_pods), str(r.measured_pods), sched, f"{r.pods_per_second:.0f}",
-                     f"{r.cpu_pods_per_second:.0f}", _thr(r.threshold), f"{r.p50_ms:.2f}", f"{r.p99_ms:.2f}", f"{r.peak_rss_mib:.0f}"))
+                     f"{r.cpu_pods_per_second:.0f}", _thr(r.threshold), f"{r.p50_ms:.2f}", f"{r.p99_ms:.2f}",
+                     f"{r.peak_rss_mib:.0f}"))
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
@@ -319,16 +327,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--smoke", action="store_true", help="upstream's tiny integration-test sizes")
     ap.add_argument("--in-process", action="store_true", help="run every workload in this process")
     ap.add_argument("--profile", metavar="FILE", help="cProfile the measured loop into FILE (one workload)")
+    ap.add_argument("--disable", metavar="PLUGIN,...", default="",
+                    help="default plugins to leave out (e.g. to compare with a run where they did not exist)")
     args = ap.parse_args(argv)
+    disable = [n for n in args.disable.split(",") if n]
     selected = select(list(args.workloads), args.smoke)
     if args.profile and len(selected) != 1:
         ap.error("--profile takes exactly one workload")
     results: list[Result] = []
     for w in selected:
-        r = run_workload(w, args.profile) if args.in_process else run_in_child(w, args.profile)
+        r = run_workload(w, args.profile, disable) if args.in_process else run_in_child(w, args.profile, disable)
         results.append(r)
         print(f"# {format_table([r]).splitlines()[-1]}", file=sys.stderr, flush=True)
     disabled = missing_default_plugins()
+    disabled += [n for n in disable if n not in disabled]
     if args.output == "json":
         json.dump({"machine": machine(), "profile": profile_description(disabled),
                    "results": [asdict(r) for r in results]}, sys.stdout, indent=2)

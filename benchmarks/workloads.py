@@ -195,14 +195,15 @@ _BASIC_OPS: tuple[Op, ...] = (CreateNodes("$initNodes"), CreatePods("$initPods")
 _DAEMONSET_OPS: tuple[Op, ...] = (CreateNodes(1, NODE_WITH_NAME), CreateNodes("$initNodes"),
                                   CreatePods("$measurePods", collect_metrics=True))
 
-_ZONE1 = {"label_key": "topology.kubernetes.io/zone", "label_values": ("zone1",)}
-_MOONS = {"label_key": "topology.kubernetes.io/zone", "label_values": ("moon-1", "moon-2", "moon-3")}
+_ZONE = "topology.kubernetes.io/zone"
+_ZONE1 = ("zone1",)
+_MOONS = ("moon-1", "moon-2", "moon-3")
 
-_NODE_AFFINITY_OPS: tuple[Op, ...] = (CreateNodes("$initNodes", NODE_DEFAULT, **_ZONE1), CreatePods("$initPods"),
+_NODE_AFFINITY_OPS: tuple[Op, ...] = (CreateNodes("$initNodes", NODE_DEFAULT, _ZONE, _ZONE1), CreatePods("$initPods"),
                                       CreatePods("$measurePods", collect_metrics=True))
 
 _POD_AFFINITY_OPS: tuple[Op, ...] = (
-    CreateNodes("$initNodes", NODE_DEFAULT, **_ZONE1), CreateNamespaces("sched", 2),
+    CreateNodes("$initNodes", NODE_DEFAULT, _ZONE, _ZONE1), CreateNamespaces("sched", 2),
     CreatePods("$initPods", namespace="sched-0"),
     CreatePods("$measurePods", namespace="sched-1", collect_metrics=True))
 
@@ -213,7 +214,7 @@ _POD_ANTI_AFFINITY_OPS: tuple[Op, ...] = (
 
 
 def _spreading_ops(measured: Mapping[str, Any]) -> tuple[Op, ...]:
-    return (CreateNodes("$initNodes", NODE_DEFAULT, **_MOONS), CreatePods("$initPods", POD_DEFAULT),
+    return (CreateNodes("$initNodes", NODE_DEFAULT, _ZONE, _MOONS), CreatePods("$initPods", POD_DEFAULT),
             CreatePods("$measurePods", measured, collect_metrics=True))
 
 

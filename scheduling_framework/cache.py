@@ -6,7 +6,9 @@ binding one pod costs one NodeInfo copy, not a rebuild of the cluster.
 
 from __future__ import annotations
 
+import bisect
 import threading
+from collections.abc import Callable
 
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.pod import Pod
@@ -185,7 +187,7 @@ class Cache:
                 self._dirty.update(self._nodes)
                 self._images_changed = False
             m = snapshot.node_info_map
-            affinity_changed = False
+            replaced: list[tuple[NodeInfo, NodeInfo]] = []
             for name in self._dirty:
                 old = m.get(name)
                 ni = self._nodes.get(name)
@@ -196,9 +198,8 @@ class Cache:
                 new = ni.clone()
                 if old is None or (old.node is None) != (new.node is None):
                     self._nodes_changed = True
-                if (old is not None and (old.pods_with_affinity or old.pods_with_required_anti_affinity)) or \
-                        new.pods_with_affinity or new.pods_with_required_anti_affinity:
-                    affinity_changed = True
+                else:
+                    replaced.append((old, new))
                 m[name] = new
             if self._nodes_changed:
                 order = node_tree_order(list(self._node_objs.values()))
@@ -214,15 +215,14 @@ class Cache:
                     i = idx.get(name)
                     if i is not None and name in m:
                         lst[i] = m[name]
-                if affinity_changed:
-                    snapshot._affinity_list = None
-                    snapshot._anti_affinity_list = None
-                else:
-                    # the lazily derived lists hold the old clones: point them at the new ones
-                    for attr in ("_affinity_list", "_anti_affinity_list"):
-                        cur = getattr(snapshot, attr)
-                        if cur is not None:
-                            setattr(snapshot, attr, [m[ni.name] for ni in cur if ni.name in m])
+                # The lazily derived lists hold the old clones: patch them (a copy; someone may hold the old
+                # list) by position instead of rebuilding them from the whole node list.
+                in_list = [(old, new) for old, new in replaced if new.name in idx]
+                if snapshot._affinity_list is not None:
+                    snapshot._affinity_list = _patched(snapshot._affinity_list, in_list, idx, _has_affinity)
+                if snapshot._anti_affinity_list is not None:
+                    snapshot._anti_affinity_list = _patched(snapshot._anti_affinity_list, in_list, idx,
+                                                            _has_required_anti_affinity)
             if self._dirty:
                 snapshot._used_pvcs = None
             self._dirty.clear()
@@ -235,6 +235,40 @@ class Cache:
         self._dirty.update(self._nodes)
         self._nodes_changed = True
         return self.update_snapshot(s)
+
+
+def _has_affinity(ni: NodeInfo) -> bool:
+    return bool(ni.pods_with_affinity)
+
+
+def _has_required_anti_affinity(ni: NodeInfo) -> bool:
+    return bool(ni.pods_with_required_anti_affinity)
+
+
+def _patched(derived: list[NodeInfo], replaced: list[tuple[NodeInfo, NodeInfo]], idx: dict[str, int],
+             member: Callable[[NodeInfo], bool]) -> list[NodeInfo] | None:
+    """``derived`` (the snapshot's nodes passing ``member``, in node-list order) after each (old, new)
+    replacement of a node in the list; None (rebuild it) if it does not hold what it should."""
+    out = derived
+    copied = False
+    for old, new in replaced:
+        was, now = member(old), member(new)
+        if not was and not now:
+            continue
+        if not copied:
+            out = list(derived)
+            copied = True
+        target = idx[new.name]
+        pos = bisect.bisect_left(out, target, key=lambda ni: idx.get(ni.name, -1))
+        if was != (pos < len(out) and out[pos] is old):
+            return None
+        if was and now:
+            out[pos] = new
+        elif was:
+            del out[pos]
+        else:
+            out.insert(pos, new)
+    return out
 
 
 def _index(snapshot: Snapshot) -> dict[str, int]:

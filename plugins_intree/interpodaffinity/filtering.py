@@ -116,19 +116,19 @@ def existing_anti_affinity_counts(pod: Pod, ns_labels: Mapping[str, str],
     # Which pairs a node adds depends on its pods and on the incoming pod's namespace, labels and
     # namespace labels: remembered per NodeInfo while the node does not change.
     meta = pod.metadata
-    key = memo_key("existing" + PRE_FILTER_STATE_KEY, meta.namespace, tuple(sorted(meta.labels.items())),
-                   tuple(sorted(ns_labels.items())))
+    node_memo_key = memo_key("existing" + PRE_FILTER_STATE_KEY, meta.namespace, tuple(sorted(meta.labels.items())),
+                             tuple(sorted(ns_labels.items())))
     for ni in nodes:
         node = ni.node
         if node is None:
             continue
         memo = ni.memo
-        pairs: tuple[tuple[str, str], ...] | None = memo.get(key)
+        pairs: tuple[tuple[str, str], ...] | None = memo.get(node_memo_key)
         if pairs is None:
             pairs = _matching_anti_affinity_pairs(pod, ns_labels, ni, node.metadata.labels)
             if len(memo) >= MEMO_LIMIT:
                 memo.clear()
-            memo[key] = pairs
+            memo[node_memo_key] = pairs
         for pair in pairs:
             counts[pair] = counts.get(pair, 0) + 1
     return counts
@@ -155,19 +155,19 @@ def incoming_affinity_anti_affinity_counts(affinity_terms: Sequence[AffinityTerm
     if not affinity_terms and not anti_affinity_terms:
         return affinity, anti
     # What a node contributes depends on its pods and the terms only: remembered per NodeInfo.
-    key = memo_key(PRE_FILTER_STATE_KEY, tuple(term_key(t) for t in affinity_terms),
-                   tuple(term_key(t) for t in anti_affinity_terms))
+    node_memo_key = memo_key(PRE_FILTER_STATE_KEY, tuple(term_key(t) for t in affinity_terms),
+                             tuple(term_key(t) for t in anti_affinity_terms))
     for ni in nodes:
         node = ni.node
         if node is None or not ni.pods:
             continue
         memo = ni.memo
-        matched: tuple[int, tuple[int, ...]] | None = memo.get(key)
+        matched: tuple[int, tuple[int, ...]] | None = memo.get(node_memo_key)
         if matched is None:
             matched = _matching_pods(affinity_terms, anti_affinity_terms, ni)
             if len(memo) >= MEMO_LIMIT:
                 memo.clear()
-            memo[key] = matched
+            memo[node_memo_key] = matched
         n_affinity, n_anti = matched
         labels = node.metadata.labels
         if n_affinity:
@@ -210,8 +210,14 @@ def satisfy_existing_pods_anti_affinity(state: PreFilterState, labels: Mapping[s
         return True
     # Equivalent to looking every node label up in the counts; walk whichever side is smaller.
     if len(counts) <= len(labels):
-        return not any(n > 0 and labels.get(key) == value for (key, value), n in counts.items())
-    return not any(counts.get(pair, 0) > 0 for pair in labels.items())
+        for (key, value), n in counts.items():
+            if n > 0 and labels.get(key) == value:
+                return False
+        return True
+    for pair in labels.items():
+        if counts.get(pair, 0) > 0:
+            return False
+    return True
 
 
 def satisfy_pod_anti_affinity(state: PreFilterState, labels: Mapping[str, str]) -> bool:

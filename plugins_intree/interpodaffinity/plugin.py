@@ -169,11 +169,12 @@ class InterPodAffinity:
         if node is None:
             return Status(Code.ERROR, "node not found")
         labels = node.metadata.labels
-        if not satisfy_pod_affinity(s, labels):
+        # (each check passes trivially without terms / counts: skip the call then)
+        if s.affinity_terms and not satisfy_pod_affinity(s, labels):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_AFFINITY_RULES_NOT_MATCH)
-        if not satisfy_pod_anti_affinity(s, labels):
+        if s.anti_affinity_counts and not satisfy_pod_anti_affinity(s, labels):
             return Status(Code.UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
-        if not satisfy_existing_pods_anti_affinity(s, labels):
+        if s.existing_anti_affinity_counts and not satisfy_existing_pods_anti_affinity(s, labels):
             return Status(Code.UNSCHEDULABLE, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
         return None
 

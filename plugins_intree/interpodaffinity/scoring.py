@@ -59,9 +59,9 @@ def topology_scores(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm]
     # A node's additions depend on its pods and on the incoming pod's namespace, labels, namespace labels
     # and terms: remembered per NodeInfo (and replayed in order) while the node does not change.
     meta = pod.metadata
-    key = memo_key(PRE_SCORE_STATE_KEY, meta.namespace, tuple(sorted(meta.labels.items())),
-                   tuple(sorted(ns_labels.items())), weighted_terms_key(preferred_affinity),
-                   weighted_terms_key(preferred_anti_affinity), all_pods, hard_pod_affinity_weight)
+    node_memo_key = memo_key(PRE_SCORE_STATE_KEY, meta.namespace, tuple(sorted(meta.labels.items())),
+                             tuple(sorted(ns_labels.items())), weighted_terms_key(preferred_affinity),
+                             weighted_terms_key(preferred_anti_affinity), all_pods, hard_pod_affinity_weight)
     for ni in nodes:
         node = ni.node
         if node is None:
@@ -70,15 +70,15 @@ def topology_scores(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm]
         if not node_labels:
             continue
         memo = ni.memo
-        additions: tuple[tuple[str, str, int], ...] | None = memo.get(key)
+        additions: tuple[tuple[str, str, int], ...] | None = memo.get(node_memo_key)
         if additions is None:
             additions = _node_additions(pod, preferred_affinity, preferred_anti_affinity, ns_labels, ni, node_labels,
                                         all_pods, hard_pod_affinity_weight)
             if len(memo) >= MEMO_LIMIT:
                 memo.clear()
-            memo[key] = additions
-        for key, value, amount in additions:
-            _add(scores, key, value, amount)
+            memo[node_memo_key] = additions
+        for topology_key, value, amount in additions:
+            _add(scores, topology_key, value, amount)
     # Entries are only ever added (a sum may come back to 0 but stays), so an empty map means no term
     # applied on any node, which is when upstream skips scoring.
     return scores or None

@@ -145,6 +145,42 @@ def _insufficient_resources(s: _PreFilterState, node_info: NodeInfo) -> list[Ins
     return out
 
 
+def _shortage_status(s: _PreFilterState, node_info: NodeInfo) -> Status | None:
+    """The Filter verdict from :func:`_insufficient_resources`' reasons, without building its records:
+    one reason per short resource in the same order, UnschedulableAndUnresolvable when a request exceeds
+    the node's whole allocatable."""
+    reasons: list[str] = []
+    unresolvable = False
+    alloc = node_info.allocatable
+    used = node_info.requested
+    if len(node_info.pods) + 1 > alloc.allowed_pod_number:
+        reasons.append(TOO_MANY_PODS)
+    req = s.milli_cpu
+    if req > 0 and req > alloc.milli_cpu - used.milli_cpu:
+        reasons.append(_INSUFFICIENT_CPU)
+        unresolvable = unresolvable or req > alloc.milli_cpu
+    req = s.memory
+    if req > 0 and req > alloc.memory - used.memory:
+        reasons.append(_INSUFFICIENT_MEMORY)
+        unresolvable = unresolvable or req > alloc.memory
+    req = s.ephemeral_storage
+    if req > 0 and req > alloc.ephemeral_storage - used.ephemeral_storage:
+        reasons.append(_INSUFFICIENT_EPHEMERAL_STORAGE)
+        unresolvable = unresolvable or req > alloc.ephemeral_storage
+    if s.scalars:
+        alloc_scalars = alloc.scalar_resources
+        used_scalars = used.scalar_resources
+        for name, req, reason in s.scalars:
+            cap = alloc_scalars.get(name, 0)
+            in_use = used_scalars.get(name, 0)
+            if req > cap - in_use:
+                reasons.append(reason)
+                unresolvable = unresolvable or req > cap
+    if not reasons:
+        return None
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE, *reasons)
+
+
 def fits_request(pod_request: Resource, node_info: NodeInfo, ignored_resources: Iterable[str] = (),
                  ignored_resource_groups: Iterable[str] = ()) -> list[InsufficientResource]:
     """Every resource ``node_info`` is short of for a pod requesting ``pod_request`` (empty: it fits)."""
@@ -219,15 +255,7 @@ class Fit:
                 and (s.ephemeral_storage <= 0
                      or s.ephemeral_storage <= alloc.ephemeral_storage - used.ephemeral_storage)):
             return None
-        insufficient = _insufficient_resources(s, node_info)
-        if not insufficient:
-            return None
-        code = Code.UNSCHEDULABLE
-        for r in insufficient:
-            if r.unresolvable:
-                code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-                break
-        return Status(code, *(r.reason for r in insufficient))
+        return _shortage_status(s, node_info)
 
     def fits(self, pod: Pod, node_info: NodeInfo) -> list[InsufficientResource]:
         """The resources ``node_info`` is short of for ``pod`` under this plugin's ignored resources."""

@@ -6,7 +6,7 @@ Kept apart from the Scheduler so embedders (placement queries, what-if tools) ru
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from scheduling_framework.api.pod import Pod
@@ -21,6 +21,16 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 0  # 0 = adaptive (50% - nodes/125, at least 5%)
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
 ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+
+
+def _randbelow_is_randrange() -> bool:
+    """Whether this Python's Random._randbelow(n) draws exactly what randrange(n) draws."""
+    a, b = random.Random(20240601), random.Random(20240601)
+    fn = getattr(a, "_randbelow", None)
+    return callable(fn) and all(fn(n) == b.randrange(n) for n in (1, 2, 3, 5, 7, 64, 100, 1000, 2**40))
+
+
+_FAST_RANDBELOW = _randbelow_is_randrange()
 
 
 class Diagnosis:
@@ -90,7 +100,7 @@ class FitError(SchedulingFrameworkError):
         return self.message()
 
 
-ScoreColumns = tuple[list[str], list[int], list[tuple[str, list[int]]]]
+ScoreColumns = tuple[list[str], list[int], list[tuple[str, list[int], int]]]
 
 
 class ScheduleResult:
@@ -317,7 +327,12 @@ class Algorithm:
         best = 0
         best_score = totals[0]
         count = 1
-        randrange = self.rng.randrange
+        rng = self.rng
+        # Random.randrange(n) is Random._randbelow(n) for an int n > 0: call it directly (same draws) unless
+        # the generator is a subclass that may draw differently.
+        randrange: Callable[[int], int] = rng.randrange
+        if _FAST_RANDBELOW and type(rng) is random.Random:
+            randrange = rng._randbelow  # type: ignore[attr-defined]
         for i in range(1, len(totals)):
             t = totals[i]
             if t > best_score:

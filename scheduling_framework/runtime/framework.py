@@ -109,11 +109,11 @@ class NodePluginScores:
         self.name = name
         self._scores: list[tuple[str, int]] | None = scores
         self.total_score = total_score
-        self._columns: list[tuple[str, list[int]]] | None = None
+        self._columns: list[tuple[str, list[int], int]] | None = None
         self._index = 0
 
     @classmethod
-    def _from_columns(cls, name: str, columns: list[tuple[str, list[int]]], index: int,
+    def _from_columns(cls, name: str, columns: list[tuple[str, list[int], int]], index: int,
                       total_score: int) -> NodePluginScores:
         nps = cls.__new__(cls)
         nps.name = name
@@ -128,7 +128,7 @@ class NodePluginScores:
         s = self._scores
         if s is None:
             i = self._index
-            s = self._scores = [(name, col[i]) for name, col in self._columns or ()]
+            s = self._scores = [(name, col[i] * weight) for name, col, weight in self._columns or ()]
             self._columns = None
         return s
 
@@ -359,6 +359,9 @@ class Framework:
             raise ConfigError("at least one bind plugin is needed")
         self._pre_filter_ext = {pl.name: self._extensions(pl, "pre_filter_extensions")
                                 for pl in self._points["preFilter"]}
+        # (name, extensions) of the PreFilter plugins that have extensions, in PreFilter order
+        self._pre_filter_ext_list = [(pl.name, self._pre_filter_ext[pl.name]) for pl in self._points["preFilter"]
+                                     if self._pre_filter_ext.get(pl.name) is not None]
         self._score_ext = {pl.name: self._extensions(pl, "score_extensions") for pl in self._points["score"]}
         self._score_batch = {pl.name: batch_scorer(pl) for pl in self._points["score"]}
         self._normalize_batch = {name: batch_normalizer(ext) for name, ext in self._score_ext.items()
@@ -505,17 +508,17 @@ class Framework:
 
     def _run_ext(self, state: CycleState, pod: Pod, pi: PodInfo, ni: NodeInfo, method: str, what: str
                  ) -> Status | None:
-        for pl in self._points["preFilter"]:
-            ext = self._pre_filter_ext.get(pl.name)
-            if ext is None or pl.name in state.skip_filter_plugins:
+        skip = state.skip_filter_plugins
+        for name, ext in self._pre_filter_ext_list:
+            if name in skip:
                 continue
             try:
-                st = _check_status(pl.name, what, getattr(ext, method)(state, pod, pi, ni))
+                st = _check_status(name, what, getattr(ext, method)(state, pod, pi, ni))
             except Exception as e:
-                return _raised(pl.name, what, e)
+                return _raised(name, what, e)
             if st is not None and st.code != Code.SUCCESS:
-                return Status(Code.ERROR, f'running {what} on PreFilter plugin "{pl.name}": {st.message()}',
-                              plugin=pl.name)
+                return Status(Code.ERROR, f'running {what} on PreFilter plugin "{name}": {st.message()}',
+                              plugin=name)
         return None
 
     # Filter ----------------------------------------------------------------------------------
@@ -657,16 +660,16 @@ class Framework:
         return [from_columns(names[i], columns, i, totals[i]) for i in range(len(names))], None
 
     def score_columns(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], detail: ScoreDetail | None = None
-                      ) -> tuple[list[str], list[int], list[tuple[str, list[int]]], Status | None]:
+                      ) -> tuple[list[str], list[int], list[tuple[str, list[int], int]], Status | None]:
         """:meth:`run_score_plugins` without a NodePluginScores per node: (node names, total scores,
-        (plugin, weighted scores) per plugin, status), every list in node order."""
+        (plugin, normalized scores, weight) per plugin, status), every list in node order."""
         skip = state.skip_score_plugins
         plugins = [pl for pl in self._points["score"] if pl.name not in skip]
         names = [ni.name for ni in nodes]
         n = len(names)
         totals = [0] * n
         # One column of weighted scores per plugin, in node order; NodePluginScores read them lazily.
-        columns: list[tuple[str, list[int]]] = []
+        columns: list[tuple[str, list[int], int]] = []
         batches = self._score_batch
         for pl in plugins:
             name = pl.name
@@ -709,9 +712,8 @@ class Framework:
                                     f"invalid score {s}, it should in the range of [{MIN_NODE_SCORE}, "
                                     f"{MAX_NODE_SCORE}] after normalizing", plugin=name)
             weight = self.score_weights[name]
-            weighted = [s * weight for s in vals]
-            totals = [t + w for t, w in zip(totals, weighted, strict=True)]
-            columns.append((name, weighted))
+            totals = [t + s * weight for t, s in zip(totals, vals, strict=True)]
+            columns.append((name, vals, weight))
             if detail is not None and raw is not None and normalized is not None:
                 detail.plugins.append(name)
                 detail.raw[name] = raw

@@ -1,0 +1,256 @@
+"""The hot-path shortcuts give exactly what the plain paths give.
+
+* the batch forms (``score_nodes``, ``normalize_values``) equal ``score`` / ``normalize_score`` node by node;
+* the specialised cpu/memory resource scorers equal the vector scorers they stand for;
+* results remembered on NodeInfos (``NodeInfo.memo``) never outlive a change: scheduling with memos equals
+  scheduling with every memo dropped before each cycle;
+* the snapshot's lists of nodes with (anti-)affinity pods, patched in place, equal the lists rebuilt.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from plugins_intree.noderesources.balanced_allocation import balanced_nodes_scorer, balanced_resource_scorer
+from plugins_intree.noderesources.least_allocated import least_nodes_scorer, least_resource_scorer
+from plugins_intree.noderesources.most_allocated import most_nodes_scorer, most_resource_scorer
+from plugins_intree.noderesources.resource_allocation import ResourceAllocationScorer
+from scheduling_framework.api.node import Node
+from scheduling_framework.api.objects import KubeObject
+from scheduling_framework.api.pod import Pod
+from scheduling_framework.config.args import ResourceSpec
+from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.interfaces import NodeScore
+from scheduling_framework.node_info import NodeInfo, Resource
+from scheduling_framework.runtime.framework import batch_normalizer, batch_scorer
+from scheduling_framework.scheduler import Scheduler
+from scheduling_framework.snapshot import Snapshot
+
+ZONES = ("z1", "z2", "z3")
+APPS = ("a", "b", "c")
+
+
+# --- a random cluster exercising every in-tree score plugin ----------------------------------------------
+
+
+def _node(rng: random.Random, i: int) -> Node:
+    name = f"n{i}"
+    labels = {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": rng.choice(ZONES)}
+    if rng.random() < 0.3:
+        labels["disk"] = rng.choice(("ssd", "hdd"))
+    taints = [{"key": "t", "value": rng.choice(("x", "y")), "effect": "PreferNoSchedule"}] if rng.random() < 0.3 else []
+    images = [{"names": [f"img{j}:latest"], "sizeBytes": rng.choice((10, 300, 900)) * 1024 * 1024}
+              for j in range(3) if rng.random() < 0.4]
+    return Node.from_dict({
+        "kind": "Node", "metadata": {"name": name, "labels": labels}, "spec": {"taints": taints},
+        "status": {"capacity": {"cpu": rng.choice(("2", "4", "8")), "memory": rng.choice(("4Gi", "16Gi")),
+                                "pods": "20"}, "images": images}})
+
+
+def _term(rng: random.Random, key: str) -> dict[str, Any]:
+    return {"labelSelector": {"matchLabels": {"app": rng.choice(APPS)}}, "topologyKey": key}
+
+
+def _pod(rng: random.Random, i: int, node: str = "") -> Pod:
+    spec: dict[str, Any] = {"containers": [{
+        "name": "c", "image": f"img{rng.randrange(4)}",
+        "resources": {"requests": {"cpu": rng.choice(("100m", "250m", "1")), "memory": rng.choice(("128Mi", "1Gi"))}}
+        if rng.random() < 0.8 else {}}]}
+    if node:
+        spec["nodeName"] = node
+    aff: dict[str, Any] = {}
+    if rng.random() < 0.3:
+        aff["podAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": rng.randint(1, 100), "podAffinityTerm": _term(rng, "topology.kubernetes.io/zone")}]}
+    if rng.random() < 0.3:
+        aff["podAntiAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": rng.randint(1, 100), "podAffinityTerm": _term(rng, "kubernetes.io/hostname")}]}
+        if rng.random() < 0.3:
+            aff["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = [
+                _term(rng, "kubernetes.io/hostname")]
+    if rng.random() < 0.2:
+        required = [_term(rng, "topology.kubernetes.io/zone")]
+        aff["podAffinity"] = {**aff.get("podAffinity", {}), "requiredDuringSchedulingIgnoredDuringExecution": required}
+    if rng.random() < 0.3:
+        aff["nodeAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": rng.randint(1, 50), "preference": {"matchExpressions": [
+                {"key": "disk", "operator": "In", "values": ["ssd"]}]}}]}
+    if aff:
+        spec["affinity"] = aff
+    if rng.random() < 0.4:
+        spec["topologySpreadConstraints"] = [{
+            "maxSkew": rng.randint(1, 3), "topologyKey": rng.choice(("topology.kubernetes.io/zone",
+                                                                     "kubernetes.io/hostname")),
+            "whenUnsatisfiable": rng.choice(("DoNotSchedule", "ScheduleAnyway")),
+            "labelSelector": {"matchLabels": {"app": rng.choice(APPS)}}}]
+    if rng.random() < 0.3:
+        spec["tolerations"] = [{"key": "t", "operator": "Equal", "value": "x", "effect": "PreferNoSchedule"}]
+    return Pod.from_dict({"kind": "Pod", "metadata": {"name": f"p{i}", "namespace": rng.choice(("default", "other")),
+                                                      "labels": {"app": rng.choice(APPS)}}, "spec": spec})
+
+
+def _cluster(seed: int, nodes: int = 12, bound: int = 25, pending: int = 30
+             ) -> tuple[list[Node], list[Pod], list[Pod]]:
+    rng = random.Random(seed)
+    ns = [_node(rng, i) for i in range(nodes)]
+    running = [_pod(rng, i, rng.choice(ns).name) for i in range(bound)]
+    waiting = [_pod(rng, bound + i) for i in range(pending)]
+    return ns, running, waiting
+
+
+def _scheduler(nodes: list[Node], pods: list[Pod]) -> Scheduler:
+    sched = Scheduler(seed=7)
+    for name in ("default", "other"):
+        sched.add_object(KubeObject.from_dict({"kind": "Namespace", "metadata": {"name": name}}))
+    sched.load(nodes, pods)
+    return sched
+
+
+# --- batch forms ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_batch_scores_equal_node_by_node_scores(seed: int) -> None:
+    nodes, running, waiting = _cluster(seed)
+    sched = _scheduler(nodes, running)
+    fwk = sched.profile()
+    sched.cache.update_snapshot(sched.snapshot)
+    infos = sched.snapshot.list()
+    checked = 0
+    for pod in waiting:
+        state = CycleState()
+        fwk.run_pre_filter_plugins(state, pod, infos)
+        fwk.run_pre_score_plugins(state, pod, infos)
+        for pl in fwk.plugins_at("score"):
+            if pl.name in state.skip_score_plugins:
+                continue
+            one_by_one = [pl.score(state, pod, ni) for ni in infos]
+            batch = batch_scorer(pl)
+            if batch is not None:
+                got = batch(state, pod, infos)
+                if got is not None:
+                    assert got == [s for s, _ in one_by_one], pl.name
+                    checked += 1
+            ext = pl.score_extensions()
+            normalize = batch_normalizer(ext) if ext is not None else None
+            if normalize is not None:
+                raw = [s for s, _ in one_by_one]
+                scores = [NodeScore(ni.name, s) for ni, s in zip(infos, raw, strict=True)]
+                ext.normalize_score(state, pod, scores)
+                got = normalize(state, pod, [ni.name for ni in infos], list(raw))
+                if got is not None:
+                    assert got == [ns.score for ns in scores], pl.name
+                    checked += 1
+    assert checked > 0
+
+
+def test_batch_form_is_ignored_when_a_subclass_overrides_score() -> None:
+    from plugins_intree.noderesources.fit import Fit
+
+    class Custom(Fit):
+        def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, None]:
+            return 42, None
+
+    assert batch_scorer(Fit(None, None)) is not None
+    assert batch_scorer(Custom(None, None)) is None
+
+
+# --- specialised resource scorers ---------------------------------------------------------------------
+
+
+def _value(rng: random.Random) -> int:
+    return rng.choice((0, 0, rng.randint(0, 10), rng.randint(0, 5000), rng.randint(0, 1 << 40), -rng.randint(0, 9)))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cpu_memory_scorers_equal_the_vector_scorers(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(3000):
+        resources = (ResourceSpec("cpu", rng.choice((0, 1, 2, 5))), ResourceSpec("memory", rng.choice((0, 1, 3))))
+        ni = NodeInfo()
+        ni.allocatable = Resource(_value(rng), _value(rng))
+        ni.requested = Resource(_value(rng), _value(rng))
+        ni.non_zero_requested = Resource(_value(rng), _value(rng))
+        requests = (_value(rng), _value(rng))
+        for vector, nodes_scorer, use_requested in (
+                (least_resource_scorer(resources), least_nodes_scorer(resources), False),
+                (most_resource_scorer(resources), most_nodes_scorer(resources), False),
+                (balanced_resource_scorer, balanced_nodes_scorer(resources), True)):
+            plain = ResourceAllocationScorer("x", resources, vector, use_requested=use_requested)
+            assert nodes_scorer is not None
+            assert plain.score(ni, requests) == (nodes_scorer((ni,), requests)[0], None)
+
+
+def test_specialised_scorers_only_for_cpu_then_memory() -> None:
+    assert least_nodes_scorer((ResourceSpec("memory"), ResourceSpec("cpu"))) is None
+    assert balanced_nodes_scorer((ResourceSpec("cpu"),)) is None
+
+
+# --- memos ----------------------------------------------------------------------------------------------
+
+
+def _run(seed: int, drop_memos: bool) -> list[tuple[str, str, str | None, str]]:
+    nodes, running, waiting = _cluster(seed, nodes=10, bound=20, pending=40)
+    sched = _scheduler(nodes, [*running, *waiting])
+    out = []
+    while True:
+        if drop_memos:
+            for ni in sched.snapshot.list():
+                ni.memo.clear()
+        r = sched.schedule_one()
+        if r is None:
+            break
+        out.append((r.pod, r.outcome, r.node, r.message))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_memos_do_not_change_decisions(seed: int) -> None:
+    assert _run(seed, drop_memos=False) == _run(seed, drop_memos=True)
+
+
+def test_memo_is_emptied_by_every_change() -> None:
+    nodes, running, _ = _cluster(1, nodes=1, bound=2, pending=0)
+    ni = NodeInfo(nodes[0], running)
+    ni.memo["k"] = 1
+    extra = _pod(random.Random(3), 99, nodes[0].name)
+    ni.add_pod(extra)
+    assert not ni.memo
+    ni.memo["k"] = 1
+    ni.remove_pod(extra)
+    assert not ni.memo
+    ni.memo["k"] = 1
+    ni.set_node(nodes[0])
+    assert not ni.memo
+    ni.memo["k"] = 1
+    assert not ni.clone().memo
+
+
+# --- derived snapshot lists -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_patched_affinity_lists_equal_rebuilt_lists(seed: int) -> None:
+    rng = random.Random(seed)
+    nodes, running, waiting = _cluster(seed, nodes=10, bound=15, pending=40)
+    sched = _scheduler(nodes, running)
+    cache, snapshot = sched.cache, sched.snapshot
+    cache.update_snapshot(snapshot)
+    placed: list[Pod] = []
+    for pod in waiting:
+        snapshot.have_pods_with_affinity_list()
+        snapshot.have_pods_with_required_anti_affinity_list()
+        if placed and rng.random() < 0.3:
+            cache.remove_pod(placed.pop(rng.randrange(len(placed))))
+        else:
+            bound = pod.with_node_name(rng.choice(nodes).name)
+            cache.add_pod(bound)
+            placed.append(bound)
+        cache.update_snapshot(snapshot)
+        fresh = Snapshot(snapshot.node_info_map, [ni.name for ni in snapshot.list()])
+        assert snapshot.have_pods_with_affinity_list() == fresh.have_pods_with_affinity_list()
+        assert (snapshot.have_pods_with_required_anti_affinity_list()
+                == fresh.have_pods_with_required_anti_affinity_list())
