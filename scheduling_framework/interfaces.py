@@ -14,6 +14,10 @@ Status codes, as the framework reads them:
 - PostFilter: SUCCESS with a nominated node ends PostFilter; UNSCHEDULABLE tries the next plugin.
 - PreScore: SKIP = this plugin's Score is not run this cycle.
 - Score: returns an integer in [MIN_NODE_SCORE, MAX_NODE_SCORE] after normalization.
+  Optional, for speed: a Score plugin may also define ``score_nodes(state, pod, nodes)`` returning one
+  ``(int, Status or None)`` per node, and its score extension ``normalize_values(...)``; the framework
+  uses them when the class that defines ``score`` / ``normalize_score`` defines them too, with results
+  that must equal the per-node calls.
 - Reserve/Permit/PreBind/Bind: non-success fails the binding; Permit WAIT holds the pod up to a timeout;
   Bind SKIP passes to the next bind plugin.
 """

@@ -254,3 +254,66 @@ def test_patched_affinity_lists_equal_rebuilt_lists(seed: int) -> None:
         assert snapshot.have_pods_with_affinity_list() == fresh.have_pods_with_affinity_list()
         assert (snapshot.have_pods_with_required_anti_affinity_list()
                 == fresh.have_pods_with_required_anti_affinity_list())
+
+
+# --- PodTopologySpread domain counts kept across cycles ----------------------------------------------------
+
+
+def _full_counts(nodes: list[NodeInfo], keys: list[str], cks: list[Any], required: list[str]) -> list[dict[str, int]]:
+    """The counts computed plainly: every eligible node, every pod."""
+    from plugins_intree.podtopologyspread.common import count_pods_match_selector
+
+    out: list[dict[str, int]] = [{} for _ in keys]
+    for ni in nodes:
+        if ni.node is None:
+            continue
+        labels = ni.node.metadata.labels
+        if any(k not in labels for k in required):
+            continue
+        for m, key, ck in zip(out, keys, cks, strict=True):
+            value = labels.get(key, "")
+            m[value] = m.get(value, 0) + count_pods_match_selector(ni.pods, ck.selector, ck.namespace)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_domain_counts_kept_across_changes_equal_a_fresh_count(seed: int) -> None:
+    from plugins_intree.podtopologyspread.common import CountKey
+    from plugins_intree.podtopologyspread.domains import DomainCounts
+    from scheduling_framework.api.selectors import LabelSelector
+
+    rng = random.Random(seed)
+    nodes, running, waiting = _cluster(seed, nodes=30, bound=40, pending=60)
+    infos = {n.name: NodeInfo(n) for n in nodes}
+    for p in running:
+        infos[p.spec.node_name].add_pod(p)
+    order = [n.name for n in nodes]
+    cks = [CountKey(LabelSelector({"app": rng.choice(APPS)}), ns) for ns in ("default", "other")]
+    keys = ["topology.kubernetes.io/zone", "kubernetes.io/hostname"]
+    for required in (keys, []):
+        kept = DomainCounts(keys, cks, required, "")
+        current = [infos[n] for n in order]
+        for step, pod in enumerate(waiting):
+            name = rng.choice(order)
+            action = rng.random()
+            if action < 0.4:  # a new snapshot clone with the pod (what the cache does)
+                c = infos[name].clone()
+                c.add_pod(pod.with_node_name(name))
+                infos[name] = c
+            elif action < 0.6:  # the same NodeInfo changed in place
+                infos[name].add_pod(pod.with_node_name(name))
+            elif action < 0.7 and infos[name].pods:  # a pod leaves
+                infos[name].remove_pod(infos[name].pods[0])
+            elif action < 0.8:  # the node relabelled (another node object)
+                old = infos[name].node
+                assert old is not None
+                manifest = old.to_dict()
+                manifest["metadata"]["labels"]["topology.kubernetes.io/zone"] = rng.choice(ZONES)
+                infos[name].set_node(Node.from_dict(manifest))
+            elif action < 0.85:  # node order changes
+                rng.shuffle(order)
+            current = [infos[n] for n in order]
+            got = kept.counts(current)
+            want = _full_counts(current, keys, cks, required)
+            assert got == want, step
+            assert [list(m) for m in got] == [list(m) for m in want], step  # same key order

@@ -21,6 +21,7 @@ from plugins_intree.podtopologyspread.common import (
     selector_matches,
     unique_selectors,
 )
+from plugins_intree.podtopologyspread.domains import DomainCountsCache
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.node_info import NodeInfo
@@ -110,9 +111,12 @@ class PreFilterState:
                 f"tp_value_to_match_num={self.tp_value_to_match_num!r})")
 
 
-def calc_pre_filter_state(pod: Pod, constraints: list[SpreadConstraint],
-                          nodes: Sequence[NodeInfo]) -> PreFilterState:
-    """Count, per constraint and topology value, the pods its selector matches on the eligible nodes."""
+def calc_pre_filter_state(pod: Pod, constraints: list[SpreadConstraint], nodes: Sequence[NodeInfo],
+                          cache: DomainCountsCache | None = None) -> PreFilterState:
+    """Count, per constraint and topology value, the pods its selector matches on the eligible nodes.
+
+    ``cache`` keeps the counts of earlier cycles, so that only the nodes that changed are counted again.
+    """
     if not constraints:
         return PreFilterState()
     ns = pod.metadata.namespace
@@ -121,8 +125,11 @@ def calc_pre_filter_state(pod: Pod, constraints: list[SpreadConstraint],
     count_keys = [CountKey(sel, ns) for sel in selectors]
     policies = NodeInclusion(pod, RequiredNodeAffinity(pod))
     topology_keys = [c.topology_key for c in constraints]
-    if policies.includes_every_node(constraints):
-        # Nothing to check per node: each constraint counts its (remembered) per-node matches.
+    if policies.includes_every_node(constraints) and cache is not None:
+        # Nothing to check per node: a node with every topology key adds its matching pods to its domain.
+        counts = cache.get(topology_keys, [count_keys[sel_index[i]] for i in range(len(constraints))],
+                           topology_keys, "").counts(nodes)
+    elif policies.includes_every_node(constraints):
         plan = [(counts[i], c.topology_key, count_keys[sel_index[i]]) for i, c in enumerate(constraints)]
         for ni in nodes:
             node = ni.node

@@ -20,6 +20,7 @@ from plugins_intree.podtopologyspread.common import (
     default_selector,
     filter_constraints,
 )
+from plugins_intree.podtopologyspread.domains import DomainCountsCache
 from plugins_intree.podtopologyspread.filtering import (
     PRE_FILTER_STATE_KEY,
     PreFilterState,
@@ -65,6 +66,8 @@ class PodTopologySpread:
     def __init__(self, args: Any, handle: Any) -> None:
         a = _coerce_args(args)
         self._handle = handle
+        # per-domain matching-pod counts of earlier cycles, re-counted only where nodes changed
+        self._domain_counts = DomainCountsCache()
         self.system_defaulted = a.defaulting_type == SYSTEM_DEFAULTING
         if self.system_defaulted:
             self.default_constraints: tuple[TopologySpreadConstraint, ...] = SYSTEM_DEFAULT_CONSTRAINTS
@@ -101,7 +104,7 @@ class PodTopologySpread:
         constraints = self.constraints_for(pod, DO_NOT_SCHEDULE)
         if not constraints:
             return None, Status(Code.SKIP)
-        state.write(PRE_FILTER_STATE_KEY, calc_pre_filter_state(pod, constraints, nodes))
+        state.write(PRE_FILTER_STATE_KEY, calc_pre_filter_state(pod, constraints, nodes, self._domain_counts))
         return None, None
 
     def pre_filter_extensions(self) -> PodTopologySpread:
@@ -159,7 +162,8 @@ class PodTopologySpread:
         # Only the system defaults tolerate nodes without every topology key (e.g. no zone label), so
         # hostname spreading still applies to them.
         require_all = bool(pod.spec.topology_spread_constraints) or not self.system_defaulted
-        state.write(PRE_SCORE_STATE_KEY, calc_pre_score_state(pod, constraints, nodes, all_nodes, require_all))
+        state.write(PRE_SCORE_STATE_KEY, calc_pre_score_state(pod, constraints, nodes, all_nodes, require_all,
+                                                              self._domain_counts))
         return None
 
     def _pre_score_state(self, state: CycleState) -> PreScoreState:

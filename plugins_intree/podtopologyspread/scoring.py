@@ -22,6 +22,7 @@ from plugins_intree.podtopologyspread.common import (
     node_has_all_keys,
     unique_selectors,
 )
+from plugins_intree.podtopologyspread.domains import DomainCountsCache
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore
 from scheduling_framework.node_info import NodeInfo
@@ -75,8 +76,12 @@ class PreScoreState:
 
 
 def calc_pre_score_state(pod: Pod, constraints: list[SpreadConstraint], filtered_nodes: Sequence[NodeInfo],
-                         all_nodes: Sequence[NodeInfo], require_all_topologies: bool) -> PreScoreState:
-    """Domains come from the candidate nodes; their pod counts from every node of the cluster."""
+                         all_nodes: Sequence[NodeInfo], require_all_topologies: bool,
+                         cache: DomainCountsCache | None = None) -> PreScoreState:
+    """Domains come from the candidate nodes; their pod counts from every node of the cluster.
+
+    ``cache`` keeps the per-domain counts of earlier cycles, so that only the nodes that changed are
+    counted again."""
     ignored: set[str] = set()
     counts: list[dict[str, int]] = [{} for _ in constraints]
     sizes = [0] * len(constraints)
@@ -109,7 +114,17 @@ def calc_pre_score_state(pod: Pod, constraints: list[SpreadConstraint], filtered
     per_node_counts: list[int] = [0] * len(selectors)
     policies = NodeInclusion(pod, RequiredNodeAffinity(pod))
     indexed = [(i, c) for i, c in enumerate(constraints) if c.topology_key != LABEL_HOSTNAME]
-    if indexed and policies.includes_every_node(constraints):
+    if indexed and policies.includes_every_node(constraints) and cache is not None:
+        # Nothing to check per node: the counts of each domain over all (eligible) nodes, kept for the domains
+        # that contain a candidate node.
+        required = [c.topology_key for c in constraints] if require_all_topologies else []
+        totals = cache.get([c.topology_key for _, c in indexed], [count_keys[sel_index[i]] for i, _ in indexed],
+                           required, "").counts(all_nodes)
+        for (i, _), total in zip(indexed, totals, strict=True):
+            m = counts[i]
+            for value in m:
+                m[value] = total.get(value, 0)
+    elif indexed and policies.includes_every_node(constraints):
         # Nothing to check per node: each constraint adds its (remembered) per-node matches; a node without
         # pods adds nothing.
         plan = [(counts[i], c.topology_key, count_keys[sel_index[i]]) for i, c in indexed]
