@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from plugins_intree.noderesources.resource_allocation import CPU_MEMORY, NodesScorer, Scorer
+from plugins_intree.noderesources.resource_allocation import (
+    CPU_MEMORY,
+    NodesScorer,
+    Scorer,
+    weighted_resource_scorer,
+)
 from scheduling_framework.config.args import ResourceSpec
 from scheduling_framework.interfaces import MAX_NODE_SCORE
 from scheduling_framework.node_info import NodeInfo
@@ -22,18 +27,7 @@ def most_requested_score(requested: int, capacity: int) -> int:
 
 def most_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
     """A scorer weighting each resource's used share by its configured weight."""
-    weights = tuple(r.weight for r in resources)
-
-    def scorer(requested: Sequence[int], _allocated: Sequence[int], allocatable: Sequence[int]) -> int:
-        node_score = weight_sum = 0
-        for req, cap, weight in zip(requested, allocatable, weights, strict=True):
-            if cap == 0:
-                continue
-            node_score += most_requested_score(req, cap) * weight
-            weight_sum += weight
-        return node_score // weight_sum if weight_sum else 0
-
-    return scorer
+    return weighted_resource_scorer(resources, most_requested_score)
 
 
 def most_nodes_scorer(resources: Sequence[ResourceSpec]) -> NodesScorer | None:

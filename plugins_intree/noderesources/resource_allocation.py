@@ -43,6 +43,23 @@ NodesScorer = Callable[[Sequence[NodeInfo], Sequence[int]], list[int]]
 #: The resource layout the direct scorers specialise: upstream's default, cpu then memory.
 CPU_MEMORY: Final = (CPU, MEMORY)
 
+
+def weighted_resource_scorer(resources: Sequence[ResourceSpec], share: Callable[[int, int], int]) -> Scorer:
+    """A scorer: the weighted mean of ``share(requested, capacity)`` over the resources a node has
+    (resources with zero capacity carry no weight). LeastAllocated and MostAllocated differ only in ``share``."""
+    weights = tuple(r.weight for r in resources)
+
+    def scorer(requested: Sequence[int], _allocated: Sequence[int], allocatable: Sequence[int]) -> int:
+        node_score = weight_sum = 0
+        for req, cap, weight in zip(requested, allocatable, weights, strict=True):
+            if cap == 0:
+                continue
+            node_score += share(req, cap) * weight
+            weight_sum += weight
+        return node_score // weight_sum if weight_sum else 0
+
+    return scorer
+
 #: Requests assumed for a container that sets none, when scoring (upstream DefaultMilliCPURequest /
 #: DefaultMemoryRequest). An explicit zero request is kept as zero.
 NON_ZERO_DEFAULTS: Final[dict[str, Quantity]] = {

@@ -433,18 +433,26 @@ class Framework:
         self.snapshot = snapshot
 
     # PreEnqueue / QueueSort ------------------------------------------------------------------
-    def run_pre_enqueue_plugins(self, pod: Pod) -> Status | None:
-        for pl in self._points["preEnqueue"]:
+    def _run_until_failure(self, point: str, what: str, call: Callable[[Any], Any],
+                           skip: set[str] | None = None) -> Status | None:
+        """Run the plugins of a point that answer Status or None, in order; the first non-success ends the
+        run: a rejection names its plugin, anything else becomes an ERROR naming it."""
+        for pl in self._points[point]:
+            if skip and pl.name in skip:
+                continue
             try:
-                st = _check_status(pl.name, "PreEnqueue", pl.pre_enqueue(pod))
+                st = _check_status(pl.name, what, call(pl))
             except Exception as e:
-                return _raised(pl.name, "PreEnqueue", e)
+                return _raised(pl.name, what, e)
             if st is None or st.code == Code.SUCCESS:
                 continue
             if st.is_rejected():
                 return st.with_plugin(pl.name)
-            return _as_error(pl.name, "PreEnqueue", st)
+            return _as_error(pl.name, what, st)
         return None
+
+    def run_pre_enqueue_plugins(self, pod: Pod) -> Status | None:
+        return self._run_until_failure("preEnqueue", "PreEnqueue", lambda pl: pl.pre_enqueue(pod))
 
     def queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         pl = self._points["queueSort"][0]
@@ -723,17 +731,7 @@ class Framework:
 
     # Reserve / Permit ------------------------------------------------------------------------
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        for pl in self._points["reserve"]:
-            try:
-                st = _check_status(pl.name, "Reserve", pl.reserve(state, pod, node_name))
-            except Exception as e:
-                return _raised(pl.name, "Reserve", e)
-            if st is None or st.code == Code.SUCCESS:
-                continue
-            if st.is_rejected():
-                return st.with_plugin(pl.name)
-            return _as_error(pl.name, "Reserve", st)
-        return None
+        return self._run_until_failure("reserve", "Reserve", lambda pl: pl.reserve(state, pod, node_name))
 
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Unreserve in reverse order; a plugin that raises does not stop the others."""
@@ -797,19 +795,8 @@ class Framework:
 
     # PreBind / Bind / PostBind ---------------------------------------------------------------
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        for pl in self._points["preBind"]:
-            if pl.name in state.skip_pre_bind_plugins:
-                continue
-            try:
-                st = _check_status(pl.name, "PreBind", pl.pre_bind(state, pod, node_name))
-            except Exception as e:
-                return _raised(pl.name, "PreBind", e)
-            if st is None or st.code == Code.SUCCESS:
-                continue
-            if st.is_rejected():
-                return st.with_plugin(pl.name)
-            return _as_error(pl.name, "PreBind", st)
-        return None
+        return self._run_until_failure("preBind", "PreBind", lambda pl: pl.pre_bind(state, pod, node_name),
+                                       state.skip_pre_bind_plugins)
 
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """The first bind plugin that does not SKIP binds the pod; all skipping gives SKIP."""
