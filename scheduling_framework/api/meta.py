@@ -67,6 +67,34 @@ class ObjectMeta:
         return None
 
 
+class MetadataAccessors:
+    """``name``, ``namespace``, ``uid``, ``labels`` and ``annotations`` read through ``metadata``; shared by
+    Pod, Node and KubeObject (``namespace`` is "" for cluster-scoped objects, as in the API)."""
+
+    __slots__ = ()
+    metadata: ObjectMeta
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace
+
+    @property
+    def uid(self) -> str:
+        return self.metadata.uid
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        return self.metadata.labels
+
+    @property
+    def annotations(self) -> Mapping[str, str]:
+        return self.metadata.annotations
+
+
 def object_ref(kind: str, manifest: Any) -> str:
     """``Kind namespace/name`` (or ``Kind name``) for error messages, from a raw manifest."""
     meta = manifest.get("metadata") if isinstance(manifest, Mapping) else None

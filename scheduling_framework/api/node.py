@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 
 from scheduling_framework.api._parse import as_bool, as_int, as_list, as_map, as_str, str_tuple
-from scheduling_framework.api.meta import ObjectMeta, check_kind, reraise_for
+from scheduling_framework.api.meta import MetadataAccessors, ObjectMeta, check_kind, reraise_for
 from scheduling_framework.api.pod import resource_list
 from scheduling_framework.api.quantity import Quantity
 from scheduling_framework.api.taints import Taint
@@ -44,7 +44,7 @@ class NodeStatus:
 
 
 @attrs.frozen(slots=True, eq=False)
-class Node:
+class Node(MetadataAccessors):
     """A v1 Node. ``Node.from_dict(manifest)`` applies API defaulting: allocatable defaults to capacity."""
 
     metadata: ObjectMeta
@@ -95,22 +95,6 @@ class Node:
 
     def __hash__(self) -> int:
         return hash(self.metadata.name)
-
-    @property
-    def name(self) -> str:
-        return self.metadata.name
-
-    @property
-    def uid(self) -> str:
-        return self.metadata.uid
-
-    @property
-    def labels(self) -> Mapping[str, str]:
-        return self.metadata.labels
-
-    @property
-    def annotations(self) -> Mapping[str, str]:
-        return self.metadata.annotations
 
     def __repr__(self) -> str:
         return f"Node({self.name})"

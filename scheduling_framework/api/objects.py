@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from scheduling_framework.api.meta import ObjectMeta, check_kind, reraise_for
+from scheduling_framework.api.meta import MetadataAccessors, ObjectMeta, check_kind, reraise_for
 from scheduling_framework.errors import ManifestError, ValidationError
 
 # Kinds whose objects live in a namespace (metadata.namespace defaults to "default").
@@ -19,7 +19,7 @@ NAMESPACED_KINDS = frozenset({
 
 
 @attrs.frozen(slots=True, eq=False)
-class KubeObject:
+class KubeObject(MetadataAccessors):
     """Any object: its kind, parsed metadata and the manifest (plugins read what they need from ``raw``)."""
 
     kind: str
@@ -41,18 +41,6 @@ class KubeObject:
         except ValidationError as e:
             raise reraise_for(k, manifest, e) from None
         return cls(k, meta, manifest)
-
-    @property
-    def name(self) -> str:
-        return self.metadata.name
-
-    @property
-    def namespace(self) -> str:
-        return self.metadata.namespace
-
-    @property
-    def labels(self) -> Mapping[str, str]:
-        return self.metadata.labels
 
     @property
     def spec(self) -> Mapping[str, Any]:

@@ -19,7 +19,7 @@ from scheduling_framework.api._parse import (
     str_map,
     str_tuple,
 )
-from scheduling_framework.api.meta import ObjectMeta, check_kind, reraise_for
+from scheduling_framework.api.meta import MetadataAccessors, ObjectMeta, check_kind, reraise_for
 from scheduling_framework.api.quantity import Quantity
 from scheduling_framework.api.selectors import LabelSelector, NodeSelector, NodeSelectorTerm, PreferredSchedulingTerm
 from scheduling_framework.api.taints import Toleration
@@ -344,7 +344,7 @@ class PodStatus:
 
 
 @attrs.frozen(slots=True, eq=False)
-class Pod:
+class Pod(MetadataAccessors):
     """A v1 Pod. Build with ``Pod.from_dict(manifest)``; ``to_dict()`` returns the manifest.
 
     Pods compare by identity of content through ``key`` (namespace/name/uid) being unique in a cluster;
@@ -383,27 +383,7 @@ class Pod:
     def __hash__(self) -> int:
         return hash(self.metadata.uid)
 
-    # convenience accessors ---------------------------------------------------------------
-    @property
-    def name(self) -> str:
-        return self.metadata.name
-
-    @property
-    def namespace(self) -> str:
-        return self.metadata.namespace
-
-    @property
-    def uid(self) -> str:
-        return self.metadata.uid
-
-    @property
-    def labels(self) -> Mapping[str, str]:
-        return self.metadata.labels
-
-    @property
-    def annotations(self) -> Mapping[str, str]:
-        return self.metadata.annotations
-
+    # convenience accessors (name, namespace, uid, labels, annotations come from MetadataAccessors) ---
     @property
     def key(self) -> str:
         """``namespace/name``, as kube's cache keys and the CLI output use."""
