@@ -38,11 +38,13 @@ from scheduling_framework.runtime.algorithm import Algorithm, CycleError, FitErr
 from scheduling_framework.runtime.framework import Framework, Nominator
 from scheduling_framework.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code, Status
+from scheduling_framework.warning_list import Warnings
 
 SCHEDULED = "Scheduled"
 UNSCHEDULABLE = "Unschedulable"
 ERROR = "Error"
 PREEMPTED = "Preempted"
+SKIPPED = "Skipped"  # never attempted: being deleted, for another scheduler, refused by admission
 
 # How a pod's latest attempt failed. Forgetting an assumed pod after a failed binding frees its resources, which
 # can only resolve a Filter verdict: pods that failed in their own binding cycle or with an error wait for
@@ -51,6 +53,14 @@ PREEMPTED = "Preempted"
 _FAILED_FILTER = "filter"
 _FAILED_BINDING = "binding"
 _FAILED_ERROR = "error"
+
+# Warning groups (see warning_list.Warnings.add_item); the items are pod keys.
+WARN_TERMINATING = "skipped pending pod(s) being deleted (metadata.deletionTimestamp is set)"
+WARN_ORPHANS = "ignored bound pod(s) whose node is not in the input (they take no room)"
+
+
+def warn_other_scheduler(name: str) -> str:
+    return f'skipped pending pod(s) for schedulerName "{name}", which no profile of the configuration serves'
 
 
 class VirtualClock:
@@ -173,9 +183,9 @@ class Scheduler:
         self.max_cycles_without_progress: int | None = None
         self._progress = 0
         self._failure_kind: dict[str, str] = {}
-        self.warnings: list[str] = []
         # The pod whose PostFilter (preemption) is running: the pods deleted meanwhile are its victims.
         self._preemptor: PodResult | None = None
+        self.warnings = Warnings()
 
     # events from the embedding application ----------------------------------------------------
     # Each takes the scheduler lock (a binding thread may requeue pods meanwhile) and counts as progress: a
@@ -223,8 +233,16 @@ class Scheduler:
             fwk = self.profiles.get(pod.spec.scheduler_name)
             r = self.results.setdefault(pod.key, PodResult(pod))
             if fwk is None:
-                r.outcome = ERROR
-                r.message = f'no profile for schedulerName "{pod.spec.scheduler_name}"'
+                # Not ours: upstream's informer never hands it to this scheduler, so it takes no room either.
+                name = pod.spec.scheduler_name
+                served = ", ".join(f'"{n}"' for n in self.profiles)
+                self._skip(r, f'pod is for scheduler "{name}"; no profile of this configuration has that '
+                              f"schedulerName (profiles: {served})", warn_other_scheduler(name))
+                return
+            if pod.is_terminating:
+                # upstream skipPodSchedule: a pod being deleted is never scheduled
+                self._skip(r, "pod is being deleted (metadata.deletionTimestamp is set): the scheduler skips it",
+                           WARN_TERMINATING)
                 return
             qpi = self.queue.new_info(pod)
             if pod.status.nominated_node_name:
@@ -237,6 +255,12 @@ class Scheduler:
                 self.queue.add(qpi, gated_by=st.plugin or "PreEnqueue")
                 return
             self.queue.add(qpi)
+
+    def _skip(self, r: PodResult, message: str, warning_group: str) -> None:
+        r.outcome = SKIPPED
+        r.node = None
+        r.message = message
+        self.warnings.add_item(warning_group, r.pod)
 
     def update_pod(self, pod: Pod) -> None:
         with self._lock:
@@ -282,7 +306,10 @@ class Scheduler:
             vr.message = f"Preempted by pod {preemptor.pod} on node {node}"
 
     def load(self, nodes: Iterable[Node] = (), pods: Iterable[Pod] = (), objects: Iterable[KubeObject] = ()) -> None:
-        """Feed a whole cluster: objects, nodes, then bound pods, then pending pods (in the order given)."""
+        """Feed a whole cluster: objects, nodes, then bound pods, then pending pods (in the order given).
+
+        A bound pod whose node is not among ``nodes`` (normal in a dump: nodes change between list calls)
+        is left out, with a warning."""
         with self._lock:
             self._progress += 1
             for o in objects:
@@ -291,6 +318,10 @@ class Scheduler:
                 self.cache.add_node(n)
             pending = []
             for p in pods:
+                if p.spec.node_name and self.cache.get_node(p.spec.node_name) is None:
+                    if p.status.phase not in ("Succeeded", "Failed"):
+                        self.warnings.add_item(WARN_ORPHANS, f'{p.key} (node "{p.spec.node_name}")')
+                    continue
                 if p.spec.node_name:
                     self.add_pod(p)
                 else:
@@ -396,7 +427,7 @@ class Scheduler:
         stuck = sorted({q.pod.key for qs in self.queue.pending_pods().values() for q in qs
                         if self.results.get(q.pod.key) is not None})
         shown = ", ".join(stuck[:10]) + (f", ... ({len(stuck)} in all)" if len(stuck) > 10 else "")
-        self.warnings.append(f"run() stopped after {cycles} scheduling cycles in a row without progress (no pod "
+        self.warnings.add(f"run() stopped after {cycles} scheduling cycles in a row without progress (no pod "
                              f"bound or evicted, no new pod tried, no cluster event); the pods still being retried "
                              f"keep their latest outcome: {shown or 'none'}")
 
