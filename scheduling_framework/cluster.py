@@ -13,13 +13,34 @@ from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.errors import InputError, ManifestError, ManifestValidationError, brief_str
+from scheduling_framework.warning_list import Warnings
+
+
+# Kinds something in the scheduler reads (plugins, admission, workload expansion). Objects of other kinds
+# are kept in ``Cluster.objects`` (a third-party plugin may read them) but reported as ignored.
+# Extend with :func:`register_object_kinds` (e.g. from a plugin package's registration hook).
+READ_KINDS: set[str] = {
+    "Namespace", "PodDisruptionBudget", "Service", "ReplicationController", "ReplicaSet", "StatefulSet",
+    "Deployment", "DaemonSet", "Job", "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode",
+    "CSIDriver", "VolumeAttachment", "PriorityClass",
+    # DRA objects (DynamicResources)
+    "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceClass",
+}
+
+
+def register_object_kinds(*kinds: str) -> None:
+    """Declare kinds a plugin reads, so that loading a cluster does not report them as ignored."""
+    READ_KINDS.update(kinds)
 
 
 @attrs.define
 class Cluster:
+    """Nodes, pods and other objects of a cluster file; ``warnings`` says what loading ignored or assumed."""
+
     nodes: list[Node] = attrs.field(factory=list)
     pods: list[Pod] = attrs.field(factory=list)
     objects: list[KubeObject] = attrs.field(factory=list)
+    warnings: Warnings = attrs.field(factory=Warnings)
 
     @property
     def pending_pods(self) -> list[Pod]:
@@ -74,6 +95,10 @@ def cluster_from_documents(docs: Iterable[Any]) -> Cluster:
     errors.extend(_duplicates(c, pod_where, node_where))
     if errors:
         raise ManifestValidationError(errors)
+    for o in c.objects:
+        if o.kind not in READ_KINDS:
+            c.warnings.add_item(f'ignored object(s) of kind "{o.kind}" (nothing in the scheduler reads it)',
+                                f"{o.namespace}/{o.name}" if o.namespace else o.name)
     return c
 
 
