@@ -15,7 +15,6 @@ from scheduling_framework.api.pod import Pod
 from scheduling_framework.errors import InputError, ManifestError, ManifestValidationError, brief_str
 from scheduling_framework.warning_list import Warnings
 
-
 # Kinds something in the scheduler reads (plugins, admission, workload expansion). Objects of other kinds
 # are kept in ``Cluster.objects`` (a third-party plugin may read them) but reported as ignored.
 # Extend with :func:`register_object_kinds` (e.g. from a plugin package's registration hook).
