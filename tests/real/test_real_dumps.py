@@ -261,7 +261,8 @@ def test_unusable_priority_class_is_warned_and_left_out(tmp_path: Path) -> None:
 
     f = tmp_path / "c.yaml"
     f.write_text(yaml.safe_dump_all([
-        _pc("broken", "high"), _pc("bad-policy", 5, preemptionPolicy="Sometimes"), _pod("p", priorityClassName="broken"),
+        _pc("broken", "high"), _pc("bad-policy", 5, preemptionPolicy="Sometimes"),
+        _pod("p", priorityClassName="broken"),
         {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "status": {"capacity": {"pods": "9"}}}]))
     doc, _ = run_json("--cluster", str(f))
     assert by_pod(doc)["default/p"]["outcome"] == "Skipped"
