@@ -38,10 +38,20 @@ from scheduling_framework.runtime.algorithm import Algorithm, CycleError, FitErr
 from scheduling_framework.runtime.framework import Framework, Nominator
 from scheduling_framework.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code, Status
+from scheduling_framework.warning_list import Warnings
 
 SCHEDULED = "Scheduled"
 UNSCHEDULABLE = "Unschedulable"
 ERROR = "Error"
+SKIPPED = "Skipped"  # never attempted: being deleted, for another scheduler, refused by admission
+
+# Warning groups (see warning_list.Warnings.add_item); the items are pod keys.
+WARN_TERMINATING = "skipped pending pod(s) being deleted (metadata.deletionTimestamp is set)"
+WARN_ORPHANS = "ignored bound pod(s) whose node is not in the input (they take no room)"
+
+
+def warn_other_scheduler(name: str) -> str:
+    return f'skipped pending pod(s) for schedulerName "{name}", which no profile of the configuration serves'
 
 
 class VirtualClock:
@@ -143,6 +153,7 @@ class Scheduler:
         # Attempts after which a pod whose cycles keep ending in Error waits for a cluster event instead of
         # being retried after backoff (upstream retries forever; a simulation must end).
         self.max_error_retries = 5
+        self.warnings = Warnings()
 
     # events from the embedding application ----------------------------------------------------
     def add_node(self, node: Node) -> None:
@@ -176,8 +187,16 @@ class Scheduler:
         fwk = self.profiles.get(pod.spec.scheduler_name)
         r = self.results.setdefault(pod.key, PodResult(pod))
         if fwk is None:
-            r.outcome = ERROR
-            r.message = f'no profile for schedulerName "{pod.spec.scheduler_name}"'
+            # Not ours: upstream's informer never hands it to this scheduler, so it takes no room either.
+            name = pod.spec.scheduler_name
+            served = ", ".join(f'"{n}"' for n in self.profiles)
+            self._skip(r, f'pod is for scheduler "{name}"; no profile of this configuration has that '
+                          f"schedulerName (profiles: {served})", warn_other_scheduler(name))
+            return
+        if pod.is_terminating:
+            # upstream skipPodSchedule: a pod being deleted is never scheduled
+            self._skip(r, "pod is being deleted (metadata.deletionTimestamp is set): the scheduler skips it",
+                       WARN_TERMINATING)
             return
         qpi = self.queue.new_info(pod)
         if pod.status.nominated_node_name:
@@ -190,6 +209,12 @@ class Scheduler:
             self.queue.add(qpi, gated_by=st.plugin or "PreEnqueue")
             return
         self.queue.add(qpi)
+
+    def _skip(self, r: PodResult, message: str, warning_group: str) -> None:
+        r.outcome = SKIPPED
+        r.node = None
+        r.message = message
+        self.warnings.add_item(warning_group, r.pod)
 
     def update_pod(self, pod: Pod) -> None:
         if pod.spec.node_name:
@@ -215,13 +240,20 @@ class Scheduler:
                 fwk.reject_waiting_pod(pod.uid)
 
     def load(self, nodes: Iterable[Node] = (), pods: Iterable[Pod] = (), objects: Iterable[KubeObject] = ()) -> None:
-        """Feed a whole cluster: objects, nodes, then bound pods, then pending pods (in the order given)."""
+        """Feed a whole cluster: objects, nodes, then bound pods, then pending pods (in the order given).
+
+        A bound pod whose node is not among ``nodes`` (normal in a dump: nodes change between list calls)
+        is left out, with a warning."""
         for o in objects:
             self.objects.add(o)
         for n in nodes:
             self.cache.add_node(n)
         pending = []
         for p in pods:
+            if p.spec.node_name and self.cache.get_node(p.spec.node_name) is None:
+                if p.status.phase not in ("Succeeded", "Failed"):
+                    self.warnings.add_item(WARN_ORPHANS, f'{p.key} (node "{p.spec.node_name}")')
+                continue
             if p.spec.node_name:
                 self.add_pod(p)
             else:

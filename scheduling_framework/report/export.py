@@ -21,29 +21,26 @@ def resulting_cluster(cluster: Cluster, run: Scheduler) -> dict[str, Any]:
     ``run`` is the Scheduler that ran (its cache and results are read).
     """
     cache = run.cache
+    evicted = {v for r in run.results.values() for v in r.victims}
     items: list[dict[str, Any]] = [o.to_dict() for o in cluster.objects]
     items += [n.to_dict() for n in cluster.nodes]
     for p in cluster.pods:
-        out = _pod_after(p, cache.get_pod(p.uid), run.results.get(p.key))
+        out = _pod_after(p, cache.get_pod(p.uid), run.results.get(p.key), p.key in evicted)
         if out is not None:
             items.append(out.to_dict())
     return {"apiVersion": "v1", "kind": "List", "items": items}
 
 
-def _pod_after(pod: Pod, cached: Pod | None, result: Any) -> Pod | None:
+def _pod_after(pod: Pod, cached: Pod | None, result: Any, evicted: bool) -> Pod | None:
     if pod.status.phase in ("Succeeded", "Failed"):
         return pod  # ignored by the run, kept in the file
-    if cached is not None:
-        if cached.spec.node_name:
-            placed = pod.with_node_name(cached.spec.node_name)
-            return placed.with_nominated_node_name("") if placed.status.nominated_node_name else placed
-        return pod
-    if pod.spec.node_name:
-        return None  # was running, now gone: evicted by preemption
-    if result is None:
-        return pod
-    if result.outcome in ("Scheduled", "Preempted"):
-        return None  # placed during the run, then evicted
+    if evicted or (result is not None and result.outcome == "Preempted"):
+        return None
+    if cached is not None and cached.spec.node_name:
+        placed = pod.with_node_name(cached.spec.node_name)
+        return placed.with_nominated_node_name("") if placed.status.nominated_node_name else placed
+    if pod.spec.node_name or result is None:
+        return pod  # running (or ignored, e.g. bound to a node the file lacks): as it was
     nominated = result.nominated_node or ""
     if nominated != pod.status.nominated_node_name:
         return pod.with_nominated_node_name(nominated)
