@@ -52,7 +52,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         for msg in default_registry().load_errors:
             print(f"warning: {msg}", file=err)
         if args.command == "schedule":
-            return _schedule(args, out)
+            return _schedule(args, out, err)
         if args.command == "config":
             return _config_view(args, out)
         return _plugins(args, out)
@@ -75,10 +75,11 @@ def _one_line(s: str) -> str:
 # --- schedule ----------------------------------------------------------------------------------
 
 
-def _schedule(args: argparse.Namespace, out: TextIO) -> int:
+def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from scheduling_framework.cluster import load_cluster
     from scheduling_framework.config import load_config
-    from scheduling_framework.scheduler import ERROR, SCHEDULED, UNSCHEDULABLE, Scheduler
+    from scheduling_framework.scheduler import ERROR, SCHEDULED, SKIPPED, UNSCHEDULABLE, Scheduler
+    from scheduling_framework.warning_list import merged
 
     cfg = load_config(args.config)
     cluster = load_cluster(args.cluster)
@@ -92,12 +93,16 @@ def _schedule(args: argparse.Namespace, out: TextIO) -> int:
     stats = {"scheduled": sum(r.outcome == SCHEDULED for r in results),
              "unschedulable": sum(r.outcome == UNSCHEDULABLE for r in results),
              "errors": sum(r.outcome == ERROR for r in results),
+             "skipped": sum(r.outcome == SKIPPED for r in results),
              "seconds": round(seconds, 6)}
+    warnings = merged(cluster.warnings, sched.warnings)
     if args.output == "json":
-        doc = {"pods": [r.to_dict(args.explain) for r in results], "stats": stats}
+        doc = {"pods": [r.to_dict(args.explain) for r in results], "stats": stats, "warnings": warnings}
         json.dump(doc, out, separators=(",", ":") if not args.explain else (", ", ": "))
         out.write("\n")
         return EXIT_OK
+    for w in warnings:
+        print(f"warning: {w}", file=err)
     _print_table(results, stats, args.explain, out)
     return EXIT_OK
 
@@ -131,8 +136,9 @@ def _print_table(results: list[Any], stats: dict[str, Any], explain: bool, out: 
                 total = (r.total_scores or {}).get(node)
                 erows.append((node, verdict, *cells, "" if total is None else str(total)))
             _table(erows, out, indent="  ")
+    skipped = f", {stats['skipped']} skipped" if stats["skipped"] else ""
     out.write(f"\n{stats['scheduled']} scheduled, {stats['unschedulable']} unschedulable, "
-              f"{stats['errors']} errors in {stats['seconds']:.3f}s\n")
+              f"{stats['errors']} errors{skipped} in {stats['seconds']:.3f}s\n")
 
 
 def _score_cell(sc: dict[str, int]) -> str:
