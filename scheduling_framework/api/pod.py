@@ -10,6 +10,7 @@ from typing import Any
 import attrs
 
 from scheduling_framework.api._parse import (
+    as_bool,
     as_int,
     as_list,
     as_map,
@@ -357,7 +358,7 @@ class PodSpec:
                                 f"{path}.schedulingGates[{i}].name"))
         vols = tuple(Volume.from_dict(v, f"{path}.volumes[{i}]")
                      for i, v in enumerate(as_list(m.get("volumes"), f"{path}.volumes")))
-        host_network = bool(m.get("hostNetwork", False))
+        host_network = as_bool(m.get("hostNetwork"), f"{path}.hostNetwork")
         if host_network:
             # API defaulting: with host networking, a port's hostPort defaults to its containerPort.
             containers = tuple(_default_host_ports(c) for c in containers)
