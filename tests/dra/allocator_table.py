@@ -83,6 +83,13 @@ def node_selector(spec: Any) -> dict[str, Any]:
     if isinstance(spec, str):
         return {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
                                                          "values": [spec]}]}]}
+    if "terms" in spec:
+        return {"nodeSelectorTerms": [
+            {k: [{"key": r[0], "operator": r[1], "values": r[2]} for r in reqs] for k, reqs in term.items()}
+            for term in spec["terms"]]}
+    if "fields" in spec:
+        key, *values = spec["fields"]
+        return {"nodeSelectorTerms": [{"matchFields": [{"key": key, "operator": "In", "values": values}]}]}
     key, *values = spec["labels"]
     return {"nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In", "values": values}]}]}
 
@@ -137,7 +144,31 @@ def resource_slice(spec: Any) -> ResourceSlice:
                                     "spec": s})
 
 
+def _exact(spec: dict[str, Any]) -> dict[str, Any]:
+    """``{class, count (a number or All), adminAccess, selectors, tolerations, capacity}`` as v1 fields."""
+    out: dict[str, Any] = {"deviceClassName": spec["class"]}
+    count = spec.get("count", 1)
+    if count == "All":
+        out["allocationMode"] = "All"
+    else:
+        out["allocationMode"], out["count"] = "ExactCount", count
+    if "adminAccess" in spec:
+        out["adminAccess"] = spec["adminAccess"]
+    if spec.get("selectors"):
+        out["selectors"] = [{"cel": {"expression": e}} for e in spec["selectors"]]
+    if spec.get("tolerations"):
+        out["tolerations"] = spec["tolerations"]
+    if "capacity" in spec:
+        out["capacity"] = {"requests": spec["capacity"]}
+    return out
+
+
 def request(spec: Any, tolerations: list[Any] | None = None) -> dict[str, Any]:
+    if isinstance(spec, dict) and "class" in spec:
+        ex = _exact(spec)
+        if tolerations:
+            ex["tolerations"] = list(ex.get("tolerations", [])) + tolerations
+        return {"name": spec["name"], "exactly": ex}
     if isinstance(spec, list):
         name, cls, count, *selectors = spec
         exact: dict[str, Any] = {"deviceClassName": cls}
@@ -163,6 +194,8 @@ def request(spec: Any, tolerations: list[Any] | None = None) -> dict[str, Any]:
                 if selectors:
                     s["selectors"] = [{"cel": {"expression": e}} for e in selectors]
                 subs.append(s)
+            elif "class" in sub:
+                subs.append({"name": sub["name"], **_exact(sub)})
             else:
                 subs.append(sub)
         return {"name": spec["name"], "firstAvailable": subs}
