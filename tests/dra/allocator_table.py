@@ -102,6 +102,8 @@ def device(spec: Any) -> list[dict[str, Any]]:
     d = dict(spec)
     if "capacity" in d:
         d["capacity"] = {k: (v if isinstance(v, dict) else {"value": v}) for k, v in d["capacity"].items()}
+    if d.pop("fromCounters", False):
+        d["capacity"] = {k: {"value": v} for counters in d["consumes"].values() for k, v in counters.items()}
     if "consumes" in d:
         d["consumesCounters"] = [{"counterSet": cs, "counters": {k: {"value": v} for k, v in counters.items()}}
                                  for cs, counters in d.pop("consumes").items()]
