@@ -42,6 +42,19 @@ FEATURE_NAMES = {
 }
 
 
+# upstream's named tolerations and taints
+TOLERATIONS: dict[str, Any] = {
+    "tolerationNoSchedule": {"operator": "Exists", "key": "taint-key", "effect": "NoSchedule"},
+    "tolerationNoExecute": {"operator": "Equal", "key": "taint-key", "value": "taint-value-2", "effect": "NoExecute"},
+    "tolerationNoScheduleKey1": {"operator": "Exists", "key": "key1", "effect": "NoSchedule"},
+}
+TAINTS: dict[str, Any] = {
+    "taintNone": {"key": "taint-key", "value": "taint-value", "effect": "None"},
+    "taintNoSchedule": {"key": "taint-key", "value": "taint-value", "effect": "NoSchedule"},
+    "taintNoExecute": {"key": "taint-key", "value": "taint-value-2", "effect": "NoExecute"},
+}
+
+
 def load_table() -> dict[str, Any]:
     data: dict[str, Any] = yaml.safe_load(TABLE_PATH.read_text())
     return data
@@ -102,6 +115,8 @@ def device(spec: Any) -> list[dict[str, Any]]:
     d = dict(spec)
     if "capacity" in d:
         d["capacity"] = {k: (v if isinstance(v, dict) else {"value": v}) for k, v in d["capacity"].items()}
+    if "taints" in d:
+        d["taints"] = [TAINTS.get(x, x) for x in d["taints"]]
     if d.pop("fromCounters", False):
         d["capacity"] = {k: {"value": v} for counters in d["consumes"].values() for k, v in counters.items()}
     if "consumes" in d:
@@ -159,13 +174,14 @@ def _exact(spec: dict[str, Any]) -> dict[str, Any]:
     if spec.get("selectors"):
         out["selectors"] = [{"cel": {"expression": e}} for e in spec["selectors"]]
     if spec.get("tolerations"):
-        out["tolerations"] = spec["tolerations"]
+        out["tolerations"] = [TOLERATIONS.get(x, x) for x in spec["tolerations"]]
     if "capacity" in spec:
         out["capacity"] = {"requests": spec["capacity"]}
     return out
 
 
 def request(spec: Any, tolerations: list[Any] | None = None) -> dict[str, Any]:
+    tolerations = [TOLERATIONS.get(x, x) for x in tolerations or []]
     if isinstance(spec, dict) and "class" in spec:
         ex = _exact(spec)
         if tolerations:
@@ -227,6 +243,8 @@ def expected_result(spec: dict[str, Any]) -> dict[str, Any]:
         d: dict[str, Any] = {"request": r[0], "driver": r[1], "pool": r[2], "device": r[3]}
         if len(r) > 4 and r[4]:
             d["adminAccess"] = True
+        if len(r) > 5 and r[5]:
+            d["tolerations"] = [TOLERATIONS.get(x, x) for x in r[5]]
         out["results"].append(d)
     if spec.get("nodeSelector") is not None:
         out["nodeSelector"] = node_selector(spec["nodeSelector"])

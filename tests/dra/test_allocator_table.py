@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
@@ -24,8 +25,8 @@ def _norm_selector(sel: dict[str, Any] | None) -> Any:
 
 
 def _norm_result(d: dict[str, Any]) -> Any:
-    results = Counter(tuple(sorted((k, repr(v)) for k, v in r.items())) for r in d["devices"]["results"]) \
-        if "devices" in d else Counter(tuple(sorted((k, repr(v)) for k, v in r.items())) for r in d["results"])
+    rows = d["devices"]["results"] if "devices" in d else d["results"]
+    results = Counter(json.dumps(r, sort_keys=True) for r in rows)
     config = d["devices"].get("config") if "devices" in d else d.get("config")
     return results, config or None, _norm_selector(d.get("nodeSelector"))
 
