@@ -239,7 +239,14 @@ def allocated_state(case: dict[str, Any]) -> AllocatedState:
 def expected_result(spec: dict[str, Any]) -> dict[str, Any]:
     """An expected AllocationResult in to_dict() shape (results compared as a multiset)."""
     out: dict[str, Any] = {"results": []}
+    rows: list[Any] = []
     for r in spec.get("results") or []:
+        if isinstance(r, dict) and "multi" in r:
+            req, drv, pool, count, start = r["multi"]
+            rows.extend([req, drv, pool, f"device-{i}"] for i in range(start, start + count))
+        else:
+            rows.append(r)
+    for r in rows:
         d: dict[str, Any] = {"request": r[0], "driver": r[1], "pool": r[2], "device": r[3]}
         if len(r) > 4 and r[4]:
             d["adminAccess"] = True

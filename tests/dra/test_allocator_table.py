@@ -50,3 +50,6 @@ def test_upstream_allocator_table(case: dict[str, Any]) -> None:
         return
     assert got is not None, "no allocation found"
     assert [_norm_result(r.to_dict()) for r in got] == [_norm_result(t.expected_result(w)) for w in want]
+    if "expectNumAllocateOneInvocations" in case:
+        # upstream's measure of search effort: the same search visits the same states
+        assert alloc.num_allocate_one == case["expectNumAllocateOneInvocations"]
