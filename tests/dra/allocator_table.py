@@ -116,7 +116,7 @@ def device(spec: Any) -> list[dict[str, Any]]:
     if "capacity" in d:
         d["capacity"] = {k: (v if isinstance(v, dict) else {"value": v}) for k, v in d["capacity"].items()}
     if "taints" in d:
-        d["taints"] = [TAINTS.get(x, x) for x in d["taints"]]
+        d["taints"] = [TAINTS[x] if isinstance(x, str) else x for x in d["taints"]]
     if d.pop("fromCounters", False):
         d["capacity"] = {k: {"value": v} for counters in d["consumes"].values() for k, v in counters.items()}
     if "consumes" in d:
@@ -174,14 +174,14 @@ def _exact(spec: dict[str, Any]) -> dict[str, Any]:
     if spec.get("selectors"):
         out["selectors"] = [{"cel": {"expression": e}} for e in spec["selectors"]]
     if spec.get("tolerations"):
-        out["tolerations"] = [TOLERATIONS.get(x, x) for x in spec["tolerations"]]
+        out["tolerations"] = [TOLERATIONS[x] if isinstance(x, str) else x for x in spec["tolerations"]]
     if "capacity" in spec:
         out["capacity"] = {"requests": spec["capacity"]}
     return out
 
 
 def request(spec: Any, tolerations: list[Any] | None = None) -> dict[str, Any]:
-    tolerations = [TOLERATIONS.get(x, x) for x in tolerations or []]
+    tolerations = [TOLERATIONS[x] if isinstance(x, str) else x for x in tolerations or []]
     if isinstance(spec, dict) and "class" in spec:
         ex = _exact(spec)
         if tolerations:
@@ -247,11 +247,17 @@ def expected_result(spec: dict[str, Any]) -> dict[str, Any]:
         else:
             rows.append(r)
     for r in rows:
+        if isinstance(r, dict):
+            d0 = dict(r)
+            if "tolerations" in d0:
+                d0["tolerations"] = [TOLERATIONS[x] if isinstance(x, str) else x for x in d0["tolerations"]]
+            out["results"].append(d0)
+            continue
         d: dict[str, Any] = {"request": r[0], "driver": r[1], "pool": r[2], "device": r[3]}
         if len(r) > 4 and r[4]:
             d["adminAccess"] = True
         if len(r) > 5 and r[5]:
-            d["tolerations"] = [TOLERATIONS.get(x, x) for x in r[5]]
+            d["tolerations"] = [TOLERATIONS[x] if isinstance(x, str) else x for x in r[5]]
         out["results"].append(d)
     if spec.get("nodeSelector") is not None:
         out["nodeSelector"] = node_selector(spec["nodeSelector"])
