@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from scheduling_framework.api import Node
+from scheduling_framework.api.quantity import Quantity
 from scheduling_framework.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 from scheduling_framework.dra.allocator import AllocatedState, DeviceID, Features
 
@@ -115,6 +116,17 @@ def device(spec: Any) -> list[dict[str, Any]]:
     d = dict(spec)
     if "capacity" in d:
         d["capacity"] = {k: (v if isinstance(v, dict) else {"value": v}) for k, v in d["capacity"].items()}
+    if "policyRange" in d:
+        # upstream's withCapacityRequestPolicyRange: default 2, range 2..4 in steps of 2
+        for name, value in d.pop("policyRange").items():
+            d.setdefault("capacity", {})[name] = {"value": value, "requestPolicy": {
+                "default": "2", "validRange": {"min": "2", "step": "2", "max": "4"}}}
+    if "policyValues" in d:
+        # upstream's withCapacityRequestPolicyValidValues(default, capacity, additional)
+        pv = d.pop("policyValues")
+        for name, value in pv["capacity"].items():
+            d.setdefault("capacity", {})[name] = {"value": value, "requestPolicy": {
+                "default": pv["default"], "validValues": [pv["default"], *pv.get("extra", [])]}}
     if "taints" in d:
         d["taints"] = [TAINTS[x] if isinstance(x, str) else x for x in d["taints"]]
     if d.pop("fromCounters", False):
@@ -233,7 +245,12 @@ def claim(spec: Any) -> ResourceClaim:
 
 
 def allocated_state(case: dict[str, Any]) -> AllocatedState:
-    return AllocatedState(allocated_devices={DeviceID(*d) for d in case.get("allocated") or []})
+    """``allocated``: whole devices; ``allocatedCapacity``: ``[[driver, pool, device, {capacity: qty}], ...]``."""
+    state = AllocatedState(allocated_devices={DeviceID(*d) for d in case.get("allocated") or []})
+    for driver, pool, dev, caps in case.get("allocatedCapacity") or []:
+        state.aggregated_capacity[DeviceID(driver, pool, dev)] = {
+            (k if "/" in k else f"{driver}/{k}"): Quantity.parse(v) for k, v in caps.items()}
+    return state
 
 
 def expected_result(spec: dict[str, Any]) -> dict[str, Any]:

@@ -26,6 +26,8 @@ def _norm_selector(sel: dict[str, Any] | None) -> Any:
 
 def _norm_result(d: dict[str, Any]) -> Any:
     rows = d["devices"]["results"] if "devices" in d else d["results"]
+    # upstream fixes the share id in tests; ours is a digest: compare only that there is one
+    rows = [{**r, "shareID": True} if r.get("shareID") else r for r in rows]
     results = Counter(json.dumps(r, sort_keys=True) for r in rows)
     config = d["devices"].get("config") if "devices" in d else d.get("config")
     return results, config or None, _norm_selector(d.get("nodeSelector"))
