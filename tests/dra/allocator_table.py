@@ -116,6 +116,8 @@ def device(spec: Any) -> list[dict[str, Any]]:
     d = dict(spec)
     if "capacity" in d:
         d["capacity"] = {k: (v if isinstance(v, dict) else {"value": v}) for k, v in d["capacity"].items()}
+    if d.pop("fromCounters", False):
+        d["capacity"] = {k: {"value": v} for counters in d["consumes"].values() for k, v in counters.items()}
     if "policyRange" in d:
         # upstream's withCapacityRequestPolicyRange: default 2, range 2..4 in steps of 2
         for name, value in d.pop("policyRange").items():
@@ -129,8 +131,6 @@ def device(spec: Any) -> list[dict[str, Any]]:
                 "default": pv["default"], "validValues": [pv["default"], *pv.get("extra", [])]}}
     if "taints" in d:
         d["taints"] = [TAINTS[x] if isinstance(x, str) else x for x in d["taints"]]
-    if d.pop("fromCounters", False):
-        d["capacity"] = {k: {"value": v} for counters in d["consumes"].values() for k, v in counters.items()}
     if "consumes" in d:
         d["consumesCounters"] = [{"counterSet": cs, "counters": {k: {"value": v} for k, v in counters.items()}}
                                  for cs, counters in d.pop("consumes").items()]
