@@ -29,6 +29,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--output", choices=("table", "json"), default="table")
     s.add_argument("--explain", action="store_true", help="every node's filter verdict and every plugin's score")
     s.add_argument("--seed", type=int, default=None, help="seed for tie-breaking among equal top scores")
+    s.add_argument("--expand-workloads", action="store_true",
+                   help="add the pods that Deployments, ReplicaSets, StatefulSets, Jobs and DaemonSets would create")
     c = sub.add_parser("config", help="configuration commands")
     csub = c.add_subparsers(dest="config_command", required=True)
     v = csub.add_parser("view", help="print the effective configuration (defaults, merge, multiPoint expanded)")
@@ -83,6 +85,10 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     cfg = load_config(args.config)
     cluster = load_cluster(args.cluster)
+    if args.expand_workloads:
+        from scheduling_framework.workloads import expand_workloads
+
+        cluster = expand_workloads(cluster, seed=args.seed)
     sched = Scheduler(cfg, seed=args.seed, explain=args.explain)
     sched.load(cluster.nodes, cluster.pods, cluster.objects)
     t0 = time.perf_counter()
