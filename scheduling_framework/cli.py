@@ -34,6 +34,9 @@ def _parser() -> argparse.ArgumentParser:
     v = csub.add_parser("view", help="print the effective configuration (defaults, merge, multiPoint expanded)")
     v.add_argument("--config", help="KubeSchedulerConfiguration YAML")
     v.add_argument("--output", choices=("json", "yaml"), default="yaml")
+    from scheduling_framework.scenario import cli as scenario_cli
+
+    scenario_cli.add_parsers(sub)
     pl = sub.add_parser("plugins", help="list registered plugins, their origin and extension points")
     pl.add_argument("--output", choices=("table", "json"), default="table")
     return p
@@ -53,6 +56,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             print(f"warning: {msg}", file=err)
         if args.command == "schedule":
             return _schedule(args, out, err)
+        if args.command in ("replay", "sweep"):
+            from scheduling_framework.scenario import cli as scenario_cli
+
+            return scenario_cli.run(args, out, err)
         if args.command == "config":
             return _config_view(args, out)
         return _plugins(args, out)

@@ -1,0 +1,38 @@
+"""Reading scenario, sweep, cluster and config files named by a scenario (one place, safe loading only)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from scheduling_framework.cluster import load_yaml_documents
+from scheduling_framework.errors import SchedulingFrameworkError, ValidationError
+
+
+def _read_text(path: str, what: str) -> str:
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError) as e:
+        reason = getattr(e, "strerror", None) or str(e)
+        raise ValidationError(f"cannot read {what} file {path}: {reason}") from None
+
+
+def read_yaml_documents(path: str, what: str) -> list[Any]:
+    """Every document of a YAML file, ``kind: List`` documents flattened into their items."""
+    docs = load_yaml_documents(_read_text(path, what), path)
+    out: list[Any] = []
+    for d in docs:
+        if isinstance(d, Mapping) and str(d.get("kind", "")).endswith("List") and isinstance(d.get("items"), list):
+            out.extend(d["items"])
+        else:
+            out.append(d)
+    return out
+
+
+def read_yaml_mapping(path: str, what: str) -> Mapping[str, Any]:
+    """A YAML file holding exactly one mapping (a scenario, a sweep, a configuration)."""
+    docs = load_yaml_documents(_read_text(path, what), path)
+    if len(docs) != 1 or not isinstance(docs[0], Mapping):
+        raise SchedulingFrameworkError(f"{path}: expected one YAML mapping ({what}), found {len(docs)} document(s)")
+    return docs[0]
