@@ -5,17 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from scheduling_framework.cluster import load_yaml_documents
-from scheduling_framework.errors import SchedulingFrameworkError, ValidationError
+from scheduling_framework._input import load_yaml_documents, read_input
+from scheduling_framework.errors import SchedulingFrameworkError
 
 
 def _read_text(path: str, what: str) -> str:
-    try:
-        with open(path, encoding="utf-8-sig") as fh:
-            return fh.read()
-    except (OSError, UnicodeDecodeError) as e:
-        reason = getattr(e, "strerror", None) or str(e)
-        raise ValidationError(f"cannot read {what} file {path}: {reason}") from None
+    # The hardened reader: regular files only, size cap, encodings, then nesting/alias checks on loading.
+    return read_input(path, what=f"{what} file")
 
 
 def read_yaml_documents(path: str, what: str) -> list[Any]:
