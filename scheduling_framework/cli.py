@@ -48,6 +48,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="json/yaml: the effective profiles; config: a KubeSchedulerConfiguration that --config "
                         "accepts and that yields the same effective profiles")
     _add_max_input_bytes(v)
+    from scheduling_framework.scenario import cli as scenario_cli
+
+    scenario_cli.add_parsers(sub)
     pl = sub.add_parser("plugins", help="list registered plugins, their origin and extension points")
     pl.add_argument("--output", choices=("table", "json"), default="table")
     return p
@@ -81,6 +84,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             print(f"warning: {msg}", file=err)
         if args.command == "schedule":
             return _schedule(args, out, err)
+        if args.command in ("replay", "sweep"):
+            from scheduling_framework.scenario import cli as scenario_cli
+
+            return scenario_cli.run(args, out, err)
         if args.command == "config":
             return _config_view(args, out)
         return _plugins(args, out)
