@@ -121,7 +121,8 @@ def test_invalid_pod_fields(spec: dict[str, Any], message: str) -> None:
 
 
 @pytest.mark.parametrize(("spec", "message"), [
-    pytest.param({"hostNetwork": "false"}, 'spec.hostNetwork: expected a boolean, got \'false\'', id="hostNetwork-string"),
+    pytest.param({"hostNetwork": "false"}, "spec.hostNetwork: expected a boolean, got 'false'",
+                 id="hostNetwork-string"),
     pytest.param({"containers": [{"name": "c", "ports": [{"containerPort": "80"}]}]},
                  "spec.containers[0].ports[0].containerPort: expected an integer, got '80'", id="port-string"),
     pytest.param({"priority": "1000"}, "spec.priority: expected an integer, got '1000'", id="priority-string"),
@@ -134,7 +135,7 @@ def test_strings_where_booleans_and_integers_belong_are_refused(spec: dict[str, 
 
 
 def test_node_unschedulable_string_is_refused() -> None:
-    with pytest.raises(ManifestError, match="spec.unschedulable: expected a boolean, got 'true'"):
+    with pytest.raises(ManifestError, match=r"spec\.unschedulable: expected a boolean, got 'true'"):
         cluster_from_text("kind: Node\nmetadata: {name: n}\nspec: {unschedulable: 'true'}\n")
 
 
@@ -148,7 +149,8 @@ def test_node_unschedulable_string_is_refused() -> None:
     pytest.param({"spec": {"taints": [{"key": "k", "value": "a b", "effect": "NoSchedule"}]}},
                  'spec.taints[0].value: Invalid value: "a b": a valid label must be', id="taint-value"),
     pytest.param({"status": {"capacity": {"cpu": "-4"}}},
-                 'status.capacity[cpu]: Invalid value: "-4": must be greater than or equal to 0', id="negative-capacity"),
+                 'status.capacity[cpu]: Invalid value: "-4": must be greater than or equal to 0',
+                 id="negative-capacity"),
     pytest.param({"status": {"capacity": {"cpu": "4"}, "allocatable": {"memory": "-1"}}},
                  'status.allocatable[memory]: Invalid value: "-1": must be greater than or equal to 0',
                  id="negative-allocatable"),
