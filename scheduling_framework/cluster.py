@@ -25,6 +25,8 @@ class Cluster:
     nodes: list[Node] = attrs.field(factory=list)
     pods: list[Pod] = attrs.field(factory=list)
     objects: list[KubeObject] = attrs.field(factory=list)
+    #: what the input refers to but does not contain, or contains in a way that cannot work (the run goes on)
+    warnings: list[str] = attrs.field(factory=list)
 
     @property
     def pending_pods(self) -> list[Pod]:
@@ -71,6 +73,10 @@ def cluster_from_documents(docs: Iterable[Any]) -> Cluster:
                 c.nodes.append(Node.from_dict(d))
             elif kind == "Pod":
                 c.pods.append(Pod.from_dict(d))
+            elif kind in _DRA_PARSERS:
+                # Parsed strictly once so that a malformed DRA object is refused at load, naming the field.
+                _DRA_PARSERS[kind](d)
+                c.objects.append(KubeObject.from_dict(d))
             elif isinstance(kind, str) and kind:
                 c.objects.append(KubeObject.from_dict(d))
             else:
@@ -89,7 +95,26 @@ def cluster_from_documents(docs: Iterable[Any]) -> Cluster:
             raise ManifestError(f"Pod {p.key}", "Duplicate value: a pod with this namespace/name appears twice",
                                 "metadata.name")
         keys.add(p.key)
+    c.warnings.extend(dra_warnings(c))
     return c
+
+
+def _dra_parsers() -> dict[str, Any]:
+    from scheduling_framework.api import resource as r
+
+    return {"DeviceClass": r.DeviceClass.from_dict, "ResourceSlice": r.ResourceSlice.from_dict,
+            "ResourceClaim": r.ResourceClaim.from_dict, "ResourceClaimTemplate": r.ResourceClaimTemplate.from_dict}
+
+
+_DRA_PARSERS: dict[str, Any] = _dra_parsers()
+
+
+def dra_warnings(c: Cluster) -> list[str]:
+    """References among DRA objects that cannot be satisfied: the scheduler still runs (the pods concerned
+    get upstream's status), but the user learns which object and field are wrong."""
+    from scheduling_framework.resource_claims import dra_reference_warnings
+
+    return dra_reference_warnings(c.nodes, c.pods, c.objects)
 
 
 def load_cluster(source: str | os.PathLike[str]) -> Cluster:

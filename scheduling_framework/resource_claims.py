@@ -218,9 +218,13 @@ def generate_claims(pod: Pod, get_object: Callable[[str, str, str], KubeObject |
         done.add(name)
     if not new_claims:
         return pod, []
-    manifest = pod.to_dict()
-    manifest.setdefault("status", {})["resourceClaimStatuses"] = statuses
-    return Pod.from_dict(manifest), new_claims
+    from scheduling_framework.api.pod import PodResourceClaimStatus
+
+    typed = tuple(PodResourceClaimStatus(str(st.get("name", "")),
+                                         None if st.get("resourceClaimName") is None
+                                         else str(st.get("resourceClaimName")))
+                  for st in statuses)
+    return pod.with_resource_claim_statuses(typed), new_claims
 
 
 def release_pod_claims(pod: Pod, claims: Iterable[KubeObject]) -> list[KubeObject]:
@@ -281,3 +285,66 @@ def claim_summaries(pod: Pod, get_object: Callable[[str, str, str], KubeObject |
 
 def claims_reserved_for(pod: Pod, claims: Sequence[KubeObject]) -> list[KubeObject]:
     return [c for c in claims if any(r.get("uid") == pod.uid for r in reserved_for(c))]
+
+
+def _request_classes(spec: Mapping[str, Any], path: str) -> list[tuple[str, str]]:
+    """(field path, deviceClassName) of each request and subrequest of a claim spec (v1 and v1beta1 shapes)."""
+    out: list[tuple[str, str]] = []
+    for i, req in enumerate(_list(_map(spec.get("devices")).get("requests"))):
+        rm = _map(req)
+        rp = f"{path}.devices.requests[{i}]"
+        if isinstance(rm.get("exactly"), Mapping):
+            out.append((f"{rp}.exactly.deviceClassName", str(_map(rm["exactly"]).get("deviceClassName") or "")))
+        elif rm.get("firstAvailable"):
+            for j, sub in enumerate(_list(rm.get("firstAvailable"))):
+                out.append((f"{rp}.firstAvailable[{j}].deviceClassName", str(_map(sub).get("deviceClassName") or "")))
+        elif rm.get("deviceClassName"):
+            out.append((f"{rp}.deviceClassName", str(rm.get("deviceClassName"))))
+    return out
+
+
+def dra_reference_warnings(nodes: Sequence[Any], pods: Sequence[Pod], objects: Sequence[KubeObject]) -> list[str]:
+    """Warnings for DRA references that cannot be satisfied in the given cluster (the run still goes on):
+    a ResourceSlice on a node that is not in the cluster, a claim or template naming an unknown DeviceClass,
+    a pod naming a claim or template that is not in its namespace (but exists in another)."""
+    node_names = {n.name for n in nodes}
+    classes = {o.name for o in objects if o.kind == DEVICE_CLASS}
+    by_kind: dict[str, dict[str, list[str]]] = {}
+    for o in objects:
+        if o.kind in (RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE):
+            by_kind.setdefault(o.kind, {}).setdefault(o.name, []).append(o.namespace)
+    out: list[str] = []
+    for o in objects:
+        if o.kind == RESOURCE_SLICE:
+            nn = _map(o.raw.get("spec")).get("nodeName")
+            if nn and nn not in node_names:
+                out.append(f'ResourceSlice {o.name}: spec.nodeName: node "{nn}" is not in the cluster; '
+                           "its devices are not available to any pod")
+        elif o.kind in (RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE):
+            if o.kind == RESOURCE_CLAIM and allocation_of(o) is not None:
+                continue  # allocated already: its class no longer matters
+            spec = _map(o.raw.get("spec"))
+            path = "spec"
+            if o.kind == RESOURCE_CLAIM_TEMPLATE:
+                spec, path = _map(spec.get("spec")), "spec.spec"
+            for fpath, cls in _request_classes(spec, path):
+                if cls and cls not in classes:
+                    out.append(f'{o.kind} {o.namespace}/{o.name}: {fpath}: DeviceClass "{cls}" is not in the '
+                               "cluster; pods using it stay pending")
+    for p in pods:
+        generated = {str(st.get("name")) for st in pod_claim_statuses(p)}
+        for i, entry in enumerate(pod_resource_claims(p)):
+            if entry.get("resourceClaimTemplateName") and str(entry.get("name")) in generated:
+                continue  # the claim was generated already; the template is no longer read
+            for field, kind in (("resourceClaimName", RESOURCE_CLAIM),
+                                ("resourceClaimTemplateName", RESOURCE_CLAIM_TEMPLATE)):
+                name = entry.get(field)
+                if not name:
+                    continue
+                namespaces = by_kind.get(kind, {}).get(str(name), [])
+                if p.namespace not in namespaces:
+                    where = (f" (it exists in namespace {', '.join(sorted(namespaces))}; a pod can only use "
+                             f"a {kind} of its own namespace)") if namespaces else ""
+                    out.append(f'Pod {p.key}: spec.resourceClaims[{i}].{field}: {kind} "{name}" is not in '
+                               f'namespace "{p.namespace}"{where}')
+    return out

@@ -19,6 +19,7 @@ pkg/scheduler/framework/plugins/dynamicresources).
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -238,32 +239,23 @@ class DynamicResources:
         return None, None
 
     def _check_requests(self, claim: KubeObject) -> Status | None:
-        """Every request names an existing device class (subrequests of firstAvailable too)."""
-        spec = _map(claim.raw.get("spec"))
-        for req in _list(_map(spec.get("devices")).get("requests")):
-            if not isinstance(req, Mapping):
-                continue
-            rname = str(req.get("name", ""))
-            exactly = req.get("exactly")
-            first = req.get("firstAvailable")
-            if isinstance(exactly, Mapping):
-                st = self._validate_device_class(str(exactly.get("deviceClassName") or ""), rname)
+        """Every request names an existing device class (each subrequest of firstAvailable too)."""
+        try:
+            typed = self.manager.typed(claim)
+        except ValidationError as e:
+            return Status(Code.ERROR, str(e))
+        for req in typed.spec.devices.requests:
+            if req.exactly is not None:
+                st = self._validate_device_class(req.exactly.device_class_name, req.name)
                 if st is not None:
                     return st
-            elif isinstance(first, list) and first:
-                for sub in first:
-                    sub_map = _map(sub)
-                    st = self._validate_device_class(str(sub_map.get("deviceClassName") or ""),
-                                                     f"{rname}/{sub_map.get('name', '')}")
+            elif req.first_available:
+                for sub in req.first_available:
+                    st = self._validate_device_class(sub.request.device_class_name, f"{req.name}/{sub.name}")
                     if st is not None:
                         return st
-            elif req.get("deviceClassName") is not None:
-                # v1beta1 layout (request fields inline), accepted when the manifest was not converted
-                st = self._validate_device_class(str(req.get("deviceClassName") or ""), rname)
-                if st is not None:
-                    return st
             else:
-                return _unresolvable(f"resource claim {claim.namespace}/{claim.name}, request {rname}: "
+                return _unresolvable(f"resource claim {claim.namespace}/{claim.name}, request {req.name}: "
                                      "unknown request type")
         return None
 
@@ -276,8 +268,10 @@ class DynamicResources:
 
     def _new_allocator(self) -> Any:
         """The structured allocator for this cycle: devices allocated to any claim are taken."""
-        from scheduling_framework.dra.allocator import AllocatedState, Allocator, DeviceID, Features
-
+        # Imported by name: the allocator module is optional at type-checking time (it ships separately).
+        alloc_mod: Any = importlib.import_module("scheduling_framework.dra.allocator")
+        AllocatedState, Allocator, DeviceID, Features = (
+            alloc_mod.AllocatedState, alloc_mod.Allocator, alloc_mod.DeviceID, alloc_mod.Features)
         mgr = self.manager
         allocated = {DeviceID(d, p, n) for d, p, n in mgr.allocated_device_ids()}
         classes = {c.name: mgr.typed(c) for c in mgr.device_classes()}
@@ -362,7 +356,11 @@ class DynamicResources:
         allocations = s.node_allocations.get(node_info.name)
         if allocations is None:
             return 0, None
-        return compute_score([s.claims[i] for i in s.to_allocate], allocations), None
+        try:
+            typed = [self.manager.typed(s.claims[i]) for i in s.to_allocate]
+        except ValidationError as e:
+            return 0, Status(Code.ERROR, str(e))
+        return compute_score(typed, allocations), None
 
     def score_extensions(self) -> DynamicResources:
         return self
@@ -388,7 +386,7 @@ class DynamicResources:
                                       f"{len(s.to_allocate)} claims to allocate, want {len(s.to_allocate)} claims")
         mgr = self.manager
         with mgr.lock:
-            for alloc, i in zip(allocations, s.to_allocate):
+            for alloc, i in zip(allocations, s.to_allocate, strict=True):
                 claim = s.claims[i]
                 s.infos[i].allocation = alloc
                 key = claim_key(claim)
@@ -458,28 +456,28 @@ class DynamicResources:
         return None
 
 
-def compute_score(claims: Sequence[KubeObject], allocations: Sequence[Mapping[str, Any]]) -> int:
-    """Sum over prioritized-list requests of (8 - index of the subrequest that was allocated)."""
+def compute_score(claims: Sequence[Any], allocations: Sequence[Mapping[str, Any]]) -> int:
+    """Sum over prioritized-list requests of (8 - index of the subrequest that was allocated); ``claims`` are
+    typed ResourceClaims, ``allocations`` their allocation manifests."""
     score = 0
-    for claim, allocation in zip(claims, allocations):
+    for claim, allocation in zip(claims, allocations, strict=False):
         allocated_sub: set[str] = set()
         for res in _list(_map(allocation.get("devices")).get("results")):
             req = str(_map(res).get("request", ""))
             if "/" in req:
                 allocated_sub.add(req)
-        for req in _list(_map(_map(claim.raw.get("spec")).get("devices")).get("requests")):
-            req_map = _map(req)
-            if req_map.get("exactly") is not None:
+        for req in claim.spec.devices.requests:
+            if req.exactly is not None:
                 continue
-            for idx, sub in enumerate(_list(req_map.get("firstAvailable"))):
-                if f"{req_map.get('name', '')}/{_map(sub).get('name', '')}" in allocated_sub:
+            for idx, sub in enumerate(req.first_available):
+                if f"{req.name}/{sub.name}" in allocated_sub:
                     score += FIRST_AVAILABLE_MAX_SIZE - idx
     return score
 
 
 def _new_cel_cache() -> Any:
     try:
-        from scheduling_framework.dra import cel
+        cel: Any = importlib.import_module("scheduling_framework.dra.cel")
     except ImportError:  # pragma: no cover - the CEL module ships with the allocator
         return None
     factory = getattr(cel, "Cache", None) or getattr(cel, "CelCache", None)

@@ -85,7 +85,7 @@ class DraManager:
             return hit
         from scheduling_framework.api import resource as r
 
-        cls = {RESOURCE_CLAIM: r.ResourceClaim, DEVICE_CLASS: r.DeviceClass,
+        cls: Any = {RESOURCE_CLAIM: r.ResourceClaim, DEVICE_CLASS: r.DeviceClass,
                RESOURCE_SLICE: r.ResourceSlice}[obj.kind]
         typed = cls.from_dict(obj.raw)
         self._typed[obj] = typed
