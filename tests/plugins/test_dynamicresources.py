@@ -112,7 +112,7 @@ def test_unknown_device_class_is_prefilter_unresolvable_and_warned() -> None:
              "spec": {"devices": {"requests": [{"name": "req-0", "exactly": {"deviceClassName": "tpu"}}]}}}
     docs = [node("n1"), claim, pod("p", [{"name": "x", "resourceClaimName": "c1"}])]
     c = cluster_from_documents(docs)
-    assert c.warnings == ['ResourceClaim default/c1: spec.devices.requests[0].exactly.deviceClassName: DeviceClass '
+    assert list(c.warnings) == ['ResourceClaim default/c1: spec.devices.requests[0].exactly.deviceClassName: DeviceClass '
                           '"tpu" is not in the cluster; pods using it stay pending']
     s = run(docs)
     r = s.results["default/p"]
@@ -129,7 +129,7 @@ def test_reference_warnings_slice_on_unknown_node_and_claim_in_other_namespace()
              "spec": {"devices": {"requests": []}}}
     c = cluster_from_documents([node("n1"), gpu_slice("ghost", 1), other,
                                 pod("p", [{"name": "x", "resourceClaimName": "c1"}])])
-    assert c.warnings == [
+    assert list(c.warnings) == [
         'ResourceSlice ghost-gpus: spec.nodeName: node "ghost" is not in the cluster; its devices are not available '
         "to any pod",
         'Pod default/p: spec.resourceClaims[0].resourceClaimName: ResourceClaim "c1" is not in namespace "default" '
