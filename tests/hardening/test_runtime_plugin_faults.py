@@ -62,7 +62,8 @@ def test_permit_timeouts_beyond_the_range_are_capped_as_upstream(timeout: Any, s
     s = scheduler({"permit": [TimedPermit(timeout)], "reserve": [ReservePlugin("r", journal)]})
     r = _run(s, [make_pod("a")])["default/a"]
     assert (r.outcome, r.plugin) == (UNSCHEDULABLE, "TimedPermit")
-    assert r.message == f"0/1 nodes are available: 1 rejected due to timeout after waiting {shown} at plugin TimedPermit."
+    assert r.message == ("0/1 nodes are available: 1 rejected due to timeout after waiting "
+                         f"{shown} at plugin TimedPermit.")
     _assert_rolled_back(s, journal, r.attempts)
 
 
@@ -285,6 +286,6 @@ def test_an_exception_escaping_the_runners_rolls_back_and_is_an_error() -> None:
     fwk.run_permit_plugins = broken  # type: ignore[method-assign]
     r = _run(s, [make_pod("a")])["default/a"]
     assert (r.outcome, r.plugin) == (ERROR, "Exotic")
-    assert "scheduling cycle of pod default/a failed: PluginError: plugin 'Exotic': permit runner broke" == r.message
+    assert r.message == "scheduling cycle of pod default/a failed: PluginError: plugin 'Exotic': permit runner broke"
     _assert_rolled_back(s, journal, r.attempts)
     assert s.cache.get_pod("a") is None

@@ -88,8 +88,8 @@ def _pod_doc(name: str, cpu: str, priority: int, labels: dict[str, str] | None =
 
 def test_cli_reports_preempted_outcome_and_counts_it(tmp_path: Path) -> None:
     """One CLI run where a lower-priority pod is scheduled, then evicted: high needs a pod labelled app=mid
-    on its node, so it fails first (no such pod yet); mid (as important: not a victim) and low are scheduled onto n1; high, requeued when
-    mid is bound, then preempts low (mid stays: high fits beside it)."""
+    on its node, so it fails first (no such pod yet); mid (as important as high: never a victim) and low are
+    scheduled onto n1; high, requeued when mid is bound, then preempts low (high fits beside mid)."""
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}},
             "status": {"capacity": {"cpu": "2", "memory": "4Gi", "pods": "110"}}}
     high = _pod_doc("high", "1", 100)
