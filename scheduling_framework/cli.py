@@ -22,6 +22,8 @@ EXIT_BAD_INPUT = 2
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="scheduling-framework",
                                 description="Kubernetes scheduling decisions, in-process, explained.")
+    p.add_argument("--version", action="version", version=_version_banner(),
+                   help="print the package version and the Kubernetes releases it can follow")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("schedule", help="schedule the pending pods of a cluster file")
     s.add_argument("--cluster", required=True, help="YAML: Nodes, Pods (nodeName set = running), Namespaces, ...")
@@ -29,23 +31,60 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--output", choices=("table", "json"), default="table")
     s.add_argument("--explain", action="store_true", help="every node's filter verdict and every plugin's score")
     s.add_argument("--seed", type=int, default=None, help="seed for tie-breaking among equal top scores")
+    add_release_flags(s)
     c = sub.add_parser("config", help="configuration commands")
     csub = c.add_subparsers(dest="config_command", required=True)
     v = csub.add_parser("view", help="print the effective configuration (defaults, merge, multiPoint expanded)")
     v.add_argument("--config", help="KubeSchedulerConfiguration YAML")
     v.add_argument("--output", choices=("json", "yaml"), default="yaml")
+    add_release_flags(v)
     pl = sub.add_parser("plugins", help="list registered plugins, their origin and extension points")
     pl.add_argument("--output", choices=("table", "json"), default="table")
     return p
 
 
+def _version_banner() -> str:
+    from scheduling_framework import __version__
+    from scheduling_framework.versions import version_banner
+
+    return version_banner(__version__)
+
+
+def add_release_flags(parser: argparse.ArgumentParser) -> None:
+    """``--kubernetes-version`` and ``--feature-gates``, for every command that builds a profile."""
+    from scheduling_framework.versions import NEWEST_RELEASE, SUPPORTED_RELEASES
+
+    parser.add_argument("--kubernetes-version", metavar="1.N", default=None,
+                        help=f"follow the scheduler of this Kubernetes release ({', '.join(SUPPORTED_RELEASES)}; "
+                             f"default {NEWEST_RELEASE})")
+    parser.add_argument("--feature-gates", metavar="NAME=BOOL,...", default=None,
+                        help="feature gates to set, checked against the chosen release "
+                             "(e.g. StorageCapacityScoring=true)")
+
+
+def load_config_for(args: argparse.Namespace) -> Any:
+    """``load_config(args.config)`` for the release and gates chosen on the command line; gate settings
+    whose effect is not reproduced are reported on stderr."""
+    from scheduling_framework.config import load_config
+
+    cfg = load_config(getattr(args, "config", None), kubernetes_version=getattr(args, "kubernetes_version", None),
+                      feature_gates=getattr(args, "feature_gates", None))
+    for msg in cfg.feature_gates.warnings():
+        print(f"warning: {msg}", file=getattr(args, "stderr", None) or sys.stderr)
+    return cfg
+
+
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     out = stdout or sys.stdout
     err = stderr or sys.stderr
+    if list(sys.argv[1:] if argv is None else argv) == ["--version"]:
+        out.write(_version_banner() + "\n")
+        return EXIT_OK
     try:
         args = _parser().parse_args(argv)
     except SystemExit as e:
         return EXIT_BAD_INPUT if e.code not in (0, None) else EXIT_OK
+    args.stderr = err
     try:
         from scheduling_framework.registry import default_registry
 
@@ -77,10 +116,9 @@ def _one_line(s: str) -> str:
 
 def _schedule(args: argparse.Namespace, out: TextIO) -> int:
     from scheduling_framework.cluster import load_cluster
-    from scheduling_framework.config import load_config
     from scheduling_framework.scheduler import ERROR, SCHEDULED, UNSCHEDULABLE, Scheduler
 
-    cfg = load_config(args.config)
+    cfg = load_config_for(args)
     cluster = load_cluster(args.cluster)
     sched = Scheduler(cfg, seed=args.seed, explain=args.explain)
     sched.load(cluster.nodes, cluster.pods, cluster.objects)
@@ -94,7 +132,10 @@ def _schedule(args: argparse.Namespace, out: TextIO) -> int:
              "errors": sum(r.outcome == ERROR for r in results),
              "seconds": round(seconds, 6)}
     if args.output == "json":
-        doc = {"pods": [r.to_dict(args.explain) for r in results], "stats": stats}
+        doc = {"kubernetesVersion": cfg.kubernetes_version, "pods": [r.to_dict(args.explain) for r in results],
+               "stats": stats}
+        if cfg.feature_gates.warnings():
+            doc["warnings"] = cfg.feature_gates.warnings()
         json.dump(doc, out, separators=(",", ":") if not args.explain else (", ", ": "))
         out.write("\n")
         return EXIT_OK
@@ -156,10 +197,10 @@ def _table(rows: Sequence[Sequence[str]], out: TextIO, indent: str = "") -> None
 
 
 def _config_view(args: argparse.Namespace, out: TextIO) -> int:
-    from scheduling_framework.config import config_view, load_config
+    from scheduling_framework.config import config_view
     from scheduling_framework.registry import default_registry
 
-    cfg = load_config(args.config)
+    cfg = load_config_for(args)
     view = config_view(cfg, default_registry().points_of)
     if args.output == "json":
         json.dump(view, out, indent=2)
