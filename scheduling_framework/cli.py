@@ -63,15 +63,12 @@ def add_release_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def load_config_for(args: argparse.Namespace) -> Any:
-    """``load_config(args.config)`` for the release and gates chosen on the command line; gate settings
-    whose effect is not reproduced are reported on stderr."""
+    """``load_config(args.config)`` for the release and gates chosen on the command line (gate settings
+    whose effect is not reproduced are in ``cfg.feature_gates.warnings()``)."""
     from scheduling_framework.config import load_config
 
-    cfg = load_config(getattr(args, "config", None), kubernetes_version=getattr(args, "kubernetes_version", None),
-                      feature_gates=getattr(args, "feature_gates", None))
-    for msg in cfg.feature_gates.warnings():
-        print(f"warning: {msg}", file=getattr(args, "stderr", None) or sys.stderr)
-    return cfg
+    return load_config(getattr(args, "config", None), kubernetes_version=getattr(args, "kubernetes_version", None),
+                       feature_gates=getattr(args, "feature_gates", None))
 
 
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
@@ -91,7 +88,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         for msg in default_registry().load_errors:
             print(f"warning: {msg}", file=err)
         if args.command == "schedule":
-            return _schedule(args, out)
+            return _schedule(args, out, err)
         if args.command == "config":
             return _config_view(args, out)
         return _plugins(args, out)
@@ -114,9 +111,10 @@ def _one_line(s: str) -> str:
 # --- schedule ----------------------------------------------------------------------------------
 
 
-def _schedule(args: argparse.Namespace, out: TextIO) -> int:
+def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from scheduling_framework.cluster import load_cluster
-    from scheduling_framework.scheduler import ERROR, SCHEDULED, UNSCHEDULABLE, Scheduler
+    from scheduling_framework.scheduler import ERROR, SCHEDULED, SKIPPED, UNSCHEDULABLE, Scheduler
+    from scheduling_framework.warning_list import merged
 
     cfg = load_config_for(args)
     cluster = load_cluster(args.cluster)
@@ -130,15 +128,17 @@ def _schedule(args: argparse.Namespace, out: TextIO) -> int:
     stats = {"scheduled": sum(r.outcome == SCHEDULED for r in results),
              "unschedulable": sum(r.outcome == UNSCHEDULABLE for r in results),
              "errors": sum(r.outcome == ERROR for r in results),
+             "skipped": sum(r.outcome == SKIPPED for r in results),
              "seconds": round(seconds, 6)}
+    warnings = merged(cfg.feature_gates.warnings(), cluster.warnings, sched.warnings)
     if args.output == "json":
         doc = {"kubernetesVersion": cfg.kubernetes_version, "pods": [r.to_dict(args.explain) for r in results],
-               "stats": stats}
-        if cfg.feature_gates.warnings():
-            doc["warnings"] = cfg.feature_gates.warnings()
+               "stats": stats, "warnings": warnings}
         json.dump(doc, out, separators=(",", ":") if not args.explain else (", ", ": "))
         out.write("\n")
         return EXIT_OK
+    for w in warnings:
+        print(f"warning: {w}", file=err)
     _print_table(results, stats, args.explain, out)
     return EXIT_OK
 
@@ -172,8 +172,9 @@ def _print_table(results: list[Any], stats: dict[str, Any], explain: bool, out: 
                 total = (r.total_scores or {}).get(node)
                 erows.append((node, verdict, *cells, "" if total is None else str(total)))
             _table(erows, out, indent="  ")
+    skipped = f", {stats['skipped']} skipped" if stats["skipped"] else ""
     out.write(f"\n{stats['scheduled']} scheduled, {stats['unschedulable']} unschedulable, "
-              f"{stats['errors']} errors in {stats['seconds']:.3f}s\n")
+              f"{stats['errors']} errors{skipped} in {stats['seconds']:.3f}s\n")
 
 
 def _score_cell(sc: dict[str, int]) -> str:
@@ -201,6 +202,8 @@ def _config_view(args: argparse.Namespace, out: TextIO) -> int:
     from scheduling_framework.registry import default_registry
 
     cfg = load_config_for(args)
+    for msg in cfg.feature_gates.warnings():
+        print(f"warning: {msg}", file=getattr(args, "stderr", None) or sys.stderr)
     view = config_view(cfg, default_registry().points_of)
     if args.output == "json":
         json.dump(view, out, indent=2)

@@ -283,5 +283,18 @@ def test_cli_warns_about_gates_without_effect(tmp_path: Path) -> None:
     cluster.write_text(yaml.safe_dump_all([NODE, POD]))
     p = cli("schedule", "--cluster", str(cluster), "--output", "json", "--feature-gates", "OpportunisticBatching=false")
     assert p.returncode == 0, p.stderr
+    assert any("OpportunisticBatching=false is accepted but has no effect" in w
+               for w in json.loads(p.stdout)["warnings"])
+    p = cli("schedule", "--cluster", str(cluster), "--feature-gates", "OpportunisticBatching=false")
+    assert p.returncode == 0, p.stderr
     assert "warning: feature gate OpportunisticBatching=false is accepted but has no effect" in p.stderr
-    assert any("OpportunisticBatching" in w for w in json.loads(p.stdout)["warnings"])
+    p = cli("config", "view", "--feature-gates", "OpportunisticBatching=false")
+    assert p.returncode == 0 and "warning: feature gate OpportunisticBatching=false" in p.stderr
+
+
+def test_scheduler_and_simulator_warn_about_gates_without_effect() -> None:
+    gates = "NodeDeclaredFeatures=false"
+    for warnings in (Scheduler(None, kubernetes_version="1.36", feature_gates=gates).warnings,
+                     Simulator(None, kubernetes_version="1.36", feature_gates=gates).warnings):
+        assert list(warnings) == ["feature gate NodeDeclaredFeatures=false is accepted but has no effect in this "
+                                  "library: the NodeDeclaredFeatures plugin is not implemented"]
