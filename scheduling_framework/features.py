@@ -23,8 +23,8 @@ BETA: Final = "Beta"
 GA: Final = "GA"
 DEPRECATED: Final = "Deprecated"
 
-#: how a gate's effect is reproduced here: honoured by the library, read by the DynamicResources
-#: plugin (DRA), or not reproduced (setting it away from its default only earns a warning).
+#: how a gate's effect is reproduced here: honoured by the library, honoured by the DynamicResources
+#: plugin's allocator (DRA), or not reproduced (setting it away from its default only earns a warning).
 HONOURED: Final = "honoured"
 DRA: Final = "DynamicResources"
 NOT_REPRODUCED: Final = "not reproduced"
@@ -88,24 +88,25 @@ GATES: Final[Mapping[str, GateSpec]] = {g.name: g for g in (
        effect=HONOURED),
     _g("DRAAdminAccess", ("1.32", False, ALPHA), ("1.34", True, BETA), ("1.36", True, GA, True), effect=DRA),
     _g("DRAConsumableCapacity", ("1.34", False, ALPHA), ("1.36", True, BETA), effect=DRA),
-    _g("DRADerivedAttributes", ("1.37", False, ALPHA), effect=DRA),
+    _g("DRADerivedAttributes", ("1.37", False, ALPHA), note="not implemented"),
     _g("DRADeviceBindingConditions", ("1.34", False, ALPHA), ("1.36", True, BETA), effect=DRA),
-    _g("DRADeviceCompatibilityGroups", ("1.37", False, ALPHA), effect=DRA),
-    _g("DRADeviceTaintRules", ("1.35", False, ALPHA), ("1.36", False, BETA), ("1.37", True, GA), effect=DRA),
+    _g("DRADeviceCompatibilityGroups", ("1.37", False, ALPHA), note="not implemented"),
+    _g("DRADeviceTaintRules", ("1.35", False, ALPHA), ("1.36", False, BETA), ("1.37", True, GA),
+       note="DeviceTaintRule objects are not read"),
     _g("DRADeviceTaints", ("1.33", False, ALPHA), ("1.36", True, BETA), ("1.37", True, GA), effect=DRA),
     _g("DRAExtendedResource", ("1.34", False, ALPHA), ("1.36", True, BETA), ("1.37", True, GA, True),
-       effect=DRA),
-    _g("DRAFractionalCapacityRange", ("1.37", True, BETA), effect=DRA),
-    _g("DRAListTypeAttributes", ("1.36", False, ALPHA), effect=DRA),
-    _g("DRANodeAllocatableResources", ("1.36", False, ALPHA), effect=DRA),
-    _g("DRAOptionalNodeOperations", ("1.37", False, ALPHA), effect=DRA),
+       note="extended resources backed by DRA are not implemented"),
+    _g("DRAFractionalCapacityRange", ("1.37", True, BETA), note="not implemented"),
+    _g("DRAListTypeAttributes", ("1.36", False, ALPHA), note="not implemented"),
+    _g("DRANodeAllocatableResources", ("1.36", False, ALPHA), note="not implemented"),
+    _g("DRAOptionalNodeOperations", ("1.37", False, ALPHA), note="not implemented"),
     _g("DRAPartitionableDevices", ("1.33", False, ALPHA), ("1.36", True, BETA), effect=DRA),
     _g("DRAPrioritizedList", ("1.33", False, ALPHA), ("1.34", True, BETA), ("1.36", True, GA),
        ("1.37", True, GA, True), effect=DRA),
     _g("DRAResourceClaimDeviceStatus", ("1.32", False, ALPHA), ("1.33", True, BETA), ("1.37", True, GA, True),
        effect=DRA),
-    _g("DRASchedulerFilterTimeout", ("1.34", True, BETA), effect=DRA),
-    _g("DRAWorkloadResourceClaims", ("1.36", False, ALPHA), ("1.37", False, BETA), effect=DRA),
+    _g("DRASchedulerFilterTimeout", ("1.34", True, BETA), effect=DRA, note="only its default (on) is reproduced"),
+    _g("DRAWorkloadResourceClaims", ("1.36", False, ALPHA), ("1.37", False, BETA), note="not implemented"),
     _g("DynamicResourceAllocation", ("1.32", False, BETA), ("1.34", True, GA), ("1.35", True, GA, True),
        effect=HONOURED, note="adds DynamicResources to the default profile when that plugin is installed"),
     _g("GangScheduling", ("1.35", False, ALPHA)),
@@ -146,7 +147,7 @@ GATES: Final[Mapping[str, GateSpec]] = {g.name: g for g in (
 
 # Gates whose effect here is fixed at their default: turning them off is a warning, not silence.
 _DEFAULT_ONLY: Final = frozenset({"MatchLabelKeysInPodTopologySpread", "MatchLabelKeysInPodTopologySpreadSelectorMerge",
-                                  "PodLevelResources"})
+                                  "PodLevelResources", "DRASchedulerFilterTimeout"})
 
 _TRUE: Final = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _FALSE: Final = frozenset({"0", "f", "F", "FALSE", "false", "False"})
@@ -315,6 +316,20 @@ class FeatureGates:
                 out.append(f"feature gate {name}={str(value).lower()} is accepted but has no effect in this "
                            f"library{why}")
         return out
+
+
+def dra_allocator_flags(gates: FeatureGates) -> dict[str, bool]:
+    """The DRA allocator's feature switches (``scheduling_framework.dra.allocator.Features`` fields) as the
+    gates of a release set them (upstream's scheduler passes the same gates to its allocator)."""
+    return {
+        "admin_access": gates.enabled("DRAAdminAccess"),
+        "prioritized_list": gates.enabled("DRAPrioritizedList"),
+        "partitionable_devices": gates.enabled("DRAPartitionableDevices"),
+        "device_taints": gates.enabled("DRADeviceTaints"),
+        "device_binding_and_status": (gates.enabled("DRADeviceBindingConditions")
+                                      and gates.enabled("DRAResourceClaimDeviceStatus")),
+        "consumable_capacity": gates.enabled("DRAConsumableCapacity"),
+    }
 
 
 def features_of(handle: Any) -> FeatureGates:

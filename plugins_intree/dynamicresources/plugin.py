@@ -33,6 +33,7 @@ from scheduling_framework.api.selectors import NodeSelector
 from scheduling_framework.config.args import DynamicResourcesArgs
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ConfigError, PluginError, SchedulingFrameworkError, ValidationError
+from scheduling_framework.features import dra_allocator_flags, features_of
 from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore, PostFilterResult, PreFilterResult
 from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.resource_claims import (
@@ -278,7 +279,9 @@ class DynamicResources:
         slices = mgr.typed_all(mgr.slices())
         if self._cel_cache is None:
             self._cel_cache = _new_cel_cache()
-        return Allocator(Features(), AllocatedState(allocated_devices=allocated), classes, slices,
+        # the allocator's features follow the DRA gates of the release the profile follows
+        features = Features(**dra_allocator_flags(features_of(self.handle)))
+        return Allocator(features, AllocatedState(allocated_devices=allocated), classes, slices,
                          self._cel_cache)
 
     def pre_filter_extensions(self) -> None:

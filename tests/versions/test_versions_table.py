@@ -15,7 +15,7 @@ from plugins_intree.noderesources.balanced_allocation import BalancedAllocation
 from scheduling_framework.config import load_config
 from scheduling_framework.config.defaults import default_multi_point
 from scheduling_framework.config.intree import INTREE_POINTS
-from scheduling_framework.features import GATES, FeatureGateError, FeatureGates
+from scheduling_framework.features import GATES, FeatureGateError, FeatureGates, dra_allocator_flags
 from scheduling_framework.scheduler import Scheduler
 from scheduling_framework.versions import SUPPORTED_RELEASES, at_least
 from tests.fixture_runner import ROOT
@@ -104,6 +104,11 @@ def check_dra_feature_defaults(release: str) -> None:
                  "DRADeviceBindingConditions"):
         assert gates.enabled(name) is newer, name
     assert gates.enabled("DRAPrioritizedList") and gates.enabled("DRAAdminAccess")
+    # the DynamicResources plugin hands these to its allocator
+    flags = dra_allocator_flags(_framework(release).feature_gates)
+    assert flags["partitionable_devices"] is newer and flags["device_taints"] is newer
+    assert flags["consumable_capacity"] is newer and flags["device_binding_and_status"] is newer
+    assert flags["prioritized_list"] and flags["admin_access"]
 
 
 def check_node_declared_features(release: str) -> None:
