@@ -16,11 +16,11 @@ from typing import Any
 import attrs
 
 from scheduling_framework.admission import (
-    PRIORITY_CLASS_KIND,
-    WARN_BOUND_NO_CLASS,
-    WARN_NO_CLASS,
-    PriorityAdmission,
-    missing_class_item,
+    ADMISSION_KINDS,
+    WARN_BOUND_REFUSED,
+    WARN_REFUSED,
+    Admission,
+    refused_item,
 )
 from scheduling_framework.api.meta import ObjectMeta
 from scheduling_framework.api.node import Node
@@ -157,8 +157,9 @@ class Simulator:
         # find_node_for_pod resumes where the previous search stopped (cluster-autoscaler's lastIndex).
         self._last_index = 0
         #: what building this simulator ignored or assumed (see scheduling_framework.warning_list)
-        self.warnings = Warnings(self.config.feature_gates.warnings())
-        self._admission: PriorityAdmission | None = None
+        self.warnings = Warnings()
+        self.warnings.extend(self.config.feature_gates.warnings())  # gates set without effect here
+        self._admission: Admission | None = None
         self._admitted: dict[str, tuple[Pod, Pod, str]] = {}
 
     @classmethod
@@ -178,7 +179,7 @@ class Simulator:
         names = {n.name for n in cluster.nodes}
         warnings = Warnings()
         warnings.extend(cluster.warnings)
-        adm = PriorityAdmission((o for o in cluster.objects if o.kind == PRIORITY_CLASS_KIND), warnings)
+        adm = Admission(cluster.objects, warnings)
         bound = []
         for p in cluster.bound_pods:
             if p.status.phase in ("Succeeded", "Failed"):
@@ -188,7 +189,7 @@ class Simulator:
                 continue
             p, refusal = adm.admit(p)
             if refusal:
-                warnings.add_item(WARN_BOUND_NO_CLASS, missing_class_item(p))
+                warnings.add_item(WARN_BOUND_REFUSED, refused_item(p, refusal))
             bound.append(p)
         sim = cls(config, registry, seed, profile=profile, cluster=ClusterSnapshot(cluster.nodes, bound),
                   objects=cluster.objects, kubernetes_version=kubernetes_version, feature_gates=feature_gates)
@@ -209,7 +210,7 @@ class Simulator:
             return hit[1], hit[2]
         adm = self._admission
         if adm is None:
-            adm = self._admission = PriorityAdmission(self.objects.list(PRIORITY_CLASS_KIND), self.warnings)
+            adm = self._admission = Admission([o for k in ADMISSION_KINDS for o in self.objects.list(k)], self.warnings)
         admitted, refusal = adm.admit(pod)
         if len(self._admitted) >= _POD_INFO_CACHE_SIZE:
             self._admitted.clear()
@@ -383,7 +384,7 @@ class Simulator:
         for p in pods:
             p, refusal = self.admit(p)
             if refusal:
-                self.warnings.add_item(WARN_NO_CLASS, missing_class_item(p))
+                self.warnings.add_item(WARN_REFUSED, refused_item(p, refusal))
                 skipped.append(Placement(p.key, None, refusal, skipped=True))
             elif p.is_terminating:
                 skipped.append(Placement(p.key, None, "pod is being deleted (metadata.deletionTimestamp is set): "
