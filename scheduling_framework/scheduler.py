@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from scheduling_framework.admission import (
-    PRIORITY_CLASS_KIND,
-    WARN_BOUND_NO_CLASS,
-    WARN_NO_CLASS,
-    PriorityAdmission,
-    missing_class_item,
+    ADMISSION_KINDS,
+    WARN_BOUND_REFUSED,
+    WARN_REFUSED,
+    Admission,
+    refused_item,
 )
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
@@ -207,7 +207,7 @@ class Scheduler:
         # The pod whose PostFilter (preemption) is running: the pods deleted meanwhile are its victims.
         self._preemptor: PodResult | None = None
         self.warnings = Warnings()
-        self._admission: PriorityAdmission | None = None  # built from the PriorityClasses on first use
+        self._admission: Admission | None = None  # built from the PriorityClasses on first use
 
     # events from the embedding application ----------------------------------------------------
     # Each takes the scheduler lock (a binding thread may requeue pods meanwhile) and counts as progress: a
@@ -234,7 +234,7 @@ class Scheduler:
         with self._lock:
             self._progress += 1
             self.objects.add(obj)
-            if obj.kind == PRIORITY_CLASS_KIND:
+            if obj.kind in ADMISSION_KINDS:
                 self._admission = None
             self.queue.move_all_to_active_or_backoff(OBJECT_CHANGE)
 
@@ -242,7 +242,7 @@ class Scheduler:
         with self._lock:
             self._progress += 1
             self.objects.remove(kind, namespace, name)
-            if kind == PRIORITY_CLASS_KIND:
+            if kind in ADMISSION_KINDS:
                 self._admission = None
             self.queue.move_all_to_active_or_backoff(OBJECT_CHANGE)
 
@@ -254,7 +254,7 @@ class Scheduler:
             self._progress += 1
             pod, refusal = self.admit(pod)
             if refusal and pod.spec.node_name:
-                self.warnings.add_item(WARN_BOUND_NO_CLASS, missing_class_item(pod))
+                self.warnings.add_item(WARN_BOUND_REFUSED, refused_item(pod, refusal))
             if pod.spec.node_name:
                 self.cache.add_pod(pod)
                 self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD)
@@ -263,7 +263,7 @@ class Scheduler:
             r = self.results.setdefault(pod.key, PodResult(pod))
             if refusal:
                 # the API server would have refused to create it: there is nothing to schedule
-                self._skip(r, refusal, WARN_NO_CLASS, missing_class_item(pod))
+                self._skip(r, refusal, WARN_REFUSED, refused_item(pod, refusal))
                 return
             if fwk is None:
                 # Not ours: upstream's informer never hands it to this scheduler, so it takes no room either.
@@ -305,7 +305,7 @@ class Scheduler:
             return pod, ""  # admitted already, nothing to check
         adm = self._admission
         if adm is None:
-            adm = self._admission = PriorityAdmission(self.objects.list(PRIORITY_CLASS_KIND), self.warnings)
+            adm = self._admission = Admission([o for k in ADMISSION_KINDS for o in self.objects.list(k)], self.warnings)
         return adm.admit(pod)
 
     def update_pod(self, pod: Pod) -> None:

@@ -16,11 +16,11 @@ from typing import Any
 import attrs
 
 from scheduling_framework.admission import (
-    PRIORITY_CLASS_KIND,
-    WARN_BOUND_NO_CLASS,
-    WARN_NO_CLASS,
-    PriorityAdmission,
-    missing_class_item,
+    ADMISSION_KINDS,
+    WARN_BOUND_REFUSED,
+    WARN_REFUSED,
+    Admission,
+    refused_item,
 )
 from scheduling_framework.api.meta import ObjectMeta
 from scheduling_framework.api.node import Node
@@ -156,7 +156,7 @@ class Simulator:
         self._last_index = 0
         #: what building this simulator ignored or assumed (see scheduling_framework.warning_list)
         self.warnings = Warnings()
-        self._admission: PriorityAdmission | None = None
+        self._admission: Admission | None = None
         self._admitted: dict[str, tuple[Pod, Pod, str]] = {}
 
     @classmethod
@@ -175,7 +175,7 @@ class Simulator:
         names = {n.name for n in cluster.nodes}
         warnings = Warnings()
         warnings.extend(cluster.warnings)
-        adm = PriorityAdmission((o for o in cluster.objects if o.kind == PRIORITY_CLASS_KIND), warnings)
+        adm = Admission(cluster.objects, warnings)
         bound = []
         for p in cluster.bound_pods:
             if p.status.phase in ("Succeeded", "Failed"):
@@ -185,7 +185,7 @@ class Simulator:
                 continue
             p, refusal = adm.admit(p)
             if refusal:
-                warnings.add_item(WARN_BOUND_NO_CLASS, missing_class_item(p))
+                warnings.add_item(WARN_BOUND_REFUSED, refused_item(p, refusal))
             bound.append(p)
         sim = cls(config, registry, seed, profile=profile, cluster=ClusterSnapshot(cluster.nodes, bound),
                   objects=cluster.objects)
@@ -205,7 +205,7 @@ class Simulator:
             return hit[1], hit[2]
         adm = self._admission
         if adm is None:
-            adm = self._admission = PriorityAdmission(self.objects.list(PRIORITY_CLASS_KIND), self.warnings)
+            adm = self._admission = Admission([o for k in ADMISSION_KINDS for o in self.objects.list(k)], self.warnings)
         admitted, refusal = adm.admit(pod)
         if len(self._admitted) >= _POD_INFO_CACHE_SIZE:
             self._admitted.clear()
@@ -379,7 +379,7 @@ class Simulator:
         for p in pods:
             p, refusal = self.admit(p)
             if refusal:
-                self.warnings.add_item(WARN_NO_CLASS, missing_class_item(p))
+                self.warnings.add_item(WARN_REFUSED, refused_item(p, refusal))
                 skipped.append(Placement(p.key, None, refusal, skipped=True))
             elif p.is_terminating:
                 skipped.append(Placement(p.key, None, "pod is being deleted (metadata.deletionTimestamp is set): "
