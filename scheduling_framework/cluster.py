@@ -13,7 +13,13 @@ from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.validation import validate_node, validate_pod
-from scheduling_framework.errors import InputError, ManifestError, ManifestValidationError, brief_str
+from scheduling_framework.errors import (
+    InputError,
+    ManifestError,
+    ManifestValidationError,
+    ValidationError,
+    brief_str,
+)
 from scheduling_framework.warning_list import Warnings
 
 # Kinds something in the scheduler reads (plugins, admission, workload expansion). Objects of other kinds
@@ -88,7 +94,7 @@ def cluster_from_documents(docs: Iterable[Any], *, validate: bool = True) -> Clu
             elif kind == "Pod":
                 c.pods.append(Pod.from_dict(d))
                 pod_where.append(where)
-            elif kind in _DRA_PARSERS:
+            elif isinstance(kind, str) and kind in _DRA_PARSERS:
                 # Parsed strictly once so that a malformed DRA object is refused at load, naming the field.
                 _DRA_PARSERS[kind](d)
                 c.objects.append(KubeObject.from_dict(d))
@@ -98,6 +104,8 @@ def cluster_from_documents(docs: Iterable[Any], *, validate: bool = True) -> Clu
                 raise ManifestError("object", "Required value: kind is required", "kind")
         except ManifestError as e:
             errors.append(str(ManifestError(f"{where}: {e.obj}", e.detail, e.path)))
+        except ValidationError as e:  # a parser that does not name the object: name it here
+            errors.append(f"{where}: {kind}: {e}")
     if validate:
         for n, where in zip(c.nodes, node_where, strict=True):
             errors.extend(f"{where}: Node {n.name}: {e}" for e in validate_node(n))

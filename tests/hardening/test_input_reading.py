@@ -370,3 +370,10 @@ def test_every_problem_is_listed() -> None:
         cluster_from_text(text)
     assert len(ei.value.errors) == 2
     assert isinstance(ei.value, SchedulingFrameworkError)
+
+
+@pytest.mark.parametrize("kind", ["[]", "[ResourceSlice]", "{a: 1}", "3", "true"])
+def test_kind_of_the_wrong_type_is_a_manifest_error(kind: str) -> None:
+    # found by the parser fuzzer: a list as kind reached a dict lookup and raised TypeError
+    with pytest.raises(ManifestValidationError, match="document 1: object: kind: Required value"):
+        cluster_from_text(f"kind: {kind}\nmetadata: {{name: x}}\n")
