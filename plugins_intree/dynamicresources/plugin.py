@@ -136,6 +136,32 @@ def allocation_to_dict(a: Any) -> dict[str, Any]:
     raise TypeError(f"allocation result of type {type(a).__name__} has no to_dict()")
 
 
+#: feature gate -> field of the allocator's Features it sets (newest defaults apply for gates not given)
+_ALLOCATOR_GATES: Final = {
+    "DRAAdminAccess": "admin_access",
+    "DRAPrioritizedList": "prioritized_list",
+    "DRAPartitionableDevices": "partitionable_devices",
+    "DRADeviceTaints": "device_taints",
+    "DRAConsumableCapacity": "consumable_capacity",
+}
+
+
+def _gate(handle: Any, name: str) -> bool | None:
+    """The gate's value from the handle's optional ``feature_gates`` (a mapping or an object with
+    ``enabled(name)``); None when the handle does not say (the newest default applies)."""
+    gates = getattr(handle, "feature_gates", None)
+    if gates is None:
+        return None
+    if isinstance(gates, Mapping):
+        v = gates.get(name)
+        return None if v is None else bool(v)
+    enabled = getattr(gates, "enabled", None)
+    known = getattr(gates, "known", None)
+    if callable(enabled) and (not callable(known) or known(name)):
+        return bool(enabled(name))
+    return None
+
+
 class DynamicResources:
     """PreEnqueue, PreFilter, Filter, PostFilter, PreScore/Score, Reserve/Unreserve and PreBind for DRA."""
 
@@ -144,6 +170,17 @@ class DynamicResources:
     def __init__(self, args: Any, handle: Any) -> None:
         self.handle = handle
         self.args = _args(args)
+        # DynamicResourceAllocation (GA) off: the plugin does nothing, as upstream's.
+        self.enabled = _gate(handle, "DynamicResourceAllocation") is not False
+        self._features: dict[str, bool] = {}
+        for gate, field in _ALLOCATOR_GATES.items():
+            v = _gate(handle, gate)
+            if v is not None:
+                self._features[field] = v
+        binding = [_gate(handle, g) for g in ("DRADeviceBindingConditions", "DRAResourceClaimDeviceStatus")]
+        if any(v is not None for v in binding):
+            self._features["device_binding_and_status"] = all(v is not False for v in binding)
+        self.prioritized_list = self._features.get("prioritized_list", True)
         store = getattr(handle, "objects", None)
         self._store: ObjectStore = store if isinstance(store, ObjectStore) else ObjectStore()
         self.manager: DraManager = manager_for(self._store)
@@ -179,7 +216,7 @@ class DynamicResources:
 
     # PreEnqueue --------------------------------------------------------------------------------------
     def pre_enqueue(self, pod: Pod) -> Status | None:
-        if not pod_resource_claims(pod):
+        if not self.enabled or not pod_resource_claims(pod):
             return None
         try:
             self._pod_claims(pod)
@@ -190,6 +227,8 @@ class DynamicResources:
     # PreFilter ---------------------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
                    ) -> tuple[PreFilterResult | None, Status | None]:
+        if not self.enabled:
+            return None, Status(Code.SKIP)
         s = _StateData()
         state.write(STATE_KEY, s)
         if not pod_resource_claims(pod):
@@ -249,6 +288,9 @@ class DynamicResources:
                 if st is not None:
                     return st
             elif req.first_available:
+                if not self.prioritized_list:
+                    return _unresolvable(f"resource claim {claim.namespace}/{claim.name}, request {req.name}: has "
+                                         "subrequests, but the DRAPrioritizedList feature is disabled")
                 for sub in req.first_available:
                     st = self._validate_device_class(sub.request.device_class_name, f"{req.name}/{sub.name}")
                     if st is not None:
@@ -272,13 +314,16 @@ class DynamicResources:
         mgr = self.manager
         classes = {c.name: mgr.typed(c) for c in mgr.device_classes()}
         slices = mgr.typed_all(mgr.slices())
-        return alloc_mod.Allocator(alloc_mod.Features(), mgr.allocated_state(), classes, slices, mgr.cel_cache())
+        return alloc_mod.Allocator(alloc_mod.Features(**self._features), mgr.allocated_state(), classes, slices,
+                                   mgr.cel_cache())
 
     def pre_filter_extensions(self) -> None:
         return None
 
     # Filter ----------------------------------------------------------------------------------------
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        if not self.enabled:
+            return None
         s = _read(state)
         if isinstance(s, Status):
             return s
@@ -298,6 +343,10 @@ class DynamicResources:
                 typed = [self.manager.typed(s.claims[i]) for i in s.to_allocate]
                 result = s.allocator.allocate(node, typed)
             except SchedulingFrameworkError as e:
+                if getattr(e, "failed_on_node", False):
+                    # only this node cannot be used (upstream's ErrFailedAllocationOnNode): others may fit
+                    return _unresolvable(str(e))
+                # something is wrong with a claim or class (a CEL error, ...): abort the pod's cycle
                 return Status(Code.ERROR, str(e))
             if result is None or len(result) != len(s.to_allocate):
                 return _unresolvable(ERR_CANNOT_ALLOCATE)
@@ -314,6 +363,8 @@ class DynamicResources:
     # PostFilter ------------------------------------------------------------------------------------
     def post_filter(self, state: CycleState, pod: Pod, filtered_node_status_map: Mapping[str, Status]
                     ) -> tuple[PostFilterResult | None, Status | None]:
+        if not self.enabled:
+            return None, Status(Code.UNSCHEDULABLE, "plugin disabled")
         s = _read(state)
         if isinstance(s, Status):
             return None, s
@@ -333,6 +384,8 @@ class DynamicResources:
 
     # Score -----------------------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        if not self.enabled:
+            return None
         s = _read(state)
         if isinstance(s, Status):
             return s
@@ -341,6 +394,8 @@ class DynamicResources:
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        if not self.enabled:
+            return 0, None
         s = _read(state)
         if isinstance(s, Status):
             return 0, s
@@ -364,6 +419,8 @@ class DynamicResources:
 
     # Reserve / Unreserve ---------------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        if not self.enabled:
+            return None
         s = _read(state)
         if isinstance(s, Status):
             return s
@@ -388,6 +445,8 @@ class DynamicResources:
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        if not self.enabled:
+            return
         s = _read(state)
         if isinstance(s, Status) or not s.claims:
             return
@@ -414,6 +473,8 @@ class DynamicResources:
 
     # PreBind ---------------------------------------------------------------------------------------
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        if not self.enabled:
+            return None
         s = _read(state)
         if isinstance(s, Status):
             return s
