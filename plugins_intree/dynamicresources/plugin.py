@@ -33,6 +33,7 @@ from scheduling_framework.api.selectors import NodeSelector
 from scheduling_framework.config.args import DynamicResourcesArgs
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ConfigError, PluginError, SchedulingFrameworkError, ValidationError
+from scheduling_framework.features import dra_allocator_flags, features_of
 from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore, PostFilterResult, PreFilterResult
 from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.resource_claims import (
@@ -136,30 +137,11 @@ def allocation_to_dict(a: Any) -> dict[str, Any]:
     raise TypeError(f"allocation result of type {type(a).__name__} has no to_dict()")
 
 
-#: feature gate -> field of the allocator's Features it sets (newest defaults apply for gates not given)
-_ALLOCATOR_GATES: Final = {
-    "DRAAdminAccess": "admin_access",
-    "DRAPrioritizedList": "prioritized_list",
-    "DRAPartitionableDevices": "partitionable_devices",
-    "DRADeviceTaints": "device_taints",
-    "DRAConsumableCapacity": "consumable_capacity",
-}
-
-
-def _gate(handle: Any, name: str) -> bool | None:
-    """The gate's value from the handle's optional ``feature_gates`` (a mapping or an object with
-    ``enabled(name)``); None when the handle does not say (the newest default applies)."""
+def _gate_overrides(handle: Any) -> Mapping[str, bool]:
+    """Gates given to the handle as a plain mapping (tests, embedding applications); a FeatureGates object
+    (``--feature-gates`` / release) is read through :func:`features_of` instead."""
     gates = getattr(handle, "feature_gates", None)
-    if gates is None:
-        return None
-    if isinstance(gates, Mapping):
-        v = gates.get(name)
-        return None if v is None else bool(v)
-    enabled = getattr(gates, "enabled", None)
-    known = getattr(gates, "known", None)
-    if callable(enabled) and (not callable(known) or known(name)):
-        return bool(enabled(name))
-    return None
+    return {str(k): bool(v) for k, v in gates.items()} if isinstance(gates, Mapping) else {}
 
 
 class DynamicResources:
@@ -170,17 +152,24 @@ class DynamicResources:
     def __init__(self, args: Any, handle: Any) -> None:
         self.handle = handle
         self.args = _args(args)
-        # DynamicResourceAllocation (GA) off: the plugin does nothing, as upstream's.
-        self.enabled = _gate(handle, "DynamicResourceAllocation") is not False
-        self._features: dict[str, bool] = {}
-        for gate, field in _ALLOCATOR_GATES.items():
-            v = _gate(handle, gate)
-            if v is not None:
-                self._features[field] = v
-        binding = [_gate(handle, g) for g in ("DRADeviceBindingConditions", "DRAResourceClaimDeviceStatus")]
-        if any(v is not None for v in binding):
-            self._features["device_binding_and_status"] = all(v is not False for v in binding)
-        self.prioritized_list = self._features.get("prioritized_list", True)
+        gates = features_of(handle)
+        overrides = _gate_overrides(handle)
+
+        def on(name: str) -> bool:
+            return overrides[name] if name in overrides else gates.enabled(name)
+
+        # DynamicResourceAllocation off: the plugin does nothing, as upstream's.
+        self.enabled = on("DynamicResourceAllocation")
+        self._features: dict[str, bool] = dict(dra_allocator_flags(gates))
+        for gate, field in (("DRAAdminAccess", "admin_access"), ("DRAPrioritizedList", "prioritized_list"),
+                            ("DRAPartitionableDevices", "partitionable_devices"),
+                            ("DRADeviceTaints", "device_taints"), ("DRAConsumableCapacity", "consumable_capacity")):
+            if gate in overrides:
+                self._features[field] = overrides[gate]
+        if "DRADeviceBindingConditions" in overrides or "DRAResourceClaimDeviceStatus" in overrides:
+            self._features["device_binding_and_status"] = (on("DRADeviceBindingConditions")
+                                                           and on("DRAResourceClaimDeviceStatus"))
+        self.prioritized_list = self._features["prioritized_list"]
         store = getattr(handle, "objects", None)
         self._store: ObjectStore = store if isinstance(store, ObjectStore) else ObjectStore()
         self.manager: DraManager = manager_for(self._store)
@@ -314,6 +303,7 @@ class DynamicResources:
         mgr = self.manager
         classes = {c.name: mgr.typed(c) for c in mgr.device_classes()}
         slices = mgr.typed_all(mgr.slices())
+        # the allocator's features follow the DRA gates of the release the profile follows
         return alloc_mod.Allocator(alloc_mod.Features(**self._features), mgr.allocated_state(), classes, slices,
                                    mgr.cel_cache())
 
@@ -343,10 +333,7 @@ class DynamicResources:
                 typed = [self.manager.typed(s.claims[i]) for i in s.to_allocate]
                 result = s.allocator.allocate(node, typed)
             except SchedulingFrameworkError as e:
-                if getattr(e, "failed_on_node", False):
-                    # only this node cannot be used (upstream's ErrFailedAllocationOnNode): others may fit
-                    return _unresolvable(str(e))
-                # something is wrong with a claim or class (a CEL error, ...): abort the pod's cycle
+                # something is wrong with a claim, class or pool (a CEL error, ...): abort the pod's cycle
                 return Status(Code.ERROR, str(e))
             if result is None or len(result) != len(s.to_allocate):
                 return _unresolvable(ERR_CANNOT_ALLOCATE)
