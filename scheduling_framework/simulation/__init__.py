@@ -19,6 +19,7 @@ from scheduling_framework.simulation.simulator import DrainResult, Placement, Sc
 from scheduling_framework.simulation.templates import HOSTNAME_LABEL, node_from_template, pod_for_node
 
 __all__ = [
-    "HOSTNAME_LABEL", "CapacityResult", "ClusterSnapshot", "DrainResult", "Fork", "Placement", "ScheduleOutcome", "Simulator",
+    "HOSTNAME_LABEL", "CapacityResult", "ClusterSnapshot", "DrainResult", "Fork", "Placement", "ScheduleOutcome",
+    "Simulator",
     "node_from_template", "pod_for_node",
 ]

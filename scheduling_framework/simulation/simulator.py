@@ -413,7 +413,7 @@ class Simulator:
                                                         + len(d.node_to_status)) % n
         return Placement(pod.key, None, failure.message, failure.status, failure.total_scores, failure.diagnosis)
 
-    def capacity(self, pod: Pod, max: int | None = None) -> CapacityResult:  # noqa: A002 - upstream's flag name
+    def capacity(self, pod: Pod, max: int | None = None) -> CapacityResult:
         """How many more copies of ``pod`` fit, on which nodes, and what then limits each node
         (cluster-capacity's question): copies are placed one by one with this profile, each visible to the
         next, until one no longer fits or ``max`` are placed. The cluster is left unchanged.

@@ -1,0 +1,201 @@
+"""Terminal tables that fit 120 columns: the outcome table, per-pod explanations, capacity answers.
+
+An explanation is one row per node: the weighted score each plugin gave (abbreviated plugin names, with
+a legend) and the total, for the nodes that passed Filter, best first; then the nodes Filter rejected, each
+with its verdict in upstream's words -- the plugin that rejected it, or no plugin at all for statuses a
+PreFilter gave every node (e.g. "node(s) didn't satisfy plugin(s) [NodeAffinity]"). ``explain_nodes``
+keeps the N best-scored nodes in full and folds the rest into one line per failure reason.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import textwrap
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TextIO
+
+WIDTH = 120
+
+
+# --- generic -----------------------------------------------------------------------------------------
+
+
+def table(rows: Sequence[Sequence[str]], out: TextIO, indent: str = "", width: int = WIDTH,
+          right: Iterable[int] = ()) -> None:
+    """Aligned columns; the last column wraps so that no line is wider than ``width`` (when the other
+    columns leave it at least 30 characters). Columns in ``right`` are right-aligned (numbers)."""
+    if not rows:
+        return
+    ncols = max(len(r) for r in rows)
+    rows = [tuple(r) + ("",) * (ncols - len(r)) for r in rows]
+    widths = [max(len(r[i]) for r in rows) for i in range(ncols)]
+    right_cols = set(right)
+    lead = len(indent) + sum(widths[:-1]) + 2 * (ncols - 1)
+    room = max(width - lead, 30)
+    for r in rows:
+        cells = [c.rjust(widths[i]) if i in right_cols else c.ljust(widths[i]) for i, c in enumerate(r[:-1])]
+        last = r[-1].rjust(widths[-1]) if ncols - 1 in right_cols else r[-1]
+        lines = textwrap.wrap(last, room, break_on_hyphens=False) or [""] if len(last) > room else [last]
+        out.write((indent + "  ".join([*cells, lines[0]])).rstrip() + "\n")
+        for cont in lines[1:]:
+            out.write(" " * lead + cont + "\n")
+
+
+def wrap(text: str, indent: str = "", width: int = WIDTH) -> str:
+    return "\n".join(textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent + "  ",
+                                   break_on_hyphens=False))
+
+
+# --- the outcome table -------------------------------------------------------------------------------
+
+
+def outcome_rows(results: Sequence[Any]) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = [("POD", "OUTCOME", "NODE", "DETAIL")]
+    for r in results:
+        detail = r.message
+        if r.nominated_node:
+            victims = ", ".join(r.victims) if r.victims else "none"
+            detail = (detail + " " if detail and r.outcome != "Scheduled" else "") + \
+                f"[nominated {r.nominated_node}; victims: {victims}]"
+        rows.append((r.pod, r.outcome, r.node or "-", detail))
+    return rows
+
+
+def print_results(results: Sequence[Any], stats: Mapping[str, Any], out: TextIO, *, explain: bool = False,
+                  explain_nodes: int | None = None, width: int = WIDTH,
+                  weights: Mapping[str, Mapping[str, int]] | None = None) -> None:
+    """The outcome table, then (``explain``) each pod's explanation, then the summary line.
+    ``weights``: scheduler name -> plugin -> score weight, for the explanations' legends."""
+    table(outcome_rows(results), out, width=width)
+    if explain:
+        for r in results:
+            out.write("\n")
+            for line in explain_lines(r, explain_nodes, width, (weights or {}).get(r.scheduler_name)):
+                out.write(line + "\n")
+    skipped = f", {stats['skipped']} skipped" if stats.get("skipped") else ""
+    out.write(f"\n{stats['scheduled']} scheduled, {stats['unschedulable']} unschedulable, "
+              f"{stats['errors']} errors{skipped} in {stats['seconds']:.3f}s\n")
+
+
+# --- explanations ------------------------------------------------------------------------------------
+
+
+def abbreviate(plugins: Sequence[str]) -> dict[str, str]:
+    """Short, unique column names: the capitals of a CamelCase name (NodeResourcesFit -> NRF), else its
+    first four letters; a digit is appended on a clash."""
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for name in plugins:
+        caps = "".join(re.findall(r"[A-Z]", name))
+        base = caps if len(caps) >= 2 else name[:4]
+        abbr, i = base, 2
+        while abbr in used:
+            abbr, i = f"{base}{i}", i + 1
+        used.add(abbr)
+        out[name] = abbr
+    return out
+
+
+def verdict_text(st: Mapping[str, Any]) -> str:
+    """A Filter verdict as one line: code, rejecting plugin (when one owns it) and reasons."""
+    code = str(st.get("code", ""))
+    reasons = "; ".join(str(r) for r in st.get("reasons", []) or [])
+    plugin = st.get("plugin")
+    if plugin:
+        return f"{code} {plugin}: {reasons}" if reasons else f"{code} {plugin}"
+    return f"{code}: {reasons}" if reasons else code
+
+
+def explain_lines(r: Any, explain_nodes: int | None = None, width: int = WIDTH,
+                  weights: Mapping[str, int] | None = None) -> list[str]:
+    """The explanation of one pod's last cycle (see the module docstring). ``weights`` (plugin -> score
+    weight, from the pod's profile) fills the legend."""
+    head = f"{r.pod}: {r.outcome}{' on ' + r.node if r.node else ''}"
+    filt: Mapping[str, Mapping[str, Any]] = r.filter or {}
+    scores: Mapping[str, Mapping[str, Mapping[str, int]]] = r.scores or {}
+    totals: Mapping[str, int] = r.total_scores or {}
+    if not filt and not scores:
+        return [head, "  (no scheduling cycle to explain)" if not r.message else wrap(r.message, "  ", width)]
+    plugins: list[str] = []
+    for per in scores.values():
+        for p in per:
+            if p not in plugins:
+                plugins.append(p)
+    abbr = abbreviate(plugins)
+    passed = [n for n, st in filt.items() if st.get("code") == "Success"]
+    passed += [n for n in scores if n not in filt]
+    rejected = [(n, st) for n, st in filt.items() if st.get("code") != "Success"]
+    # best first; nodes that passed but were not scored (a lone feasible node) after the scored ones
+    order = {n: i for i, n in enumerate(passed)}
+    passed.sort(key=lambda n: (n not in totals, -totals.get(n, 0), order[n]))
+    shown = passed if explain_nodes is None else passed[:explain_nodes]
+    lines = [head]
+    if shown:
+        rows: list[tuple[str, ...]] = [("NODE", "TOTAL", *(abbr[p] for p in plugins))]
+        for n in shown:
+            per = scores.get(n, {})
+            rows.append((n, str(totals[n]) if n in totals else "-",
+                         *(str(per[p]["weighted"]) if p in per else "" for p in plugins)))
+        lines += _table_lines(rows, width, right=range(1, len(rows[0])))
+        if any(n not in totals for n in shown):
+            lines.append("  (only one node passed Filter: no scoring, as upstream)")
+    if explain_nodes is None:
+        if rejected:
+            rows = [("NODE", "FILTER"), *((n, verdict_text(st)) for n, st in rejected)]
+            lines += _table_lines(rows, width)
+    else:
+        rest = passed[len(shown):]
+        if rest:
+            scored = [totals[n] for n in rest if n in totals]
+            span = f" (total scores {min(scored)}-{max(scored)})" if scored else ""
+            lines.append(wrap(f"{len(rest)} more node(s) passed Filter{span}", "  ", width))
+        groups: dict[str, list[str]] = {}
+        for n, st in rejected:
+            groups.setdefault(verdict_text(st), []).append(n)
+        for text, nodes in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            sample = ", ".join(nodes[:3]) + (", ..." if len(nodes) > 3 else "")
+            lines.append(wrap(f"{len(nodes)} node(s): {text} ({sample})", "  ", width))
+    if plugins:
+        legend = ", ".join(f"{abbr[p]} {p}" + _weight(scores, p, weights) for p in plugins)
+        lines.append(wrap(f"scores are normalized x weight: {legend}", "  ", width))
+    if r.message and r.outcome != "Scheduled":
+        lines.append(wrap(r.message, "  ", width))
+    return lines
+
+
+def _table_lines(rows: Sequence[Sequence[str]], width: int, right: Iterable[int] = ()) -> list[str]:
+    buf = io.StringIO()
+    table(rows, buf, indent="  ", width=width, right=right)
+    return buf.getvalue().splitlines()
+
+
+def _weight(scores: Mapping[str, Mapping[str, Mapping[str, int]]], plugin: str,
+            weights: Mapping[str, int] | None) -> str:
+    if weights and plugin in weights:
+        return f" x{weights[plugin]}"
+    for per in scores.values():
+        sc = per.get(plugin)
+        if sc and sc.get("normalized"):
+            return f" x{sc['weighted'] // sc['normalized']}"
+    return ""
+
+
+# --- capacity ----------------------------------------------------------------------------------------
+
+
+def print_capacity(result: Any, node_names: Sequence[str], out: TextIO, width: int = WIDTH) -> None:
+    """How many copies fit, per node (copies and what then limits the node), and why the loop stopped."""
+    what = {"Unschedulable": "the next copy does not fit", "LimitReached": "--max reached",
+            "Error": "a plugin failed"}.get(result.stop_reason, result.stop_reason)
+    out.write(f"{result.pod}: {result.count} more cop{'y' if result.count == 1 else 'ies'} fit ({what})\n")
+    rows: list[tuple[str, ...]] = [("NODE", "COPIES", "LIMITED BY")]
+    for n in node_names:
+        copies = result.per_node.get(n, 0)
+        reason = result.reasons.get(n, "")
+        if copies or reason:
+            rows.append((n, str(copies), reason))
+    if len(rows) > 1:
+        table(rows, out, width=width, right=(1,))
+    if result.message:
+        out.write(wrap(result.message, "", width) + "\n")
