@@ -35,6 +35,8 @@ def _parser() -> argparse.ArgumentParser:
                         "reads again)")
     s.add_argument("--explain", action="store_true", help="every node's filter verdict and every plugin's score")
     s.add_argument("--seed", type=int, default=None, help="seed for tie-breaking among equal top scores")
+    s.add_argument("--expand-workloads", action="store_true",
+                   help="add the pods that Deployments, ReplicaSets, StatefulSets, Jobs and DaemonSets would create")
     s.add_argument("--fail-on-unschedulable", action="store_true",
                    help=f"exit {EXIT_UNSCHEDULABLE} when any pod ends Unschedulable or Error (a CI gate)")
     _add_focus_arguments(s)
@@ -55,6 +57,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="json/yaml: the effective profiles; config: a KubeSchedulerConfiguration that --config "
                         "accepts and that yields the same effective profiles")
     _add_max_input_bytes(v)
+    from scheduling_framework.scenario import cli as scenario_cli
+
+    scenario_cli.add_parsers(sub)
     pl = sub.add_parser("plugins", help="list registered plugins, their origin and extension points")
     pl.add_argument("--output", choices=("table", "json"), default="table")
     return p
@@ -111,6 +116,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             return _schedule(args, out, err)
         if args.command == "capacity":
             return _capacity(args, out, err)
+        if args.command in ("replay", "sweep"):
+            from scheduling_framework.scenario import cli as scenario_cli
+
+            return scenario_cli.run(args, out, err)
         if args.command == "config":
             return _config_view(args, out)
         return _plugins(args, out)
@@ -143,6 +152,10 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InputError("--config", "only one of --cluster and --config can read standard input ('-')")
     cfg = load_config(args.config, max_input_bytes=args.max_input_bytes)
     cluster = load_cluster(args.cluster, max_input_bytes=args.max_input_bytes)
+    if args.expand_workloads:
+        from scheduling_framework.workloads import expand_workloads
+
+        cluster = expand_workloads(cluster, seed=args.seed)
     from scheduling_framework.report.focus import pod_matcher
 
     focus = pod_matcher(args.pod)
@@ -276,7 +289,7 @@ def _plugins(args: argparse.Namespace, out: TextIO) -> int:
 
     rows: list[tuple[str, ...]] = [("NAME", "EXTENSION POINTS", "ORIGIN")]
     rows += [(str(i["name"]), ",".join(i["extensionPoints"]), str(i["origin"])) for i in items]
-    table(rows, out)
+    table(rows, out, width=None)  # one line per plugin: scripts grep it
     return EXIT_OK
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import re
+import sys
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
@@ -21,10 +22,10 @@ WIDTH = 120
 # --- generic -----------------------------------------------------------------------------------------
 
 
-def table(rows: Sequence[Sequence[str]], out: TextIO, indent: str = "", width: int = WIDTH,
+def table(rows: Sequence[Sequence[str]], out: TextIO, indent: str = "", width: int | None = WIDTH,
           right: Iterable[int] = ()) -> None:
     """Aligned columns; the last column wraps so that no line is wider than ``width`` (when the other
-    columns leave it at least 30 characters). Columns in ``right`` are right-aligned (numbers)."""
+    columns leave it at least 30 characters; None: never wrap). Columns in ``right`` are right-aligned."""
     if not rows:
         return
     ncols = max(len(r) for r in rows)
@@ -32,7 +33,7 @@ def table(rows: Sequence[Sequence[str]], out: TextIO, indent: str = "", width: i
     widths = [max(len(r[i]) for r in rows) for i in range(ncols)]
     right_cols = set(right)
     lead = len(indent) + sum(widths[:-1]) + 2 * (ncols - 1)
-    room = max(width - lead, 30)
+    room = max(width - lead, 30) if width is not None else sys.maxsize
     for r in rows:
         cells = [c.rjust(widths[i]) if i in right_cols else c.ljust(widths[i]) for i, c in enumerate(r[:-1])]
         last = r[-1].rjust(widths[-1]) if ncols - 1 in right_cols else r[-1]
@@ -131,24 +132,24 @@ def explain_lines(r: Any, explain_nodes: int | None = None, width: int = WIDTH,
     passed.sort(key=lambda n: (n not in totals, -totals.get(n, 0), order[n]))
     shown = passed if explain_nodes is None else passed[:explain_nodes]
     lines = [head]
-    if shown:
+    scored = [n for n in shown if n in totals]
+    if scored:
         rows: list[tuple[str, ...]] = [("NODE", "TOTAL", *(abbr[p] for p in plugins))]
-        for n in shown:
+        for n in scored:
             per = scores.get(n, {})
-            rows.append((n, str(totals[n]) if n in totals else "-",
-                         *(str(per[p]["weighted"]) if p in per else "" for p in plugins)))
+            rows.append((n, str(totals[n]), *(str(per[p]["weighted"]) if p in per else "" for p in plugins)))
         lines += _table_lines(rows, width, right=range(1, len(rows[0])))
-        if any(n not in totals for n in shown):
-            lines.append("  (only one node passed Filter: no scoring, as upstream)")
+    verdicts = [(n, "Success (the only node that passed: not scored, as upstream)") for n in shown
+                if n not in totals]
     if explain_nodes is None:
-        if rejected:
-            rows = [("NODE", "FILTER"), *((n, verdict_text(st)) for n, st in rejected)]
-            lines += _table_lines(rows, width)
-    else:
+        verdicts += [(n, verdict_text(st)) for n, st in rejected]
+    if verdicts:
+        lines += _table_lines([("NODE", "FILTER"), *verdicts], width)
+    if explain_nodes is not None:
         rest = passed[len(shown):]
         if rest:
-            scored = [totals[n] for n in rest if n in totals]
-            span = f" (total scores {min(scored)}-{max(scored)})" if scored else ""
+            rest_totals = [totals[n] for n in rest if n in totals]
+            span = f" (total scores {min(rest_totals)}-{max(rest_totals)})" if rest_totals else ""
             lines.append(wrap(f"{len(rest)} more node(s) passed Filter{span}", "  ", width))
         groups: dict[str, list[str]] = {}
         for n, st in rejected:

@@ -62,7 +62,7 @@ def test_pod_limits_table_and_json_but_everything_is_scheduled() -> None:
     assert "--pod 'nomatch' matches no pending pod" in err
     code, table, _ = run("schedule", "--cluster", EXAMPLE, "--seed", "1", "--pod", "huge-1")
     assert "shop/huge-1" in table and "shop/web-1" not in table
-    assert "6 scheduled, 1 unschedulable" in table
+    assert f"{full_doc['stats']['scheduled']} scheduled, 1 unschedulable" in table
 
 
 def test_only_focused_pods_are_explained() -> None:
@@ -109,7 +109,7 @@ def test_reasons_no_plugin_owns_are_shown(tmp_path: Path) -> None:
         assert code == 0
         assert "UnschedulableAndUnresolvable: node(s) didn't satisfy plugin(s) [NodeAffinity]" in out, out
     code, out, _ = run("schedule", "--cluster", cluster, "--explain")
-    assert "only one node passed Filter: no scoring" in out
+    assert "Success (the only node that passed: not scored, as upstream)" in out
 
 
 @pytest.mark.parametrize(("st", "want"), [
