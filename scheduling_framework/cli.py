@@ -145,7 +145,7 @@ def _one_line(s: str) -> str:
 def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from scheduling_framework.cluster import load_cluster
     from scheduling_framework.config import load_config
-    from scheduling_framework.scheduler import ERROR, SCHEDULED, SKIPPED, UNSCHEDULABLE, Scheduler
+    from scheduling_framework.scheduler import ERROR, PREEMPTED, SCHEDULED, SKIPPED, UNSCHEDULABLE, Scheduler
     from scheduling_framework.warning_list import merged
 
     if args.cluster == "-" and args.config == "-":
@@ -174,6 +174,7 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
              "unschedulable": sum(r.outcome == UNSCHEDULABLE for r in all_results),
              "errors": sum(r.outcome == ERROR for r in all_results),
              "skipped": sum(r.outcome == SKIPPED for r in all_results),
+             "preempted": sum(r.outcome == PREEMPTED for r in all_results),
              "seconds": round(seconds, 6)}
     warnings = merged(cluster.warnings, sched.warnings)
     status = EXIT_OK

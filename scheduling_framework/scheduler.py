@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from scheduling_framework.admission import (
-    PRIORITY_CLASS_KIND,
-    WARN_BOUND_NO_CLASS,
-    WARN_NO_CLASS,
-    PriorityAdmission,
-    missing_class_item,
+    ADMISSION_KINDS,
+    WARN_BOUND_REFUSED,
+    WARN_REFUSED,
+    Admission,
+    refused_item,
 )
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
@@ -41,6 +41,13 @@ from scheduling_framework.queue import (
     SchedulingQueue,
 )
 from scheduling_framework.registry import Registry, default_registry
+from scheduling_framework.resource_claims import (
+    RESOURCE_CLAIM,
+    claim_summaries,
+    generate_claims,
+    has_resource_claims,
+    release_pod_claims,
+)
 from scheduling_framework.runtime.algorithm import Algorithm, CycleError, FitError, ScheduleResult, explain_scores
 from scheduling_framework.runtime.framework import Framework, Nominator
 from scheduling_framework.snapshot import ObjectStore, Snapshot
@@ -87,7 +94,7 @@ class PodResult:
     """What happened to one pod: its latest outcome, and the explanation of the cycle that decided it."""
 
     __slots__ = ("pod", "scheduler_name", "outcome", "node", "nominated_node", "victims", "message",
-                 "filter", "scores", "total_scores", "attempts", "plugin")
+                 "filter", "scores", "total_scores", "attempts", "plugin", "claims", "unallocated_claims")
 
     def __init__(self, pod: Pod) -> None:
         self.pod = pod.key
@@ -102,11 +109,17 @@ class PodResult:
         self.total_scores: dict[str, int] | None = None
         self.attempts = 0
         self.plugin = ""
+        # DRA: the pod's claims and the devices allocated to them (None: the pod references no claim)
+        self.claims: list[dict[str, Any]] | None = None
+        # names of the pod's claims that had no allocation when the pod was queued (the ones DRA had to allocate)
+        self.unallocated_claims: list[str] = []
 
     def to_dict(self, explain: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {"pod": self.pod, "schedulerName": self.scheduler_name, "outcome": self.outcome,
                              "node": self.node, "nominatedNode": self.nominated_node, "victims": list(self.victims),
                              "message": self.message}
+        if self.claims is not None:
+            d["claims"] = [dict(c) for c in self.claims]
         if explain:
             d["filter"] = self.filter or {}
             d["scores"] = self.scores or {}
@@ -153,6 +166,9 @@ class Scheduler:
         self.nominator = Nominator()
         self.clock: Callable[[], float] = clock if clock is not None else VirtualClock()
         self.rng = random.Random(seed)
+        # Suffixes of claims generated from ResourceClaimTemplates; separate from tie-breaking so that
+        # pods without claims see the same tie-breaks as before.
+        self.claim_rng = random.Random(seed)
         # True, False, or a predicate choosing the pods whose cycles are explained (the CLI's --pod)
         self.explain = explain
         self.bind_in_thread = bind_in_thread
@@ -194,7 +210,7 @@ class Scheduler:
         # The pod whose PostFilter (preemption) is running: the pods deleted meanwhile are its victims.
         self._preemptor: PodResult | None = None
         self.warnings = Warnings()
-        self._admission: PriorityAdmission | None = None  # built from the PriorityClasses on first use
+        self._admission: Admission | None = None  # built from the PriorityClasses on first use
 
     # events from the embedding application ----------------------------------------------------
     # Each takes the scheduler lock (a binding thread may requeue pods meanwhile) and counts as progress: a
@@ -221,7 +237,7 @@ class Scheduler:
         with self._lock:
             self._progress += 1
             self.objects.add(obj)
-            if obj.kind == PRIORITY_CLASS_KIND:
+            if obj.kind in ADMISSION_KINDS:
                 self._admission = None
             self.queue.move_all_to_active_or_backoff(OBJECT_CHANGE)
 
@@ -229,7 +245,7 @@ class Scheduler:
         with self._lock:
             self._progress += 1
             self.objects.remove(kind, namespace, name)
-            if kind == PRIORITY_CLASS_KIND:
+            if kind in ADMISSION_KINDS:
                 self._admission = None
             self.queue.move_all_to_active_or_backoff(OBJECT_CHANGE)
 
@@ -241,7 +257,7 @@ class Scheduler:
             self._progress += 1
             pod, refusal = self.admit(pod)
             if refusal and pod.spec.node_name:
-                self.warnings.add_item(WARN_BOUND_NO_CLASS, missing_class_item(pod))
+                self.warnings.add_item(WARN_BOUND_REFUSED, refused_item(pod, refusal))
             if pod.spec.node_name:
                 self.cache.add_pod(pod)
                 self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD)
@@ -250,7 +266,7 @@ class Scheduler:
             r = self.results.setdefault(pod.key, PodResult(pod))
             if refusal:
                 # the API server would have refused to create it: there is nothing to schedule
-                self._skip(r, refusal, WARN_NO_CLASS, missing_class_item(pod))
+                self._skip(r, refusal, WARN_REFUSED, refused_item(pod, refusal))
                 return
             if fwk is None:
                 # Not ours: upstream's informer never hands it to this scheduler, so it takes no room either.
@@ -264,6 +280,10 @@ class Scheduler:
                 self._skip(r, "pod is being deleted (metadata.deletionTimestamp is set): the scheduler skips it",
                            WARN_TERMINATING)
                 return
+            if has_resource_claims(pod):
+                pod = self._generate_claims(pod)
+                r.claims = claim_summaries(pod, self.objects.get)
+                r.unallocated_claims = [str(c["name"]) for c in r.claims if c["name"] and c["allocation"] is None]
             qpi = self.queue.new_info(pod)
             if pod.status.nominated_node_name:
                 self.nominator.add_nominated_pod(qpi.pod_info, pod.status.nominated_node_name)
@@ -289,7 +309,7 @@ class Scheduler:
             return pod, ""  # admitted already, nothing to check
         adm = self._admission
         if adm is None:
-            adm = self._admission = PriorityAdmission(self.objects.list(PRIORITY_CLASS_KIND), self.warnings)
+            adm = self._admission = Admission([o for k in ADMISSION_KINDS for o in self.objects.list(k)], self.warnings)
         return adm.admit(pod)
 
     def update_pod(self, pod: Pod) -> None:
@@ -306,12 +326,27 @@ class Scheduler:
                     self.queue.activate_gated(fwk.run_pre_enqueue_plugins)
                 self.queue.move_all_to_active_or_backoff(UNSCHEDULED_POD_UPDATE)
 
+    def _generate_claims(self, pod: Pod) -> Pod:
+        """What the resourceclaim controller does for a pending pod: claims from its templates."""
+        pod, claims = generate_claims(pod, self.objects.get, self.claim_rng)
+        for c in claims:
+            self.objects.add(c)
+        return pod
+
+    def _release_claims(self, pod: Pod) -> None:
+        """The pod went away: it no longer holds its claims (a claim nobody holds is deallocated)."""
+        if not has_resource_claims(pod):
+            return
+        for c in release_pod_claims(pod, self.objects.list(RESOURCE_CLAIM, pod.namespace)):
+            self.objects.add(c)
+
     def delete_pod(self, pod: Pod) -> None:
         """The pod leaves the cluster (or the queue). Called by preemption for each victim it evicts: a victim
         this run had scheduled then reads ``Preempted`` and joins its preemptor's ``victims``."""
         with self._lock:
             self._progress += 1
             self.nominator.delete_nominated_pod_if_exists(pod)
+            self._release_claims(pod)
             cached = self.cache.get_pod(pod.uid)
             if cached is not None:
                 # bound or assumed: either way its resources leave the node (upstream RemovePod)
@@ -635,6 +670,8 @@ class Scheduler:
             r.node = host
             r.message = ""
             r.plugin = ""
+            if r.claims is not None:
+                r.claims = claim_summaries(assumed, self.objects.get)
         fwk.run_post_bind_plugins(state, assumed, host)
 
     def _resolvable_by_forget(self, qpi: QueuedPodInfo) -> bool:
@@ -674,19 +711,30 @@ class Scheduler:
             r.scores, r.total_scores = {}, {}
         if fwk.has_post_filter_plugins():
             self._preemptor = r
+            objects_before = self.objects.generation
             try:
                 pfr, st = fwk.run_post_filter_plugins(state, qpi.pod, d.full_map(names))
             finally:
                 self._preemptor = None
+            if self.objects.generation != objects_before:
+                # PostFilter changed cluster objects (DynamicResources deallocated a claim): that is an
+                # event, and the pod tries again after its backoff.
+                self.queue.move_all_to_active_or_backoff(OBJECT_CHANGE)
             if st is not None and st.reasons:
                 d.post_filter_msg = st.message()
             if pfr is not None and pfr.nominated_node_name:
                 r.nominated_node = pfr.nominated_node_name
-                # Victims evicted through delete_pod are already listed; a PostFilter plugin that evicts its
-                # own way still names them here. Earlier rounds' victims stay: the list spans the whole run.
-                for v in pfr.victims:
-                    if v not in r.victims:
-                        r.victims.append(v)
+                # Victims evicted through delete_pod are already listed (earlier rounds' too: the list spans the
+                # run). A PostFilter plugin that evicts its own way still names its victims, once they are gone;
+                # a victim only rejected at Permit is requeued, not evicted, and is not listed.
+                extra = [v for v in pfr.victims if v not in r.victims]
+                if extra:
+                    with self._lock:
+                        present = {p.key for p in self.cache.pods()}
+                    for v in extra:
+                        vr = self.results.get(v)
+                        if v not in present and (vr is None or vr.outcome == PREEMPTED):
+                            r.victims.append(v)
                 qpi.pod_info = PodInfo(qpi.pod.with_nominated_node_name(pfr.nominated_node_name))
                 self.nominator.add_nominated_pod(qpi.pod_info, pfr.nominated_node_name)
             elif pfr is not None and pfr.mode != "Noop" and qpi.pod.status.nominated_node_name:

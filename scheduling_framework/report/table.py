@@ -75,8 +75,9 @@ def print_results(results: Sequence[Any], stats: Mapping[str, Any], out: TextIO,
             for line in explain_lines(r, explain_nodes, width, (weights or {}).get(r.scheduler_name)):
                 out.write(line + "\n")
     skipped = f", {stats['skipped']} skipped" if stats.get("skipped") else ""
+    preempted = f", {stats['preempted']} preempted" if stats.get("preempted") else ""
     out.write(f"\n{stats['scheduled']} scheduled, {stats['unschedulable']} unschedulable, "
-              f"{stats['errors']} errors{skipped} in {stats['seconds']:.3f}s\n")
+              f"{stats['errors']} errors{skipped}{preempted} in {stats['seconds']:.3f}s\n")
 
 
 # --- explanations ------------------------------------------------------------------------------------
@@ -98,10 +99,11 @@ def abbreviate(plugins: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def verdict_text(st: Mapping[str, Any]) -> str:
-    """A Filter verdict as one line: code, rejecting plugin (when one owns it) and reasons."""
+def verdict_text(st: Mapping[str, Any], r: Any = None) -> str:
+    """A Filter verdict as one line: code, rejecting plugin (when one owns it) and reasons (for pod
+    result ``r``, DynamicResources' "cannot allocate all claims" names the claims)."""
     code = str(st.get("code", ""))
-    reasons = "; ".join(str(r) for r in st.get("reasons", []) or [])
+    reasons = "; ".join(str(x) for x in st.get("reasons", []) or []) + (claims_note(r, st) if r is not None else "")
     plugin = st.get("plugin")
     if plugin:
         return f"{code} {plugin}: {reasons}" if reasons else f"{code} {plugin}"
@@ -142,7 +144,7 @@ def explain_lines(r: Any, explain_nodes: int | None = None, width: int = WIDTH,
     verdicts = [(n, "Success (the only node that passed: not scored, as upstream)") for n in shown
                 if n not in totals]
     if explain_nodes is None:
-        verdicts += [(n, verdict_text(st)) for n, st in rejected]
+        verdicts += [(n, verdict_text(st, r)) for n, st in rejected]
     if verdicts:
         lines += _table_lines([("NODE", "FILTER"), *verdicts], width)
     if explain_nodes is not None:
@@ -153,15 +155,38 @@ def explain_lines(r: Any, explain_nodes: int | None = None, width: int = WIDTH,
             lines.append(wrap(f"{len(rest)} more node(s) passed Filter{span}", "  ", width))
         groups: dict[str, list[str]] = {}
         for n, st in rejected:
-            groups.setdefault(verdict_text(st), []).append(n)
+            groups.setdefault(verdict_text(st, r), []).append(n)
         for text, nodes in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
             sample = ", ".join(nodes[:3]) + (", ..." if len(nodes) > 3 else "")
             lines.append(wrap(f"{len(nodes)} node(s): {text} ({sample})", "  ", width))
     if plugins:
         legend = ", ".join(f"{abbr[p]} {p}" + _weight(scores, p, weights) for p in plugins)
         lines.append(wrap(f"scores are normalized x weight: {legend}", "  ", width))
+    lines += claims_lines(r)
     if r.message and r.outcome != "Scheduled":
         lines.append(wrap(r.message, "  ", width))
+    return lines
+
+
+def claims_note(r: Any, st: Mapping[str, Any]) -> str:
+    """Which of the pod's claims DynamicResources could not allocate on the node (the ones it had to allocate)."""
+    if st.get("plugin") != "DynamicResources" or "cannot allocate all claims" not in st.get("reasons", []):
+        return ""
+    names = getattr(r, "unallocated_claims", None) or []
+    return f" [claim{'s' if len(names) > 1 else ''}: {', '.join(names)}]" if names else ""
+
+
+def claims_lines(r: Any) -> list[str]:
+    """The devices each of the pod's ResourceClaims got (DRA), under the pod's explanation."""
+    lines = []
+    for c in getattr(r, "claims", None) or []:
+        name = c.get("name") or f"<{c.get('podClaimName')}: not created>"
+        alloc = c.get("allocation")
+        if alloc is None:
+            lines.append(f"  claim {name}: not allocated")
+            continue
+        devices = ", ".join(f"{d['request']}={d['driver']}/{d['pool']}/{d['device']}" for d in alloc["devices"])
+        lines.append(f"  claim {name}: {devices or 'no devices'}")
     return lines
 
 
