@@ -42,10 +42,12 @@ from scheduling_framework.queue import (
 )
 from scheduling_framework.registry import Registry, default_registry
 from scheduling_framework.resource_claims import (
+    POD_CLAIM_NAME_ANNOTATION,
     RESOURCE_CLAIM,
     claim_summaries,
     generate_claims,
     has_resource_claims,
+    is_for_pod,
     release_pod_claims,
 )
 from scheduling_framework.runtime.algorithm import Algorithm, CycleError, FitError, ScheduleResult, explain_scores
@@ -339,8 +341,13 @@ class Scheduler:
         """The pod went away: it no longer holds its claims (a claim nobody holds is deallocated)."""
         if not has_resource_claims(pod):
             return
-        for c in release_pod_claims(pod, self.objects.list(RESOURCE_CLAIM, pod.namespace)):
+        claims = self.objects.list(RESOURCE_CLAIM, pod.namespace)
+        for c in release_pod_claims(pod, claims):
             self.objects.add(c)
+        for c in claims:
+            # the resourceclaim controller deletes the claims it generated for the pod
+            if POD_CLAIM_NAME_ANNOTATION in c.annotations and is_for_pod(pod, c) is None:
+                self.objects.remove(RESOURCE_CLAIM, c.namespace, c.name)
 
     def delete_pod(self, pod: Pod) -> None:
         """The pod leaves the cluster (or the queue). Called by preemption for each victim it evicts: a victim
