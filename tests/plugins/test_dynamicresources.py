@@ -112,7 +112,8 @@ def test_unknown_device_class_is_prefilter_unresolvable_and_warned() -> None:
              "spec": {"devices": {"requests": [{"name": "req-0", "exactly": {"deviceClassName": "tpu"}}]}}}
     docs = [node("n1"), claim, pod("p", [{"name": "x", "resourceClaimName": "c1"}])]
     c = cluster_from_documents(docs)
-    assert list(c.warnings) == ['ResourceClaim default/c1: spec.devices.requests[0].exactly.deviceClassName: DeviceClass '
+    assert list(c.warnings) == ['ResourceClaim default/c1: spec.devices.requests[0].exactly.deviceClassName: '
+                                'DeviceClass '
                           '"tpu" is not in the cluster; pods using it stay pending']
     s = run(docs)
     r = s.results["default/p"]
@@ -222,7 +223,8 @@ def test_shared_claim_is_reserved_for_each_pod_and_released_by_the_last() -> Non
     assert [r["uid"] for r in claim.status["reservedFor"]] == ["a", "b"]
     s.delete_pod(s.cache.get_pod("a"))
     claim = s.objects.get("ResourceClaim", "default", "shared")
-    assert claim is not None and claim.status.get("allocation") and [r["uid"] for r in claim.status["reservedFor"]] == ["b"]
+    assert claim is not None and claim.status.get("allocation")
+    assert [r["uid"] for r in claim.status["reservedFor"]] == ["b"]
     s.delete_pod(s.cache.get_pod("b"))
     claim = s.objects.get("ResourceClaim", "default", "shared")
     assert claim is not None and "allocation" not in claim.status  # nobody holds it: deallocated, not deleted
