@@ -754,11 +754,12 @@ class Scheduler:
                 r.nominated_node = None
         qpi.unschedulable_plugins = set(d.unschedulable_plugins)
         qpi.pending_plugins = set(d.pending_plugins)
-        self._failure_kind[qpi.pod.uid] = _FAILED_FILTER
         r.outcome = UNSCHEDULABLE
         r.node = None
         r.message = fe.message()
-        self.queue.add_unschedulable(qpi, self.queue.moved_since != moves_before)
+        with self._lock:
+            self._failure_kind[qpi.pod.uid] = _FAILED_FILTER
+            self.queue.add_unschedulable(qpi, self.queue.moved_since != moves_before)
 
     def _fail(self, qpi: QueuedPodInfo, r: PodResult, st: Status, moves_before: int, node: str | None = None,
               kind: str = "") -> None:
@@ -775,13 +776,14 @@ class Scheduler:
             kind = _FAILED_FILTER if st.is_rejected() and node is None else _FAILED_ERROR
             if st.is_rejected() and node is not None:
                 kind = _FAILED_BINDING  # Reserve or Permit said no: not a verdict freed resources can change
-        self._failure_kind[qpi.pod.uid] = kind
-        if not st.is_rejected() and qpi.attempts < self.max_error_retries:
-            # An error is no verdict about the cluster: retry after backoff, as upstream does, a bounded
-            # number of times so that run() ends even when a plugin keeps failing.
-            self.queue.add_unschedulable(qpi, moved_during_cycle=True)
-            return
-        self.queue.add_unschedulable(qpi, self.queue.moved_since != moves_before)
+        with self._lock:  # binding threads requeue pods too
+            self._failure_kind[qpi.pod.uid] = kind
+            if not st.is_rejected() and qpi.attempts < self.max_error_retries:
+                # An error is no verdict about the cluster: retry after backoff, as upstream does, a bounded
+                # number of times so that run() ends even when a plugin keeps failing.
+                self.queue.add_unschedulable(qpi, moved_during_cycle=True)
+                return
+            self.queue.add_unschedulable(qpi, self.queue.moved_since != moves_before)
 
     def _explain_success(self, r: PodResult, result: ScheduleResult) -> None:
         d = result.diagnosis
