@@ -25,16 +25,17 @@ def resulting_cluster(cluster: Cluster, run: Scheduler) -> dict[str, Any]:
     evicted = {v for r in run.results.values() for v in r.victims}
     items: list[dict[str, Any]] = []
     seen: set[tuple[str, str, str]] = set()
+    store = getattr(run, "objects", None)
     for o in cluster.objects:
         seen.add((o.kind, o.namespace, o.name))
-        if o.kind == RESOURCE_CLAIM:
+        if o.kind == RESOURCE_CLAIM and store is not None:
             # DRA: a claim as the run left it (allocation, reservedFor); gone when the controller deleted it
-            cur = run.objects.get(o.kind, o.namespace, o.name)
+            cur = store.get(o.kind, o.namespace, o.name)
             if cur is not None:
                 items.append(cur.to_dict())
             continue
         items.append(o.to_dict())
-    for c in run.objects.list(RESOURCE_CLAIM):
+    for c in store.list(RESOURCE_CLAIM) if store is not None else ():
         # claims the run generated from templates for pods it placed (the pods name them in their status)
         owner = c.metadata.controller_ref()
         if (c.kind, c.namespace, c.name) not in seen and owner is not None:
