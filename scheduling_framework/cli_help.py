@@ -89,7 +89,8 @@ def bash_completion(parser: argparse.ArgumentParser) -> str:
             for sname, sp in subs.items():
                 cases.append(f'    "{name} {sname}")\n      case "$prev" in\n' + "\n".join(choices(sp)) +
                              f'\n      esac\n      opts="{" ".join(flags(sp))}";;')
-            cases.append(f'    "{name} "*|"{name}")\n      COMPREPLY=($(compgen -W "{" ".join(subs)}" -- "$cur")); return;;')
+            words = " ".join(subs)
+            cases.append(f'    "{name} "*|"{name}")\n      COMPREPLY=($(compgen -W "{words}" -- "$cur")); return;;')
         else:
             cases.append(f'    "{name}"*)\n      case "$prev" in\n' + "\n".join(choices(p)) +
                          f'\n      esac\n      opts="{" ".join(flags(p))}";;')
