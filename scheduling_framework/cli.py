@@ -52,7 +52,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         for msg in default_registry().load_errors:
             print(f"warning: {msg}", file=err)
         if args.command == "schedule":
-            return _schedule(args, out)
+            return _schedule(args, out, err)
         if args.command == "config":
             return _config_view(args, out)
         return _plugins(args, out)
@@ -75,7 +75,7 @@ def _one_line(s: str) -> str:
 # --- schedule ----------------------------------------------------------------------------------
 
 
-def _schedule(args: argparse.Namespace, out: TextIO) -> int:
+def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from scheduling_framework.cluster import load_cluster
     from scheduling_framework.config import load_config
     from scheduling_framework.scheduler import ERROR, SCHEDULED, UNSCHEDULABLE, Scheduler
@@ -93,11 +93,16 @@ def _schedule(args: argparse.Namespace, out: TextIO) -> int:
              "unschedulable": sum(r.outcome == UNSCHEDULABLE for r in results),
              "errors": sum(r.outcome == ERROR for r in results),
              "seconds": round(seconds, 6)}
+    warnings = sched.warnings  # extender calls that failed and were skipped, as kube-scheduler skips them
     if args.output == "json":
-        doc = {"pods": [r.to_dict(args.explain) for r in results], "stats": stats}
+        doc: dict[str, Any] = {"pods": [r.to_dict(args.explain) for r in results], "stats": stats}
+        if warnings:
+            doc["warnings"] = warnings
         json.dump(doc, out, separators=(",", ":") if not args.explain else (", ", ": "))
         out.write("\n")
         return EXIT_OK
+    for w in warnings:
+        print(f"warning: {w}", file=err)
     _print_table(results, stats, args.explain, out)
     return EXIT_OK
 
