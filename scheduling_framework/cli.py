@@ -78,7 +78,8 @@ def _one_line(s: str) -> str:
 def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from scheduling_framework.cluster import load_cluster
     from scheduling_framework.config import load_config
-    from scheduling_framework.scheduler import ERROR, SCHEDULED, UNSCHEDULABLE, Scheduler
+    from scheduling_framework.scheduler import ERROR, SCHEDULED, SKIPPED, UNSCHEDULABLE, Scheduler
+    from scheduling_framework.warning_list import merged
 
     cfg = load_config(args.config)
     cluster = load_cluster(args.cluster)
@@ -92,12 +93,11 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     stats = {"scheduled": sum(r.outcome == SCHEDULED for r in results),
              "unschedulable": sum(r.outcome == UNSCHEDULABLE for r in results),
              "errors": sum(r.outcome == ERROR for r in results),
+             "skipped": sum(r.outcome == SKIPPED for r in results),
              "seconds": round(seconds, 6)}
-    warnings = sched.warnings  # extender calls that failed and were skipped, as kube-scheduler skips them
+    warnings = merged(cluster.warnings, sched.warnings)
     if args.output == "json":
-        doc: dict[str, Any] = {"pods": [r.to_dict(args.explain) for r in results], "stats": stats}
-        if warnings:
-            doc["warnings"] = warnings
+        doc = {"pods": [r.to_dict(args.explain) for r in results], "stats": stats, "warnings": warnings}
         json.dump(doc, out, separators=(",", ":") if not args.explain else (", ", ": "))
         out.write("\n")
         return EXIT_OK
@@ -136,8 +136,9 @@ def _print_table(results: list[Any], stats: dict[str, Any], explain: bool, out: 
                 total = (r.total_scores or {}).get(node)
                 erows.append((node, verdict, *cells, "" if total is None else str(total)))
             _table(erows, out, indent="  ")
+    skipped = f", {stats['skipped']} skipped" if stats["skipped"] else ""
     out.write(f"\n{stats['scheduled']} scheduled, {stats['unschedulable']} unschedulable, "
-              f"{stats['errors']} errors in {stats['seconds']:.3f}s\n")
+              f"{stats['errors']} errors{skipped} in {stats['seconds']:.3f}s\n")
 
 
 def _score_cell(sc: dict[str, int]) -> str:

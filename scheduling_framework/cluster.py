@@ -13,6 +13,7 @@ from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.errors import ManifestError, ValidationError
+from scheduling_framework.warning_list import Warnings
 
 try:  # the C loader is many times faster on big dumps; fall back to the pure-Python one
     _Loader: Any = yaml.CSafeLoader
@@ -20,11 +21,31 @@ except AttributeError:  # pragma: no cover - depends on how PyYAML was built
     _Loader = yaml.SafeLoader
 
 
+# Kinds something in the scheduler reads (plugins, admission, workload expansion). Objects of other kinds
+# are kept in ``Cluster.objects`` (a third-party plugin may read them) but reported as ignored.
+# Extend with :func:`register_object_kinds` (e.g. from a plugin package's registration hook).
+READ_KINDS: set[str] = {
+    "Namespace", "PodDisruptionBudget", "Service", "ReplicationController", "ReplicaSet", "StatefulSet",
+    "Deployment", "DaemonSet", "Job", "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode",
+    "CSIDriver", "VolumeAttachment", "PriorityClass",
+    # DRA objects (DynamicResources)
+    "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceClass",
+}
+
+
+def register_object_kinds(*kinds: str) -> None:
+    """Declare kinds a plugin reads, so that loading a cluster does not report them as ignored."""
+    READ_KINDS.update(kinds)
+
+
 @attrs.define
 class Cluster:
+    """Nodes, pods and other objects of a cluster file; ``warnings`` says what loading ignored or assumed."""
+
     nodes: list[Node] = attrs.field(factory=list)
     pods: list[Pod] = attrs.field(factory=list)
     objects: list[KubeObject] = attrs.field(factory=list)
+    warnings: Warnings = attrs.field(factory=Warnings)
 
     @property
     def pending_pods(self) -> list[Pod]:
@@ -89,6 +110,10 @@ def cluster_from_documents(docs: Iterable[Any]) -> Cluster:
             raise ManifestError(f"Pod {p.key}", "Duplicate value: a pod with this namespace/name appears twice",
                                 "metadata.name")
         keys.add(p.key)
+    for o in c.objects:
+        if o.kind not in READ_KINDS:
+            c.warnings.add_item(f'ignored object(s) of kind "{o.kind}" (nothing in the scheduler reads it)',
+                                f"{o.namespace}/{o.name}" if o.namespace else o.name)
     return c
 
 

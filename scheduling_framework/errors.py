@@ -65,3 +65,8 @@ class PluginError(SchedulingFrameworkError):
 
 class SnapshotError(SchedulingFrameworkError):
     """A snapshot operation is invalid (unknown node, reverted fork, ...)."""
+
+
+class SchedulerBusyError(SchedulingFrameworkError):
+    """A Scheduler's loop was entered re-entrantly (``run()`` or ``schedule_one()`` called from a plugin or a
+    binder while a cycle of the same Scheduler is running on this thread)."""

@@ -14,7 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from scheduling_framework.api.pod import Pod
+from scheduling_framework.errors import PluginError
 from scheduling_framework.interfaces import QueuedPodInfo
+from scheduling_framework.status import Code, Status
 
 DEFAULT_POD_INITIAL_BACKOFF = 1.0
 DEFAULT_POD_MAX_BACKOFF = 10.0
@@ -55,6 +57,9 @@ class SchedulingQueue:
                  initial_backoff: float = DEFAULT_POD_INITIAL_BACKOFF,
                  max_backoff: float = DEFAULT_POD_MAX_BACKOFF) -> None:
         self._less = less
+        # Pods a QueueSort less() failed on, with the Error status they get when popped (the comparison falls
+        # back to arrival order so the heap stays sound).
+        self._sort_errors: dict[str, Status] = {}
         self.clock = clock
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
@@ -82,9 +87,24 @@ class SchedulingQueue:
         qpi.gated = False
         self._push_active(qpi)
 
+    def _compare(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        try:
+            return bool(self._less(a, b))
+        except Exception as e:
+            plugin = e.plugin if isinstance(e, PluginError) else ""
+            msg = str(e) if isinstance(e, PluginError) else f"QueueSort less() raised {type(e).__name__}: {e}"
+            st = Status(Code.ERROR, f"ordering the scheduling queue: {msg}", plugin=plugin, error=e)
+            self._sort_errors.setdefault(a.pod.uid, st)
+            self._sort_errors.setdefault(b.pod.uid, st)
+            return False
+
+    def take_sort_error(self, uid: str) -> Status | None:
+        """The Error status of a QueueSort failure involving this pod since it was last popped, or None."""
+        return self._sort_errors.pop(uid, None) if self._sort_errors else None
+
     def _push_active(self, qpi: QueuedPodInfo) -> None:
         seq = next(self._seq)
-        heapq.heappush(self._active, (_Key(qpi, self._less, seq), seq, qpi))
+        heapq.heappush(self._active, (_Key(qpi, self._compare, seq), seq, qpi))
         self._in_queue[qpi.pod.uid] = "active"
 
     def pop(self) -> QueuedPodInfo | None:
@@ -137,13 +157,17 @@ class SchedulingQueue:
         return self._backoff[0][0] if self._backoff else None
 
     # events ----------------------------------------------------------------------------------
-    def move_all_to_active_or_backoff(self, event: str) -> int:
-        """Requeue unschedulable pods that a plugin which rejected them cares about ``event``."""
+    def move_all_to_active_or_backoff(self, event: str,
+                                      pre_check: Callable[[QueuedPodInfo], bool] | None = None) -> int:
+        """Requeue unschedulable pods that a plugin which rejected them cares about ``event`` (and that
+        ``pre_check``, when given, accepts)."""
         self.moved_since += 1
         moved = 0
         for uid, qpi in list(self._unschedulable.items()):
             plugins = qpi.unschedulable_plugins | qpi.pending_plugins
             if plugins and not any(plugin_cares(p, event) for p in plugins):
+                continue
+            if pre_check is not None and not pre_check(qpi):
                 continue
             del self._unschedulable[uid]
             if self.clock() >= qpi.timestamp + self.backoff_duration(qpi):

@@ -19,7 +19,7 @@ from scheduling_framework.api.pod import Pod
 from scheduling_framework.cache import Cache
 from scheduling_framework.config import KubeSchedulerConfiguration, expand_profile, load_config
 from scheduling_framework.cycle_state import CycleState
-from scheduling_framework.errors import ConfigError, SchedulingFrameworkError
+from scheduling_framework.errors import ConfigError, PluginError, SchedulerBusyError, SchedulingFrameworkError
 from scheduling_framework.extender.client import HTTPExtender, build_extenders, ignored_resources
 from scheduling_framework.extender.config import apply_ignored_resources
 from scheduling_framework.interfaces import QueuedPodInfo
@@ -40,10 +40,29 @@ from scheduling_framework.runtime.algorithm import Algorithm, CycleError, FitErr
 from scheduling_framework.runtime.framework import Framework, Nominator
 from scheduling_framework.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code, Status
+from scheduling_framework.warning_list import Warnings
 
 SCHEDULED = "Scheduled"
 UNSCHEDULABLE = "Unschedulable"
 ERROR = "Error"
+PREEMPTED = "Preempted"
+SKIPPED = "Skipped"  # never attempted: being deleted, for another scheduler, refused by admission
+
+# How a pod's latest attempt failed. Forgetting an assumed pod after a failed binding frees its resources, which
+# can only resolve a Filter verdict: pods that failed in their own binding cycle or with an error wait for
+# another event (or their bounded error retries), so two pods whose bindings keep failing cannot requeue each
+# other forever.
+_FAILED_FILTER = "filter"
+_FAILED_BINDING = "binding"
+_FAILED_ERROR = "error"
+
+# Warning groups (see warning_list.Warnings.add_item); the items are pod keys.
+WARN_TERMINATING = "skipped pending pod(s) being deleted (metadata.deletionTimestamp is set)"
+WARN_ORPHANS = "ignored bound pod(s) whose node is not in the input (they take no room)"
+
+
+def warn_other_scheduler(name: str) -> str:
+    return f'skipped pending pod(s) for schedulerName "{name}", which no profile of the configuration serves'
 
 
 class VirtualClock:
@@ -104,6 +123,16 @@ class _InMemoryBinder:
         self.scheduler._bound(pod, node_name)
 
 
+class _Cycle:
+    """What a scheduling cycle holds that must be undone if it fails unexpectedly."""
+
+    __slots__ = ("state", "assumed")
+
+    def __init__(self, state: CycleState, assumed: tuple[Pod, str] | None) -> None:
+        self.state = state
+        self.assumed = assumed
+
+
 class Scheduler:
     """Schedules pods with one or more profiles of a KubeSchedulerConfiguration."""
 
@@ -136,6 +165,8 @@ class Scheduler:
                             binder=self._binder, nominator=self.nominator, rng=self.rng,
                             pod_deleter=self.delete_pod, extenders=self.extenders)
             fwk.nomination_cleared = self._nomination_cleared
+            if isinstance(self.clock, VirtualClock):
+                fwk.permit_clock = self.clock  # Permit timeouts pass on the virtual clock, as backoffs do
             self.profiles[prof.scheduler_name] = fwk
             self._algorithms[prof.scheduler_name] = Algorithm(fwk, self.rng, self.config.percentage_of_nodes_to_score)
         first = next(iter(self.profiles.values()))
@@ -144,125 +175,307 @@ class Scheduler:
                                      float(self.config.pod_max_backoff_seconds))
         self.results: dict[str, PodResult] = {}
         self._lock = threading.RLock()
-        self._threads: list[threading.Thread] = []
+        # One loop at a time: run() and schedule_one() from several threads take turns (see docs/embedding.md).
+        self._loop_lock = threading.Lock()
+        self._loop_owner: int | None = None
+        self._threads: list[tuple[threading.Thread, Framework, str]] = []
         self.cycles = 0
         # Attempts after which a pod whose cycles keep ending in Error waits for a cluster event instead of
         # being retried after backoff (upstream retries forever; a simulation must end).
         self.max_error_retries = 5
+        # run() stops after this many scheduling cycles in a row that made no progress (no pod bound or evicted,
+        # no pod tried for the first time, no event from the application); None = 1000 + 20 per queued pod.
+        # A last guarantee that run() ends whatever the plugins do; stopping is reported in ``warnings``.
+        self.max_cycles_without_progress: int | None = None
+        self._progress = 0
+        self._failure_kind: dict[str, str] = {}
+        # The pod whose PostFilter (preemption) is running: the pods deleted meanwhile are its victims.
+        self._preemptor: PodResult | None = None
+        self.warnings = Warnings()
+        for ext in self.extenders:
+            ext.warnings = self.warnings  # failures skipped as kube-scheduler skips them are reported
 
     # events from the embedding application ----------------------------------------------------
+    # Each takes the scheduler lock (a binding thread may requeue pods meanwhile) and counts as progress: a
+    # cluster change may let the queued pods through, so run()'s no-progress bound starts again.
     def add_node(self, node: Node) -> None:
-        self.cache.add_node(node)
-        self.queue.move_all_to_active_or_backoff(NODE_ADD)
+        with self._lock:
+            self._progress += 1
+            self.cache.add_node(node)
+            self.queue.move_all_to_active_or_backoff(NODE_ADD)
 
     def update_node(self, node: Node) -> None:
-        self.cache.update_node(node)
-        self.queue.move_all_to_active_or_backoff(NODE_UPDATE)
+        with self._lock:
+            self._progress += 1
+            self.cache.update_node(node)
+            self.queue.move_all_to_active_or_backoff(NODE_UPDATE)
 
     def remove_node(self, name: str) -> None:
-        self.cache.remove_node(name)
-        self.queue.move_all_to_active_or_backoff(NODE_DELETE)
+        with self._lock:
+            self._progress += 1
+            self.cache.remove_node(name)
+            self.queue.move_all_to_active_or_backoff(NODE_DELETE)
 
     def add_object(self, obj: KubeObject) -> None:
-        self.objects.add(obj)
-        self.queue.move_all_to_active_or_backoff(OBJECT_CHANGE)
+        with self._lock:
+            self._progress += 1
+            self.objects.add(obj)
+            self.queue.move_all_to_active_or_backoff(OBJECT_CHANGE)
 
     def remove_object(self, kind: str, namespace: str, name: str) -> None:
-        self.objects.remove(kind, namespace, name)
-        self.queue.move_all_to_active_or_backoff(OBJECT_CHANGE)
+        with self._lock:
+            self._progress += 1
+            self.objects.remove(kind, namespace, name)
+            self.queue.move_all_to_active_or_backoff(OBJECT_CHANGE)
 
     def add_pod(self, pod: Pod) -> None:
         """A bound pod (spec.nodeName set) joins the cluster; a pending one joins the queue."""
         if pod.status.phase in ("Succeeded", "Failed"):
             return  # terminal pods hold no resources; upstream's informer skips them
-        if pod.spec.node_name:
-            self.cache.add_pod(pod)
-            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD)
-            return
-        fwk = self.profiles.get(pod.spec.scheduler_name)
-        r = self.results.setdefault(pod.key, PodResult(pod))
-        if fwk is None:
-            r.outcome = ERROR
-            r.message = f'no profile for schedulerName "{pod.spec.scheduler_name}"'
-            return
-        qpi = self.queue.new_info(pod)
-        if pod.status.nominated_node_name:
-            self.nominator.add_nominated_pod(qpi.pod_info, pod.status.nominated_node_name)
-        st = fwk.run_pre_enqueue_plugins(pod)
-        if st is not None and not st.is_success():
-            r.outcome = UNSCHEDULABLE if st.is_rejected() else ERROR
-            r.message = st.message()
-            r.plugin = st.plugin
-            self.queue.add(qpi, gated_by=st.plugin or "PreEnqueue")
-            return
-        self.queue.add(qpi)
+        with self._lock:
+            self._progress += 1
+            if pod.spec.node_name:
+                self.cache.add_pod(pod)
+                self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD)
+                return
+            fwk = self.profiles.get(pod.spec.scheduler_name)
+            r = self.results.setdefault(pod.key, PodResult(pod))
+            if fwk is None:
+                # Not ours: upstream's informer never hands it to this scheduler, so it takes no room either.
+                name = pod.spec.scheduler_name
+                served = ", ".join(f'"{n}"' for n in self.profiles)
+                self._skip(r, f'pod is for scheduler "{name}"; no profile of this configuration has that '
+                              f"schedulerName (profiles: {served})", warn_other_scheduler(name))
+                return
+            if pod.is_terminating:
+                # upstream skipPodSchedule: a pod being deleted is never scheduled
+                self._skip(r, "pod is being deleted (metadata.deletionTimestamp is set): the scheduler skips it",
+                           WARN_TERMINATING)
+                return
+            qpi = self.queue.new_info(pod)
+            if pod.status.nominated_node_name:
+                self.nominator.add_nominated_pod(qpi.pod_info, pod.status.nominated_node_name)
+            st = fwk.run_pre_enqueue_plugins(pod)
+            if st is not None and not st.is_success():
+                r.outcome = UNSCHEDULABLE if st.is_rejected() else ERROR
+                r.message = st.message()
+                r.plugin = st.plugin
+                self.queue.add(qpi, gated_by=st.plugin or "PreEnqueue")
+                return
+            self.queue.add(qpi)
+
+    def _skip(self, r: PodResult, message: str, warning_group: str) -> None:
+        r.outcome = SKIPPED
+        r.node = None
+        r.message = message
+        self.warnings.add_item(warning_group, r.pod)
 
     def update_pod(self, pod: Pod) -> None:
-        if pod.spec.node_name:
-            self.cache.update_pod(pod)
-            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_UPDATE)
-        else:
-            self.queue.update(pod)
-            fwk = self.profiles.get(pod.spec.scheduler_name)
-            if fwk is not None:
-                self.queue.activate_gated(fwk.run_pre_enqueue_plugins)
-            self.queue.move_all_to_active_or_backoff(UNSCHEDULED_POD_UPDATE)
+        with self._lock:
+            self._progress += 1
+            if pod.spec.node_name:
+                self.cache.update_pod(pod)
+                self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_UPDATE)
+            else:
+                self.queue.update(pod)
+                fwk = self.profiles.get(pod.spec.scheduler_name)
+                if fwk is not None:
+                    self.queue.activate_gated(fwk.run_pre_enqueue_plugins)
+                self.queue.move_all_to_active_or_backoff(UNSCHEDULED_POD_UPDATE)
 
     def delete_pod(self, pod: Pod) -> None:
+        """The pod leaves the cluster (or the queue). Called by preemption for each victim it evicts: a victim
+        this run had scheduled then reads ``Preempted`` and joins its preemptor's ``victims``."""
         with self._lock:
+            self._progress += 1
             self.nominator.delete_nominated_pod_if_exists(pod)
-            if self.cache.get_pod(pod.uid) is not None:
+            cached = self.cache.get_pod(pod.uid)
+            if cached is not None:
                 # bound or assumed: either way its resources leave the node (upstream RemovePod)
                 self.cache.remove_pod(pod)
                 self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+                preemptor = self._preemptor
+                if preemptor is not None:
+                    self._record_eviction(preemptor, pod, cached.spec.node_name)
             self.queue.delete(pod)
             fwk_list = list(self.profiles.values())
             for fwk in fwk_list:
                 fwk.reject_waiting_pod(pod.uid)
 
+    def _record_eviction(self, preemptor: PodResult, victim: Pod, node: str) -> None:
+        if victim.key not in preemptor.victims:
+            preemptor.victims.append(victim.key)
+        vr = self.results.get(victim.key)
+        if vr is not None and vr is not preemptor:
+            vr.outcome = PREEMPTED
+            vr.node = None
+            vr.nominated_node = None
+            vr.plugin = ""
+            vr.message = f"Preempted by pod {preemptor.pod} on node {node}"
+
     def load(self, nodes: Iterable[Node] = (), pods: Iterable[Pod] = (), objects: Iterable[KubeObject] = ()) -> None:
-        """Feed a whole cluster: objects, nodes, then bound pods, then pending pods (in the order given)."""
-        for o in objects:
-            self.objects.add(o)
-        for n in nodes:
-            self.cache.add_node(n)
-        pending = []
-        for p in pods:
-            if p.spec.node_name:
+        """Feed a whole cluster: objects, nodes, then bound pods, then pending pods (in the order given).
+
+        A bound pod whose node is not among ``nodes`` (normal in a dump: nodes change between list calls)
+        is left out, with a warning."""
+        with self._lock:
+            self._progress += 1
+            for o in objects:
+                self.objects.add(o)
+            for n in nodes:
+                self.cache.add_node(n)
+            pending = []
+            for p in pods:
+                if p.spec.node_name and self.cache.get_node(p.spec.node_name) is None:
+                    if p.status.phase not in ("Succeeded", "Failed"):
+                        self.warnings.add_item(WARN_ORPHANS, f'{p.key} (node "{p.spec.node_name}")')
+                    continue
+                if p.spec.node_name:
+                    self.add_pod(p)
+                else:
+                    pending.append(p)
+            for p in pending:
                 self.add_pod(p)
-            else:
-                pending.append(p)
-        for p in pending:
-            self.add_pod(p)
 
     # the loop ---------------------------------------------------------------------------------
     def run(self, max_cycles: int | None = None) -> list[PodResult]:
-        """Schedule until no pod is left to try (backoffs pass on the virtual clock)."""
-        cycles = 0
-        while max_cycles is None or cycles < max_cycles:
-            if self.schedule_one() is None:
-                self.wait_for_bindings()
-                expiry = self.queue.next_backoff_expiry()
-                if expiry is None:
-                    if self.queue.active_len():
-                        continue
-                    break
-                if isinstance(self.clock, VirtualClock):
-                    self.clock.advance_to(expiry)
-                else:
-                    time.sleep(max(0.0, expiry - self.clock()))
-                continue
-            cycles += 1
-        self.wait_for_bindings()
+        """Schedule until no pod is left to try (backoffs and Permit timeouts pass on the virtual clock).
+
+        Always returns: after ``max_cycles`` scheduling cycles, or when every queued pod waits for an event,
+        or after :attr:`max_cycles_without_progress` cycles in a row that changed nothing (then
+        :attr:`warnings` says so and the pods still retrying keep their latest outcome). Calls from several
+        threads take turns; a call from inside a cycle of this scheduler raises SchedulerBusyError."""
+        self._enter_loop("run")
+        try:
+            self._run(max_cycles)
+        finally:
+            self._exit_loop()
         return list(self.results.values())
 
+    def _run(self, max_cycles: int | None) -> None:
+        cycles = 0
+        idle = 0
+        seen = self._progress
+        virtual = isinstance(self.clock, VirtualClock)
+        while max_cycles is None or cycles < max_cycles:
+            if self._schedule_one() is not None:
+                cycles += 1
+                if self._progress != seen:
+                    seen = self._progress
+                    idle = 0
+                    continue
+                idle += 1
+                limit = self.max_cycles_without_progress
+                if limit is None:
+                    limit = 1000 + 20 * len(self.queue)
+                if idle >= limit:
+                    self._stalled(idle)
+                    break
+                continue
+            if virtual:
+                if not self._advance_virtual_time():
+                    break
+                continue
+            self.wait_for_bindings()
+            expiry = self.queue.next_backoff_expiry()
+            if expiry is None:
+                if self.queue.active_len():
+                    continue
+                break
+            time.sleep(max(0.0, expiry - self.clock()))
+        self.wait_for_bindings()
+
+    def _advance_virtual_time(self) -> bool:
+        """The active queue is empty: let finished bindings land, else move the virtual clock to the next
+        backoff expiry or Permit timeout. False when nothing is left to wait for."""
+        self._join_unblocked_bindings()
+        if self.queue.active_len():
+            return True
+        t = self.queue.next_backoff_expiry()
+        p = self._next_permit_deadline()
+        if p is not None and (t is None or p < t):
+            t = p
+        if t is None:
+            if self._threads:  # a binding thread still busy (an application binder taking its time)
+                self.wait_for_bindings()
+                return True
+            return False
+        clock = self.clock
+        assert isinstance(clock, VirtualClock)
+        clock.advance_to(t)
+        self._expire_permits()
+        return True
+
+    def _next_permit_deadline(self) -> float | None:
+        best: float | None = None
+        for fwk in self.profiles.values():
+            d = fwk.next_permit_deadline()
+            if d is not None and (best is None or d < best):
+                best = d
+        return best
+
+    def _expire_permits(self) -> None:
+        now = self.clock()
+        for fwk in self.profiles.values():
+            fwk.expire_waiting_pods(now)
+
+    def _join_unblocked_bindings(self) -> None:
+        """Join the binding threads no longer held at Permit (their pod was allowed, rejected or timed out)."""
+        keep = []
+        for entry in self._threads:
+            t, fwk, uid = entry
+            wp = fwk.get_waiting_pod(uid)
+            if wp is None or wp.done():
+                t.join()
+            else:
+                keep.append(entry)
+        self._threads = keep
+
+    def _stalled(self, cycles: int) -> None:
+        stuck = sorted({q.pod.key for qs in self.queue.pending_pods().values() for q in qs
+                        if self.results.get(q.pod.key) is not None})
+        shown = ", ".join(stuck[:10]) + (f", ... ({len(stuck)} in all)" if len(stuck) > 10 else "")
+        self.warnings.add(f"run() stopped after {cycles} scheduling cycles in a row without progress (no pod "
+                             f"bound or evicted, no new pod tried, no cluster event); the pods still being retried "
+                             f"keep their latest outcome: {shown or 'none'}")
+
     def wait_for_bindings(self) -> None:
+        """Wait for the binding cycles running in threads (under the virtual clock, Permit timeouts pass)."""
+        if isinstance(self.clock, VirtualClock):
+            while True:
+                self._join_unblocked_bindings()
+                if not self._threads:
+                    return
+                d = self._next_permit_deadline()
+                if d is None:
+                    break
+                self.clock.advance_to(d)
+                self._expire_permits()
         threads, self._threads = self._threads, []
-        for t in threads:
+        for t, _, _ in threads:
             t.join()
+
+    def _enter_loop(self, what: str) -> None:
+        me = threading.get_ident()
+        if self._loop_owner == me:
+            raise SchedulerBusyError(f"Scheduler.{what}() called while this thread is already running a cycle of "
+                                     f"the same Scheduler (from a plugin or a binder?)")
+        self._loop_lock.acquire()
+        self._loop_owner = me
+
+    def _exit_loop(self) -> None:
+        self._loop_owner = None
+        self._loop_lock.release()
 
     def schedule_one(self) -> PodResult | None:
         """Run one scheduling cycle for the next pod; None when the active queue is empty."""
+        self._enter_loop("schedule_one")
+        try:
+            return self._schedule_one()
+        finally:
+            self._exit_loop()
+
+    def _schedule_one(self) -> PodResult | None:
         with self._lock:  # the binding thread may requeue pods concurrently
             qpi = self.queue.pop()
         if qpi is None:
@@ -270,21 +483,37 @@ class Scheduler:
         self.cycles += 1
         pod = qpi.pod
         fwk = self.profiles[pod.spec.scheduler_name]
-        algo = self._algorithms[pod.spec.scheduler_name]
         r = self.results.setdefault(pod.key, PodResult(pod))
         r.attempts += 1
+        if r.attempts == 1:
+            self._progress += 1  # a pod tried for the first time
+        moves_before = self.queue.moved_since
+        sort_error = self.queue.take_sort_error(pod.uid)
+        if sort_error is not None:
+            self._fail(qpi, r, sort_error, moves_before)
+            return r
+        cycle = _Cycle(CycleState(), None)
+        try:
+            self._scheduling_cycle(fwk, qpi, r, cycle, moves_before)
+        except Exception as e:  # a fault no extension point runner caught: an Error, with the pod rolled back
+            self._cycle_fault(fwk, qpi, r, cycle, e, moves_before)
+        return r
+
+    def _scheduling_cycle(self, fwk: Framework, qpi: QueuedPodInfo, r: PodResult, cycle: _Cycle,
+                          moves_before: int) -> None:
+        pod = qpi.pod
+        algo = self._algorithms[pod.spec.scheduler_name]
         with self._lock:
             self.cache.update_snapshot(self.snapshot)
-        state = CycleState()
-        moves_before = self.queue.moved_since
+        state = cycle.state
         try:
             result = algo.schedule_pod(state, pod, self.explain)
         except FitError as fe:
             self._handle_fit_error(fwk, state, qpi, r, fe, moves_before)
-            return r
+            return
         except CycleError as ce:
             self._fail(qpi, r, ce.status, moves_before)
-            return r
+            return
         host = result.suggested_host
         if self.explain:
             self._explain_success(r, result)
@@ -293,56 +522,96 @@ class Scheduler:
             assumed = assumed.with_nominated_node_name("")
         with self._lock:
             self.cache.assume_pod(assumed)
+        cycle.assumed = (assumed, host)
         st = fwk.run_reserve_plugins_reserve(state, assumed, host)
         if st is not None and not st.is_success():
+            cycle.assumed = None
             fwk.run_reserve_plugins_unreserve(state, assumed, host)
             self._forget(assumed)
             self._fail(qpi, r, st, moves_before, node=host)
-            return r
+            return
         st = fwk.run_permit_plugins(state, assumed, host)
         if st is not None and not st.is_success() and not st.is_wait():
+            cycle.assumed = None
             fwk.run_reserve_plugins_unreserve(state, assumed, host)
             self._forget(assumed)
             self._fail(qpi, r, st, moves_before, node=host)
-            return r
+            return
         self.nominator.delete_nominated_pod_if_exists(pod)
+        cycle.assumed = None  # the binding cycle owns the rollback from here
         if st is not None and st.is_wait() and self.bind_in_thread:
             t = threading.Thread(target=self._binding_cycle, args=(fwk, state, assumed, host, qpi, r), daemon=True)
-            self._threads.append(t)
+            self._threads.append((t, fwk, assumed.uid))
             t.start()
         else:
+            if st is not None and st.is_wait() and isinstance(self.clock, VirtualClock):
+                self._expire_inline(fwk, assumed.uid)
             self._binding_cycle(fwk, state, assumed, host, qpi, r)
-        return r
+
+    def _expire_inline(self, fwk: Framework, uid: str) -> None:
+        """Binding in this thread under the virtual clock: nothing else runs while the pod waits at Permit, so
+        its timeouts pass at once unless a plugin already allowed or rejected it."""
+        clock = self.clock
+        assert isinstance(clock, VirtualClock)
+        wp = fwk.get_waiting_pod(uid)
+        while wp is not None and not wp.done():
+            d = wp.next_deadline()
+            if d is None:
+                return
+            clock.advance_to(d)
+            self._expire_permits()
+
+    def _cycle_fault(self, fwk: Framework, qpi: QueuedPodInfo, r: PodResult, cycle: _Cycle, e: Exception,
+                     moves_before: int) -> None:
+        """An exception escaped the extension point runners: undo what the cycle reserved, report an Error."""
+        plugin = e.plugin if isinstance(e, PluginError) else ""
+        st = Status(Code.ERROR, f"scheduling cycle of pod {qpi.pod.key} failed: {type(e).__name__}: {e}",
+                    plugin=plugin, error=e)
+        if cycle.assumed is not None:
+            assumed, host = cycle.assumed
+            fwk.reject_waiting_pod(assumed.uid)
+            fwk.waiting_pods.remove(assumed.uid)
+            fwk.run_reserve_plugins_unreserve(cycle.state, assumed, host)
+            self._forget(assumed)
+        with self._lock:
+            self._fail(qpi, r, st, moves_before)
 
     def _binding_cycle(self, fwk: Framework, state: CycleState, assumed: Pod, host: str, qpi: QueuedPodInfo,
                        r: PodResult) -> None:
-        st = fwk.wait_on_permit(assumed)
-        if st is None:
-            st = fwk.run_pre_bind_plugins(state, assumed, host)
-        if st is None:
-            ext_st = self._extenders_binding(assumed, host) if self._binders else None
-            bst = ext_st if ext_st is not None else fwk.run_bind_plugins(state, assumed, host)
-            if bst.code == Code.SKIP:
-                st = Status(Code.ERROR, f"no bind plugin bound pod {assumed.key}")
-            elif not bst.is_success():
-                st = bst
+        try:
+            st = fwk.wait_on_permit(assumed)
+            if st is None:
+                st = fwk.run_pre_bind_plugins(state, assumed, host)
+            if st is None:
+                ext_st = self._extenders_binding(assumed, host) if self._binders else None
+                bst = ext_st if ext_st is not None else fwk.run_bind_plugins(state, assumed, host)
+                if bst.code == Code.SKIP:
+                    st = Status(Code.ERROR, f"no bind plugin bound pod {assumed.key}")
+                elif not bst.is_success():
+                    st = bst
+        except Exception as e:  # not reached through the runners; still an Error with the pod rolled back
+            st = Status(Code.ERROR, f"binding cycle of pod {assumed.key} failed: {type(e).__name__}: {e}", error=e)
         if st is not None and not st.is_success():
             fwk.run_reserve_plugins_unreserve(state, assumed, host)
             self._forget(assumed)
             with self._lock:
-                # Freed resources may help other pods; the failed pod itself waits for a further event
-                # (upstream excludes it from this move), so a binding that always fails cannot loop forever.
-                self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
-                self._fail(qpi, r, st, self.queue.moved_since, node=host)
+                # Record the failure first, then tell the queue the assumed pod's resources are free: that can
+                # help pods a Filter rejected, never this pod nor others whose own binding failed (upstream
+                # excludes the pod from this move), so bindings that always fail cannot requeue each other.
+                self._fail(qpi, r, st, self.queue.moved_since, node=host, kind=_FAILED_BINDING)
+                self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, self._resolvable_by_forget)
             return
         with self._lock:
             if self.cache.is_assumed(assumed.uid):
                 # bound by a plugin other than DefaultBinder: the binding happened all the same
                 self.cache.confirm(assumed)
                 self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD)
+            self._progress += 1
+            self._failure_kind.pop(assumed.uid, None)
             r.outcome = SCHEDULED
             r.node = host
             r.message = ""
+            r.plugin = ""
         fwk.run_post_bind_plugins(state, assumed, host)
 
     def _extenders_binding(self, pod: Pod, host: str) -> Status | None:
@@ -361,13 +630,8 @@ class Scheduler:
             return Status(Code.SUCCESS)
         return None
 
-    @property
-    def warnings(self) -> list[str]:
-        """What the run skipped: extender calls that failed and were ignored as kube-scheduler ignores them."""
-        out: list[str] = []
-        for ext in self.extenders:
-            out.extend(ext.skipped_warnings())
-        return out
+    def _resolvable_by_forget(self, qpi: QueuedPodInfo) -> bool:
+        return self._failure_kind.get(qpi.pod.uid, _FAILED_FILTER) == _FAILED_FILTER
 
     def _nomination_cleared(self, pod: Pod) -> None:
         """A queued pod lost its nominated node: forget it on the queued copy and retry the pod."""
@@ -398,12 +662,20 @@ class Scheduler:
             r.filter = {n: st.to_dict() for n, st in d.full_map(names).items()}
             r.scores, r.total_scores = {}, {}
         if fwk.has_post_filter_plugins():
-            pfr, st = fwk.run_post_filter_plugins(state, qpi.pod, d.full_map(names))
+            self._preemptor = r
+            try:
+                pfr, st = fwk.run_post_filter_plugins(state, qpi.pod, d.full_map(names))
+            finally:
+                self._preemptor = None
             if st is not None and st.reasons:
                 d.post_filter_msg = st.message()
             if pfr is not None and pfr.nominated_node_name:
                 r.nominated_node = pfr.nominated_node_name
-                r.victims = list(pfr.victims)
+                # Victims evicted through delete_pod are already listed; a PostFilter plugin that evicts its
+                # own way still names them here. Earlier rounds' victims stay: the list spans the whole run.
+                for v in pfr.victims:
+                    if v not in r.victims:
+                        r.victims.append(v)
                 qpi.pod_info = PodInfo(qpi.pod.with_nominated_node_name(pfr.nominated_node_name))
                 self.nominator.add_nominated_pod(qpi.pod_info, pfr.nominated_node_name)
             elif pfr is not None and pfr.mode != "Noop" and qpi.pod.status.nominated_node_name:
@@ -413,12 +685,14 @@ class Scheduler:
                 r.nominated_node = None
         qpi.unschedulable_plugins = set(d.unschedulable_plugins)
         qpi.pending_plugins = set(d.pending_plugins)
+        self._failure_kind[qpi.pod.uid] = _FAILED_FILTER
         r.outcome = UNSCHEDULABLE
         r.node = None
         r.message = fe.message()
         self.queue.add_unschedulable(qpi, self.queue.moved_since != moves_before)
 
-    def _fail(self, qpi: QueuedPodInfo, r: PodResult, st: Status, moves_before: int, node: str | None = None) -> None:
+    def _fail(self, qpi: QueuedPodInfo, r: PodResult, st: Status, moves_before: int, node: str | None = None,
+              kind: str = "") -> None:
         r.outcome = UNSCHEDULABLE if st.is_rejected() else ERROR
         r.node = None
         r.plugin = st.plugin
@@ -426,8 +700,13 @@ class Scheduler:
             r.message = f"0/1 nodes are available: 1 {st.message()}."
         else:
             r.message = st.message()
-        if st.plugin:
-            qpi.unschedulable_plugins = {st.plugin}
+        qpi.unschedulable_plugins = {st.plugin} if st.plugin else set()
+        qpi.pending_plugins = set()
+        if not kind:
+            kind = _FAILED_FILTER if st.is_rejected() and node is None else _FAILED_ERROR
+            if st.is_rejected() and node is not None:
+                kind = _FAILED_BINDING  # Reserve or Permit said no: not a verdict freed resources can change
+        self._failure_kind[qpi.pod.uid] = kind
         if not st.is_rejected() and qpi.attempts < self.max_error_retries:
             # An error is no verdict about the cluster: retry after backoff, as upstream does, a bounded
             # number of times so that run() ends even when a plugin keeps failing.

@@ -12,14 +12,25 @@ from scheduling_framework.api.pod import (
     PodAffinity,
     PodAffinityTerm,
     PodCondition,
+    PodResourceClaim,
+    PodResourceClaimStatus,
     PodSpec,
     PodStatus,
+    ResourceClaimRef,
     ResourceRequirements,
     TopologySpreadConstraint,
     Volume,
     WeightedPodAffinityTerm,
 )
 from scheduling_framework.api.quantity import Quantity, parse_quantity
+from scheduling_framework.api.resource import (
+    AllocationResult,
+    DeviceClass,
+    DeviceRequestAllocationResult,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
 from scheduling_framework.api.resources import non_zero_requests, pod_requests
 from scheduling_framework.api.selectors import (
     LabelSelector,
@@ -38,7 +49,9 @@ from scheduling_framework.api.taints import (
 )
 
 __all__ = [
-    "Affinity", "Container", "ContainerImage", "ContainerPort", "KubeObject", "LabelSelector",
+    "Affinity", "AllocationResult", "Container", "DeviceClass", "DeviceRequestAllocationResult",
+    "ResourceClaim", "ResourceClaimRef", "ResourceClaimTemplate", "ResourceSlice", "PodResourceClaim",
+    "PodResourceClaimStatus", "ContainerImage", "ContainerPort", "KubeObject", "LabelSelector",
     "LabelSelectorRequirement", "Namespace", "Node", "NodeAffinity", "NodeCondition", "NodeSelector",
     "NodeSelectorRequirement", "NodeSelectorTerm", "NodeSpec", "NodeStatus", "ObjectMeta", "OwnerReference", "Pod",
     "PodAffinity", "PodAffinityTerm", "PodCondition", "PodSpec", "PodStatus", "PreferredSchedulingTerm", "Quantity",

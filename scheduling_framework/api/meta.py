@@ -95,13 +95,17 @@ class MetadataAccessors:
         return self.metadata.annotations
 
 
+# Namespaced kinds whose error messages show the defaulted namespace.
+_DEFAULT_NS_KINDS = ("Pod", "PersistentVolumeClaim", "ResourceClaim", "ResourceClaimTemplate")
+
+
 def object_ref(kind: str, manifest: Any) -> str:
     """``Kind namespace/name`` (or ``Kind name``) for error messages, from a raw manifest."""
     meta = manifest.get("metadata") if isinstance(manifest, Mapping) else None
     if not isinstance(meta, Mapping):
         return kind
     name = meta.get("name") or meta.get("generateName") or "<unnamed>"
-    ns = meta.get("namespace") or ("default" if kind in ("Pod", "PersistentVolumeClaim") else "")
+    ns = meta.get("namespace") or ("default" if kind in _DEFAULT_NS_KINDS else "")
     return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
 
 

@@ -36,9 +36,27 @@ def resource_list(d: Any, path: str) -> dict[str, Quantity]:
 
 
 @attrs.frozen(slots=True)
+class ResourceClaimRef:
+    """An entry of ``resources.claims``: a pod claim (``spec.resourceClaims[].name``) this container uses,
+    optionally only one of its requests."""
+
+    name: str
+    request: str = ""
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> ResourceClaimRef:
+        m = as_map(d, path)
+        name = as_str(m.get("name"), f"{path}.name")
+        if not name:
+            raise ValidationError("Required value", f"{path}.name")
+        return cls(name, as_str(m.get("request"), f"{path}.request"))
+
+
+@attrs.frozen(slots=True)
 class ResourceRequirements:
     requests: Mapping[str, Quantity] = attrs.field(factory=dict)
     limits: Mapping[str, Quantity] = attrs.field(factory=dict)
+    claims: tuple[ResourceClaimRef, ...] = ()
 
     @classmethod
     def from_dict(cls, d: Any, path: str) -> ResourceRequirements:
@@ -48,7 +66,55 @@ class ResourceRequirements:
         # API defaulting: a limit with no request sets the request to the limit.
         for k, q in limits.items():
             requests.setdefault(k, q)
-        return cls(requests, limits)
+        claims = tuple(ResourceClaimRef.from_dict(c, f"{path}.claims[{i}]")
+                       for i, c in enumerate(as_list(m.get("claims"), f"{path}.claims")))
+        return cls(requests, limits, claims)
+
+
+@attrs.frozen(slots=True)
+class PodResourceClaim:
+    """``spec.resourceClaims[]``: a name for the pod's use and exactly one source, an existing ResourceClaim
+    or a ResourceClaimTemplate from which the resourceclaim controller generates one."""
+
+    name: str
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> PodResourceClaim:
+        m = as_map(d, path)
+        name = as_str(m.get("name"), f"{path}.name")
+        if not name:
+            raise ValidationError("Required value", f"{path}.name")
+        rcn, rctn = m.get("resourceClaimName"), m.get("resourceClaimTemplateName")
+        out = cls(name, None if rcn is None else as_str(rcn, f"{path}.resourceClaimName"),
+                  None if rctn is None else as_str(rctn, f"{path}.resourceClaimTemplateName"))
+        if (out.resource_claim_name is None) == (out.resource_claim_template_name is None):
+            raise ValidationError("Invalid value: must specify one of: `resourceClaimName`, "
+                                  "`resourceClaimTemplateName`", path)
+        return out
+
+
+@attrs.frozen(slots=True)
+class PodResourceClaimStatus:
+    """``status.resourceClaimStatuses[]``: the claim generated for a template-backed pod claim
+    (``resource_claim_name`` None: none was needed)."""
+
+    name: str
+    resource_claim_name: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str) -> PodResourceClaimStatus:
+        m = as_map(d, path)
+        rcn = m.get("resourceClaimName")
+        return cls(as_str(m.get("name"), f"{path}.name"),
+                   None if rcn is None else as_str(rcn, f"{path}.resourceClaimName"))
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name}
+        if self.resource_claim_name is not None:
+            d["resourceClaimName"] = self.resource_claim_name
+        return d
 
 
 @attrs.frozen(slots=True)
@@ -268,6 +334,7 @@ class PodSpec:
     scheduling_gates: tuple[str, ...] = ()
     volumes: tuple[Volume, ...] = ()
     host_network: bool = False
+    resource_claims: tuple[PodResourceClaim, ...] = ()
 
     @classmethod
     def from_dict(cls, d: Any, path: str = "spec") -> PodSpec:
@@ -295,6 +362,14 @@ class PodSpec:
             inits = tuple(_default_host_ports(c) for c in inits)
         res = m.get("resources")
         pp = m.get("preemptionPolicy")
+        rc_path = f"{path}.resourceClaims"
+        rclaims = tuple(PodResourceClaim.from_dict(c, f"{rc_path}[{i}]")
+                        for i, c in enumerate(as_list(m.get("resourceClaims"), rc_path)))
+        seen: set[str] = set()
+        for i, c in enumerate(rclaims):
+            if c.name in seen:
+                raise ValidationError(f'Duplicate value: "{c.name}"', f"{rc_path}[{i}].name")
+            seen.add(c.name)
         return cls(
             containers=containers,
             init_containers=inits,
@@ -312,6 +387,7 @@ class PodSpec:
             scheduling_gates=tuple(gates),
             volumes=vols,
             host_network=host_network,
+            resource_claims=rclaims,
         )
 
 
@@ -328,6 +404,7 @@ class PodStatus:
     nominated_node_name: str = ""
     conditions: tuple[PodCondition, ...] = ()
     start_time: datetime | None = None
+    resource_claim_statuses: tuple[PodResourceClaimStatus, ...] = ()
 
     @classmethod
     def from_dict(cls, d: Any, path: str = "status") -> PodStatus:
@@ -338,9 +415,12 @@ class PodStatus:
             conds.append(PodCondition(as_str(cm.get("type"), f"{path}.conditions[{i}].type"),
                                       as_str(cm.get("status"), f"{path}.conditions[{i}].status"),
                                       as_str(cm.get("reason"), f"{path}.conditions[{i}].reason")))
+        rcs_path = f"{path}.resourceClaimStatuses"
+        rcs = tuple(PodResourceClaimStatus.from_dict(c, f"{rcs_path}[{i}]")
+                    for i, c in enumerate(as_list(m.get("resourceClaimStatuses"), rcs_path)))
         return cls(as_str(m.get("phase"), f"{path}.phase"),
                    as_str(m.get("nominatedNodeName"), f"{path}.nominatedNodeName"), tuple(conds),
-                   as_time(m.get("startTime"), f"{path}.startTime"))
+                   as_time(m.get("startTime"), f"{path}.startTime"), rcs)
 
 
 @attrs.frozen(slots=True, eq=False)
@@ -421,6 +501,18 @@ class Pod(MetadataAccessors):
         raw["status"] = status
         return Pod(self.metadata, self.spec, attrs.evolve(self.status, nominated_node_name=node_name), raw)
 
+    def with_resource_claim_statuses(self, statuses: tuple[PodResourceClaimStatus, ...]) -> Pod:
+        """A copy whose status.resourceClaimStatuses is ``statuses`` (what the resourceclaim controller writes)."""
+        raw = dict(self._raw)
+        status = dict(raw.get("status") or {})
+        if statuses:
+            status["resourceClaimStatuses"] = [s.to_dict() for s in statuses]
+        else:
+            status.pop("resourceClaimStatuses", None)
+        raw["status"] = status
+        return Pod(self.metadata, self.spec, attrs.evolve(self.status, resource_claim_statuses=tuple(statuses)),
+                   raw)
+
     def with_deletion_timestamp(self, ts: datetime) -> Pod:
         raw = dict(self._raw)
         meta = dict(raw.get("metadata") or {})
@@ -446,6 +538,7 @@ def str_or_empty(value: Any) -> str:
 
 __all__ = [
     "Affinity", "Container", "ContainerPort", "NodeAffinity", "Pod", "PodAffinity", "PodAffinityTerm",
-    "PodCondition", "PodSpec", "PodStatus", "ResourceRequirements", "TopologySpreadConstraint", "Volume",
+    "PodCondition", "PodResourceClaim", "PodResourceClaimStatus", "PodSpec", "PodStatus", "ResourceClaimRef",
+    "ResourceRequirements", "TopologySpreadConstraint", "Volume",
     "WeightedPodAffinityTerm", "resource_list", "str_map", "DEFAULT_SCHEDULER_NAME",
 ]

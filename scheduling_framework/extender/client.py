@@ -53,6 +53,7 @@ from scheduling_framework.extender.types import (
     host_priority_list_from_json,
 )
 from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.warning_list import Warnings
 
 #: upstream DefaultExtenderTimeout
 DEFAULT_EXTENDER_TIMEOUT = 5.0
@@ -223,7 +224,8 @@ class HTTPExtender:
         self._server_name = str((cfg.tls_config or {}).get("serverName") or "") or self._host
         self._idle: list[http.client.HTTPConnection] = []
         self._lock = threading.Lock()
-        self._skipped: dict[str, list[Any]] = {}  # verb -> [count, first error]
+        # Where skipped failures are reported (the Scheduler's or Simulator's warnings); None: nowhere.
+        self.warnings: Warnings | None = None
 
     # what the extender does ------------------------------------------------------------------------
     @property
@@ -352,19 +354,13 @@ class HTTPExtender:
 
     # skipped failures (for the run's warnings) -------------------------------------------------------
     def note_skipped(self, verb: str, err: BaseException) -> None:
-        """Record a failure the scheduler skipped (ignorable extender, or a prioritize error) for warnings."""
-        with self._lock:
-            entry = self._skipped.get(verb)
-            if entry is None:
-                self._skipped[verb] = [1, str(err)]
-            else:
-                entry[0] += 1
-
-    def skipped_warnings(self) -> list[str]:
-        with self._lock:
-            items = sorted(self._skipped.items())
-        return [f'extender "{self.name}": {verb} failed {n} time(s) and was skipped, as kube-scheduler does '
-                f"(first error: {first})" for verb, (n, first) in items]
+        """Record a failure the scheduler skipped (an ignorable extender, a prioritize error) in ``warnings``:
+        kube-scheduler only logs them, but a run that silently ignored an extender would mislead."""
+        sink = self.warnings
+        if sink is not None:
+            with self._lock:
+                group = f'extender "{self.name}": {verb} failed and was skipped, as kube-scheduler does'
+                sink.add_item(group, str(err))
 
     # HTTP ----------------------------------------------------------------------------------------------
     def url(self, verb: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import math
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -139,6 +140,20 @@ class NodePluginScores:
 
     def __repr__(self) -> str:
         return f"NodePluginScores({self.name!r}, total={self.total_score})"
+
+
+def _permit_timeout(timeout: Any) -> float | None:
+    """A Permit timeout in seconds, capped at MAX_PERMIT_TIMEOUT as upstream caps it (a negative one passes
+    at once); None when it is not a number or is NaN."""
+    if timeout is None:
+        return 0.0
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        return None
+    if isinstance(timeout, int):
+        return float(max(0, min(timeout, int(MAX_PERMIT_TIMEOUT))))  # no float() of a huge int
+    if math.isnan(timeout):
+        return None
+    return max(0.0, min(float(timeout), MAX_PERMIT_TIMEOUT))
 
 
 def _as_error(plugin: str, what: str, st: Status) -> Status:
@@ -303,6 +318,9 @@ class Framework:
         self.event_recorder = event_recorder
         self.nominator: Nominator = nominator if nominator is not None else Nominator()
         self.waiting_pods = WaitingPodsMap()
+        # The clock Permit timeouts run on: None = real-time timers; a virtual clock (the Scheduler's, in a
+        # simulation) = timeouts pass when the clock's owner moves it and calls expire_waiting_pods().
+        self.permit_clock: Callable[[], float] | None = None
         # Seeded randomness plugins may use (preemption's candidate offset), shared with host selection.
         self.rng = rng if rng is not None else random.Random(0)
         # Deletes a pod from the cluster (preemption evicts victims through it); None = not supported.
@@ -764,14 +782,14 @@ class Framework:
             if st.is_rejected():
                 return st.with_plugin(pl.name)
             if st.code == Code.WAIT:
-                if isinstance(timeout, bool) or (timeout is not None and not isinstance(timeout, (int, float))):
-                    return _bad_shape(pl.name, "Permit", out, "(Status or None, timeout seconds as a number)")
-                t = float(timeout or 0)
-                waits[pl.name] = min(t, MAX_PERMIT_TIMEOUT)
+                t = _permit_timeout(timeout)
+                if t is None:
+                    return _bad_shape(pl.name, "Permit", out, "(Status or None, timeout seconds as a finite number)")
+                waits[pl.name] = t
                 continue
             return _as_error(pl.name, "Permit", st)
         if waits:
-            self.waiting_pods.add(WaitingPod(pod, waits))
+            self.waiting_pods.add(WaitingPod(pod, waits, self.permit_clock))
             return Status(Code.WAIT, f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"')
         return None
 
@@ -788,6 +806,15 @@ class Framework:
         if st.is_rejected():
             return st
         return Status(Code.ERROR, f"waiting on permit for pod: {st.message()}", plugin=st.plugin)
+
+    def next_permit_deadline(self) -> float | None:
+        """The earliest Permit timeout on :attr:`permit_clock` among the waiting pods (None: none pending)."""
+        return self.waiting_pods.next_deadline() if len(self.waiting_pods) else None
+
+    def expire_waiting_pods(self, now: float) -> None:
+        """Reject the waiting pods whose Permit timeout on :attr:`permit_clock` has passed at ``now``."""
+        if len(self.waiting_pods):
+            self.waiting_pods.expire(now)
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         return self.waiting_pods.get(uid)

@@ -31,6 +31,7 @@ from scheduling_framework.runtime.framework import Framework, Nominator
 from scheduling_framework.simulation.cluster_snapshot import ClusterSnapshot, Fork
 from scheduling_framework.snapshot import ObjectStore
 from scheduling_framework.status import Code, Status
+from scheduling_framework.warning_list import Warnings
 
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
 _POD_INFO_CACHE_SIZE = 100_000
@@ -144,6 +145,10 @@ class Simulator:
         self._pod_infos: dict[str, PodInfo] = {}
         # find_node_for_pod resumes where the previous search stopped (cluster-autoscaler's lastIndex).
         self._last_index = 0
+        #: what building this simulator ignored or assumed (see scheduling_framework.warning_list)
+        self.warnings = Warnings()
+        for ext in self.framework.extenders:
+            ext.warnings = self.warnings  # extender failures skipped as kube-scheduler skips them
 
     @classmethod
     def from_cluster(cls, cluster: Cluster, config: KubeSchedulerConfiguration | Mapping[str, Any] | str | None = None,
@@ -153,10 +158,26 @@ class Simulator:
 
         Pending pods are not added: pass ``cluster.pending_pods`` to :meth:`schedule_pods`. Pods that
         have finished (phase Succeeded or Failed) hold no resources and are skipped, as the CLI does.
+        Pods bound to a node the cluster does not have are skipped too, with a warning in
+        ``warnings`` (which starts with the cluster's own loading warnings).
         """
-        bound = [p for p in cluster.bound_pods if p.status.phase not in ("Succeeded", "Failed")]
-        return cls(config, registry, seed, profile=profile, cluster=ClusterSnapshot(cluster.nodes, bound),
-                   objects=cluster.objects)
+        from scheduling_framework.scheduler import WARN_ORPHANS
+
+        names = {n.name for n in cluster.nodes}
+        warnings = Warnings()
+        warnings.extend(cluster.warnings)
+        bound = []
+        for p in cluster.bound_pods:
+            if p.status.phase in ("Succeeded", "Failed"):
+                continue
+            if p.spec.node_name not in names:
+                warnings.add_item(WARN_ORPHANS, f'{p.key} (node "{p.spec.node_name}")')
+                continue
+            bound.append(p)
+        sim = cls(config, registry, seed, profile=profile, cluster=ClusterSnapshot(cluster.nodes, bound),
+                  objects=cluster.objects)
+        sim.warnings.extend(warnings)
+        return sim
 
     # the cluster -------------------------------------------------------------------------------
     def fork(self) -> Fork:

@@ -171,8 +171,8 @@ def test_misbehaving_ignorable_filter_is_skipped_with_a_warning(reply: Any, mess
         sched, results = run([extender_entry(srv, nodeCacheCapable=True, ignorable=True)], NODES, [pod("p")])
     assert results["default/p"].outcome == SCHEDULED
     [w] = sched.warnings
-    assert w.startswith(f'extender "{srv.url}": filter failed 1 time(s) and was skipped')
-    assert message.format(url=srv.url) in w
+    assert w == (f'extender "{srv.url}": filter failed and was skipped, as kube-scheduler does: '
+                 + message.format(url=srv.url))
 
 
 def test_timeout_is_bounded_by_http_timeout() -> None:
@@ -192,7 +192,7 @@ def test_timeout_of_an_ignorable_extender_skips_it() -> None:
     with FakeExtenderServer(raw=raw(200, {}, delay=1.0)) as srv:
         sched, results = run([extender_entry(srv, httpTimeout="100ms", ignorable=True)], NODES, [pod("p")])
     assert results["default/p"].outcome == SCHEDULED
-    assert "context deadline exceeded" in sched.warnings[0]
+    assert "context deadline exceeded" in sched.warnings.to_list()[0]
 
 
 def _closed_port() -> int:
@@ -222,7 +222,9 @@ def test_prioritize_error_is_ignored_as_upstream() -> None:
     with FakeExtenderServer(raw=raw(500, "")) as srv:
         sched, results = run([extender_entry(srv, filter_verb=False, prioritize=True)], NODES, [pod("p")])
     assert results["default/p"].outcome == SCHEDULED
-    assert sched.warnings[0].startswith(f'extender "{srv.url}": prioritize failed 1 time(s)')
+    assert sched.warnings.to_list() == [f'extender "{srv.url}": prioritize failed and was skipped, as '
+                                        f"kube-scheduler does: failed prioritize with extender at URL "
+                                        f"{srv.url}/prioritize, code 500"]
 
 
 def test_connections_are_reused() -> None:

@@ -274,9 +274,9 @@ def build(points: PointSpec, **kwargs: Any) -> Framework:
 
 
 def scheduler(points: PointSpec, *, seed: int = 0, bind_in_thread: bool = True, binder: Any = None,
-              explain: bool = False, **cfg_kwargs: Any) -> Scheduler:
+              explain: bool = False, clock: Any = None, **cfg_kwargs: Any) -> Scheduler:
     return Scheduler(config(points, **cfg_kwargs), registry_for(points), seed=seed,
-                     bind_in_thread=bind_in_thread, binder=binder, explain=explain)
+                     bind_in_thread=bind_in_thread, binder=binder, explain=explain, clock=clock)
 
 
 # --- objects --------------------------------------------------------------------------------

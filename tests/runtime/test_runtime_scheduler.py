@@ -271,7 +271,8 @@ def _when_waiting(s: Scheduler, uid: str, action: Any) -> threading.Thread:
 
 def test_permit_wait_then_allow_from_another_thread_binds() -> None:
     journal, gate, rec = Journal(), Gate(), Recorder()
-    s = _gate_scheduler(gate, journal, binder=rec)
+    # another thread acts in real time: the virtual clock would let the 10 s timeout pass at once
+    s = _gate_scheduler(gate, journal, binder=rec, clock=time.monotonic)
     t = _when_waiting(s, "a", lambda wp: wp.allow("Gate"))
     r = _run(s, ["n1"], [make_pod("a", cpu="1")])["default/a"]
     t.join(5)
@@ -282,7 +283,7 @@ def test_permit_wait_then_allow_from_another_thread_binds() -> None:
 
 def test_permit_wait_then_reject_unreserves_and_forgets() -> None:
     journal, gate = Journal(), Gate()
-    s = _gate_scheduler(gate, journal)
+    s = _gate_scheduler(gate, journal, clock=time.monotonic)
     t = _when_waiting(s, "a", lambda wp: wp.reject("Gate", "not now"))
     r = _run(s, ["n1"], [make_pod("a", cpu="1")], max_cycles=1)["default/a"]
     t.join(5)
