@@ -13,6 +13,13 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from scheduling_framework.admission import (
+    PRIORITY_CLASS_KIND,
+    WARN_BOUND_NO_CLASS,
+    WARN_NO_CLASS,
+    PriorityAdmission,
+    missing_class_item,
+)
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
@@ -194,6 +201,7 @@ class Scheduler:
         self.warnings = Warnings()
         for ext in self.extenders:
             ext.warnings = self.warnings  # failures skipped as kube-scheduler skips them are reported
+        self._admission: PriorityAdmission | None = None  # built from the PriorityClasses on first use
 
     # events from the embedding application ----------------------------------------------------
     # Each takes the scheduler lock (a binding thread may requeue pods meanwhile) and counts as progress: a
@@ -220,12 +228,16 @@ class Scheduler:
         with self._lock:
             self._progress += 1
             self.objects.add(obj)
+            if obj.kind == PRIORITY_CLASS_KIND:
+                self._admission = None
             self.queue.move_all_to_active_or_backoff(OBJECT_CHANGE)
 
     def remove_object(self, kind: str, namespace: str, name: str) -> None:
         with self._lock:
             self._progress += 1
             self.objects.remove(kind, namespace, name)
+            if kind == PRIORITY_CLASS_KIND:
+                self._admission = None
             self.queue.move_all_to_active_or_backoff(OBJECT_CHANGE)
 
     def add_pod(self, pod: Pod) -> None:
@@ -234,12 +246,19 @@ class Scheduler:
             return  # terminal pods hold no resources; upstream's informer skips them
         with self._lock:
             self._progress += 1
+            pod, refusal = self.admit(pod)
+            if refusal and pod.spec.node_name:
+                self.warnings.add_item(WARN_BOUND_NO_CLASS, missing_class_item(pod))
             if pod.spec.node_name:
                 self.cache.add_pod(pod)
                 self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD)
                 return
             fwk = self.profiles.get(pod.spec.scheduler_name)
             r = self.results.setdefault(pod.key, PodResult(pod))
+            if refusal:
+                # the API server would have refused to create it: there is nothing to schedule
+                self._skip(r, refusal, WARN_NO_CLASS, missing_class_item(pod))
+                return
             if fwk is None:
                 # Not ours: upstream's informer never hands it to this scheduler, so it takes no room either.
                 name = pod.spec.scheduler_name
@@ -264,15 +283,26 @@ class Scheduler:
                 return
             self.queue.add(qpi)
 
-    def _skip(self, r: PodResult, message: str, warning_group: str) -> None:
+    def _skip(self, r: PodResult, message: str, warning_group: str, item: str = "") -> None:
         r.outcome = SKIPPED
         r.node = None
         r.message = message
-        self.warnings.add_item(warning_group, r.pod)
+        self.warnings.add_item(warning_group, item or r.pod)
+
+    def admit(self, pod: Pod) -> tuple[Pod, str]:
+        """Priority admission (see scheduling_framework.admission) with the PriorityClasses loaded so far:
+        the admitted pod and "", or the pod and why the API server would refuse it."""
+        if pod.spec.priority is not None and not pod.spec.priority_class_name:
+            return pod, ""  # admitted already, nothing to check
+        adm = self._admission
+        if adm is None:
+            adm = self._admission = PriorityAdmission(self.objects.list(PRIORITY_CLASS_KIND), self.warnings)
+        return adm.admit(pod)
 
     def update_pod(self, pod: Pod) -> None:
         with self._lock:
             self._progress += 1
+            pod = self.admit(pod)[0]
             if pod.spec.node_name:
                 self.cache.update_pod(pod)
                 self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_UPDATE)

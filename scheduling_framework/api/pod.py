@@ -513,6 +513,21 @@ class Pod(MetadataAccessors):
         return Pod(self.metadata, self.spec, attrs.evolve(self.status, resource_claim_statuses=tuple(statuses)),
                    raw)
 
+    def with_priority(self, priority: int, preemption_policy: str | None, priority_class_name: str) -> Pod:
+        """The pod as priority admission leaves it: ``spec.priority`` (and the class name and preemption
+        policy it resolved) set."""
+        raw = dict(self._raw)
+        spec = dict(raw.get("spec") or {})
+        spec["priority"] = priority
+        if priority_class_name:
+            spec["priorityClassName"] = priority_class_name
+        if preemption_policy:
+            spec["preemptionPolicy"] = preemption_policy
+        raw["spec"] = spec
+        new_spec = attrs.evolve(self.spec, priority=priority, preemption_policy=preemption_policy,
+                                priority_class_name=priority_class_name or self.spec.priority_class_name)
+        return Pod(self.metadata, new_spec, self.status, raw)
+
     def with_deletion_timestamp(self, ts: datetime) -> Pod:
         raw = dict(self._raw)
         meta = dict(raw.get("metadata") or {})

@@ -15,6 +15,13 @@ from typing import Any
 
 import attrs
 
+from scheduling_framework.admission import (
+    PRIORITY_CLASS_KIND,
+    WARN_BOUND_NO_CLASS,
+    WARN_NO_CLASS,
+    PriorityAdmission,
+    missing_class_item,
+)
 from scheduling_framework.api.meta import ObjectMeta
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
@@ -54,6 +61,8 @@ class Placement:
     status: Status | None = None
     total_scores: Mapping[str, int] = attrs.field(factory=dict)
     diagnosis: Diagnosis | None = attrs.field(default=None, repr=False)
+    #: never attempted, as kube-scheduler would not: being deleted, or refused by priority admission
+    skipped: bool = False
 
     @property
     def scheduled(self) -> bool:
@@ -149,6 +158,8 @@ class Simulator:
         self.warnings = Warnings()
         for ext in self.framework.extenders:
             ext.warnings = self.warnings  # extender failures skipped as kube-scheduler skips them
+        self._admission: PriorityAdmission | None = None
+        self._admitted: dict[str, tuple[Pod, Pod, str]] = {}
 
     @classmethod
     def from_cluster(cls, cluster: Cluster, config: KubeSchedulerConfiguration | Mapping[str, Any] | str | None = None,
@@ -166,6 +177,7 @@ class Simulator:
         names = {n.name for n in cluster.nodes}
         warnings = Warnings()
         warnings.extend(cluster.warnings)
+        adm = PriorityAdmission((o for o in cluster.objects if o.kind == PRIORITY_CLASS_KIND), warnings)
         bound = []
         for p in cluster.bound_pods:
             if p.status.phase in ("Succeeded", "Failed"):
@@ -173,11 +185,36 @@ class Simulator:
             if p.spec.node_name not in names:
                 warnings.add_item(WARN_ORPHANS, f'{p.key} (node "{p.spec.node_name}")')
                 continue
+            p, refusal = adm.admit(p)
+            if refusal:
+                warnings.add_item(WARN_BOUND_NO_CLASS, missing_class_item(p))
             bound.append(p)
         sim = cls(config, registry, seed, profile=profile, cluster=ClusterSnapshot(cluster.nodes, bound),
                   objects=cluster.objects)
-        sim.warnings.extend(warnings)
+        sim.warnings = warnings
+        for ext in sim.framework.extenders:
+            ext.warnings = warnings
+        sim._admission = adm
         return sim
+
+    def admit(self, pod: Pod) -> tuple[Pod, str]:
+        """Priority admission with the simulator's PriorityClasses (see scheduling_framework.admission):
+        the admitted pod and "", or the pod and why the API server would refuse it."""
+        if pod.spec.priority is not None and not pod.spec.priority_class_name:
+            return pod, ""
+        # what-if loops pass the same pods again and again: give back the same admitted Pod object, so
+        # that the PodInfo cache keeps working
+        hit = self._admitted.get(pod.uid)
+        if hit is not None and hit[0] is pod:
+            return hit[1], hit[2]
+        adm = self._admission
+        if adm is None:
+            adm = self._admission = PriorityAdmission(self.objects.list(PRIORITY_CLASS_KIND), self.warnings)
+        admitted, refusal = adm.admit(pod)
+        if len(self._admitted) >= _POD_INFO_CACHE_SIZE:
+            self._admitted.clear()
+        self._admitted[pod.uid] = (pod, admitted, refusal)
+        return admitted, refusal
 
     # the cluster -------------------------------------------------------------------------------
     def fork(self) -> Fork:
@@ -291,7 +328,7 @@ class Simulator:
     def best_node_for_pod(self, pod: Pod) -> Placement:
         """The node a full scheduling cycle (Filter, Score, host selection) picks, with the total scores;
         or, when no node fits, ``node`` None and upstream's FitError message. The snapshot is unchanged."""
-        return self._cycle(CycleState(), pod, None)[0]
+        return self._cycle(CycleState(), self.admit(pod)[0], None)[0]
 
     def schedule_pods(self, pods: Iterable[Pod], nodes: Iterable[str] | None = None) -> ScheduleOutcome:
         """Schedule pending pods one after another in queue-sort order, each placement visible to the next.
@@ -306,10 +343,26 @@ class Simulator:
         ask "which pending pods would go to the new nodes?". With it, every candidate is filtered and
         the messages count candidates only ("0/2 nodes are available: ...").
 
+        Pods go through priority admission first (:meth:`admit`). Pods kube-scheduler would never
+        attempt get a Placement with ``skipped`` set, after the others: pods being deleted
+        (``metadata.deletionTimestamp``) and pods the API server would refuse (their PriorityClass does
+        not exist).
+
         Raises SnapshotError, before changing anything, when two pods share a uid, a pod is already in
         the snapshot, or a candidate node does not exist.
         """
-        batch = list(pods)
+        batch = []
+        skipped: list[Placement] = []
+        for p in pods:
+            p, refusal = self.admit(p)
+            if refusal:
+                self.warnings.add_item(WARN_NO_CLASS, missing_class_item(p))
+                skipped.append(Placement(p.key, None, refusal, skipped=True))
+            elif p.is_terminating:
+                skipped.append(Placement(p.key, None, "pod is being deleted (metadata.deletionTimestamp is set): "
+                                                      "the scheduler skips it", skipped=True))
+            else:
+                batch.append(p)
         seen: set[str] = set()
         for p in batch:
             if p.uid in seen:
@@ -348,7 +401,7 @@ class Simulator:
             if reusable and r.node is None and r.diagnosis is not None:
                 failed.append((p, r))
             results.append(r)
-        return ScheduleOutcome(tuple(results))
+        return ScheduleOutcome(tuple(results + skipped))
 
     def _replay_failure(self, pod: Pod, failure: Placement, candidates: list[str] | None) -> Placement:
         """The answer of an equivalent pod's failed cycle, with the cycle's one side effect: the
@@ -364,7 +417,7 @@ class Simulator:
     def sort_pods(self, pods: Sequence[Pod]) -> list[Pod]:
         """Pods in the profile's queue-sort order (PrioritySort: priority, then the order given)."""
         less = self.framework.queue_sort_less
-        infos = [QueuedPodInfo(self._pod_info(p), 0.0) for p in pods]
+        infos = [QueuedPodInfo(self._pod_info(self.admit(p)[0]), 0.0) for p in pods]
 
         def cmp(a: QueuedPodInfo, b: QueuedPodInfo) -> int:
             if less(a, b):

@@ -158,3 +158,124 @@ def test_embedding_doc_warnings_example_runs_as_written(monkeypatch: pytest.Monk
     with contextlib.redirect_stdout(buf):
         exec(compile(code, "embedding.md", "exec"), {"__name__": "embedding_example"})
     assert buf.getvalue() == expected
+
+
+# --- PriorityClass admission -------------------------------------------------------------------------
+
+PRIORITY = str(REAL / "priority-classes.yaml")
+
+
+def _scheduler(path: str) -> Scheduler:
+    cluster = load_cluster(path)
+    sched = Scheduler(seed=1)
+    sched.load(cluster.nodes, cluster.pods, cluster.objects)
+    return sched
+
+
+def test_priority_classes_resolve_queue_order_and_preemption() -> None:
+    doc, _ = run_json("--cluster", PRIORITY)
+    r = by_pod(doc)
+    # system-cluster-critical (built in, not in the dump) goes first and fits next to the filler
+    assert r["kube-system/node-agent"]["outcome"] == "Scheduled"
+    # "high" (1000) preempts the filler, whose priority came from the lowest globalDefault class (-10)
+    assert r["default/urgent"]["victims"] == ["default/filler"]
+    assert r["default/urgent"]["outcome"] == "Scheduled"
+    # preemptionPolicy Never came from the class
+    assert r["default/polite"]["outcome"] == "Unschedulable"
+    assert "not eligible due to preemptionPolicy=Never" in r["default/polite"]["message"]
+
+
+def test_missing_priority_class_skips_the_pod_with_admissions_message() -> None:
+    doc, _ = run_json("--cluster", PRIORITY)
+    typo = by_pod(doc)["default/typo"]
+    assert typo["outcome"] == "Skipped"
+    assert typo["message"] == 'pods "typo" is forbidden: no PriorityClass with name hihg was found'
+    assert doc["warnings"] == ["skipped pending pod(s) the API server would refuse: their PriorityClass does not "
+                               'exist: default/typo (priorityClassName "hihg")']
+
+
+def test_priorities_resolved_in_the_python_api() -> None:
+    sched = _scheduler(PRIORITY)
+    filler = sched.cache.get_pod("0a1b2c3d-0000-4000-8000-000000000101")
+    assert filler is not None
+    assert (filler.spec.priority, filler.spec.priority_class_name) == (-10, "batch-low")  # lowest default wins
+    order = []
+    while (qpi := sched.queue.pop()) is not None:
+        order.append((qpi.pod.name, qpi.pod.priority, qpi.pod.preemption_policy))
+    assert order == [("node-agent", 2_000_000_000, "PreemptLowerPriority"), ("urgent", 1000, "PreemptLowerPriority"),
+                     ("polite", 500, "Never")]
+
+
+def test_simulator_admits_pods_too() -> None:
+    cluster = load_cluster(PRIORITY)
+    sim = Simulator.from_cluster(cluster, seed=1)
+    ni = sim.cluster.get("node-1")
+    assert [pi.pod.priority for pi in ni.pods] == [-10]
+    out = sim.schedule_pods(cluster.pending_pods)
+    assert [p.name for p in sim.sort_pods(cluster.pending_pods)] == ["node-agent", "urgent", "polite", "typo"]
+    typo = next(r for r in out.results if r.pod == "default/typo")
+    assert typo.skipped and typo.node is None and "no PriorityClass with name hihg" in typo.message
+    assert out.placements == {"kube-system/node-agent": "node-1"}  # no preemption in the simulator
+    assert any("default/typo" in w for w in sim.warnings)
+
+
+def _pc(name: str, value: Any, api_version: str = "scheduling.k8s.io/v1", **extra: Any) -> dict[str, Any]:
+    return {"apiVersion": api_version, "kind": "PriorityClass", "metadata": {"name": name}, "value": value, **extra}
+
+
+def _pod(name: str, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "x"}], **spec}}
+
+
+@pytest.mark.parametrize(("classes", "spec", "want"), [
+    ([_pc("high", 1000)], {"priorityClassName": "high"}, (1000, "PreemptLowerPriority")),
+    ([_pc("high", 1000, "scheduling.k8s.io/v1beta1")], {"priorityClassName": "high"}, (1000, "PreemptLowerPriority")),
+    ([_pc("high", 1000, "scheduling.k8s.io/v1alpha1", preemptionPolicy="Never")], {"priorityClassName": "high"},
+     (1000, "Never")),
+    ([_pc("high", 1000)], {"priorityClassName": "high", "priority": 7}, (7, "PreemptLowerPriority")),
+    ([_pc("d", 3, globalDefault=True)], {}, (3, "PreemptLowerPriority")),
+    ([_pc("d", 3, globalDefault=True)], {"priority": 9}, (9, "PreemptLowerPriority")),
+    ([], {}, (0, "PreemptLowerPriority")),
+    ([], {"priorityClassName": "system-node-critical"}, (2_000_001_000, "PreemptLowerPriority")),
+    ([_pc("n", 1, preemptionPolicy="Never")], {"priorityClassName": "n", "preemptionPolicy": "PreemptLowerPriority"},
+     (1, "PreemptLowerPriority")),
+], ids=["class", "v1beta1", "v1alpha1-never", "admitted-pod-keeps-priority", "global-default",
+        "admitted-pod-ignores-default", "no-default-is-zero", "built-in-system-node-critical",
+        "pod-policy-kept"])
+def test_priority_admission_table(classes: list[dict[str, Any]], spec: dict[str, Any],
+                                  want: tuple[int, str]) -> None:
+    from scheduling_framework.admission import PriorityAdmission
+    from scheduling_framework.api import Pod
+    from scheduling_framework.api.objects import KubeObject
+
+    adm = PriorityAdmission([KubeObject.from_dict(c) for c in classes])
+    pod, refusal = adm.admit(Pod.from_dict(_pod("p", **spec)))
+    assert refusal == ""
+    assert (pod.priority, pod.preemption_policy) == want
+    assert pod.to_dict()["spec"].get("priority", 0) == want[0]
+
+
+def test_unusable_priority_class_is_warned_and_left_out(tmp_path: Path) -> None:
+    import yaml
+
+    f = tmp_path / "c.yaml"
+    f.write_text(yaml.safe_dump_all([
+        _pc("broken", "high"), _pc("bad-policy", 5, preemptionPolicy="Sometimes"),
+        _pod("p", priorityClassName="broken"),
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "status": {"capacity": {"pods": "9"}}}]))
+    doc, _ = run_json("--cluster", str(f))
+    assert by_pod(doc)["default/p"]["outcome"] == "Skipped"
+    assert doc["warnings"][0] == ("ignored PriorityClass object(s) that could not be used: broken (value: expected "
+                                  "an integer, got 'high'), bad-policy (preemptionPolicy: Unsupported value: "
+                                  '"Sometimes": supported values: "PreemptLowerPriority", "Never")')
+
+
+def test_mismatched_priority_is_kept_with_a_warning(tmp_path: Path) -> None:
+    import yaml
+
+    f = tmp_path / "c.yaml"
+    f.write_text(yaml.safe_dump_all([_pc("high", 1000), _pod("p", priorityClassName="high", priority=3)]))
+    doc, _ = run_json("--cluster", str(f))
+    assert doc["warnings"] == ["kept spec.priority of pod(s) whose PriorityClass has another value (the API server "
+                               "would refuse them): default/p (3 != high 1000)"]
