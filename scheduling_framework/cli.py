@@ -1,6 +1,7 @@
 """The ``scheduling-framework`` command: schedule a cluster file, view a configuration, list plugins.
 
-Exit codes: 0 when the run completed (even with unschedulable pods), 2 for bad input (one-line error).
+Exit codes: 0 when the run completed (even with unschedulable pods), 2 for bad input (one-line error),
+3 with ``--fail-on-unschedulable`` when a pod ended Unschedulable or Error.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from scheduling_framework.errors import SchedulingFrameworkError
 EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_BAD_INPUT = 2
+EXIT_UNSCHEDULABLE = 3
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -26,14 +28,20 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("schedule", help="schedule the pending pods of a cluster file")
     s.add_argument("--cluster", required=True, help="YAML: Nodes, Pods (nodeName set = running), Namespaces, ...")
     s.add_argument("--config", help="KubeSchedulerConfiguration YAML (default: the upstream default profile)")
-    s.add_argument("--output", choices=("table", "json"), default="table")
+    s.add_argument("--output", choices=("table", "json", "yaml"), default="table",
+                   help="table (people), json (tools), yaml (the resulting cluster, a kind: List that --cluster "
+                        "reads again)")
     s.add_argument("--explain", action="store_true", help="every node's filter verdict and every plugin's score")
     s.add_argument("--seed", type=int, default=None, help="seed for tie-breaking among equal top scores")
+    s.add_argument("--fail-on-unschedulable", action="store_true",
+                   help=f"exit {EXIT_UNSCHEDULABLE} when any pod ends Unschedulable or Error (a CI gate)")
     c = sub.add_parser("config", help="configuration commands")
     csub = c.add_subparsers(dest="config_command", required=True)
     v = csub.add_parser("view", help="print the effective configuration (defaults, merge, multiPoint expanded)")
     v.add_argument("--config", help="KubeSchedulerConfiguration YAML")
-    v.add_argument("--output", choices=("json", "yaml"), default="yaml")
+    v.add_argument("--output", choices=("json", "yaml", "config"), default="yaml",
+                   help="json/yaml: the effective profiles; config: a KubeSchedulerConfiguration that --config "
+                        "accepts and that yields the same effective profiles")
     pl = sub.add_parser("plugins", help="list registered plugins, their origin and extension points")
     pl.add_argument("--output", choices=("table", "json"), default="table")
     return p
@@ -96,15 +104,30 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
              "skipped": sum(r.outcome == SKIPPED for r in results),
              "seconds": round(seconds, 6)}
     warnings = merged(cluster.warnings, sched.warnings)
+    status = EXIT_OK
+    if args.fail_on_unschedulable and any(r.outcome in (UNSCHEDULABLE, ERROR) for r in results):
+        status = EXIT_UNSCHEDULABLE
     if args.output == "json":
         doc = {"pods": [r.to_dict(args.explain) for r in results], "stats": stats, "warnings": warnings}
         json.dump(doc, out, separators=(",", ":") if not args.explain else (", ", ": "))
         out.write("\n")
-        return EXIT_OK
+        return status
     for w in warnings:
         print(f"warning: {w}", file=err)
+    if args.output == "yaml":
+        from scheduling_framework.report.export import resulting_cluster
+
+        _dump_yaml(resulting_cluster(cluster, sched), out)
+        return status
     _print_table(results, stats, args.explain, out)
-    return EXIT_OK
+    return status
+
+
+def _dump_yaml(doc: Any, out: TextIO) -> None:
+    import yaml
+
+    dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # the C emitter: big clusters dump fast
+    yaml.dump(doc, out, Dumper=dumper, sort_keys=False, default_flow_style=False)
 
 
 def _print_table(results: list[Any], stats: dict[str, Any], explain: bool, out: TextIO) -> None:
@@ -166,6 +189,11 @@ def _config_view(args: argparse.Namespace, out: TextIO) -> int:
     from scheduling_framework.registry import default_registry
 
     cfg = load_config(args.config)
+    if args.output == "config":
+        from scheduling_framework.config import config_document
+
+        _dump_yaml(config_document(cfg, default_registry().points_of), out)
+        return EXIT_OK
     view = config_view(cfg, default_registry().points_of)
     if args.output == "json":
         json.dump(view, out, indent=2)

@@ -41,7 +41,7 @@ from scheduling_framework.config.types import (
     Profile,
 )
 from scheduling_framework.config.validation import validate_profiles
-from scheduling_framework.config.view import config_view
+from scheduling_framework.config.view import config_document, config_view
 
 __all__ = [
     "API_VERSION",
@@ -69,6 +69,7 @@ __all__ = [
     "ScoringStrategy",
     "UtilizationShapePoint",
     "VolumeBindingArgs",
+    "config_document",
     "config_view",
     "default_plugins",
     "expand_profile",

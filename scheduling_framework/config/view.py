@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from scheduling_framework.config.args import args_to_dict
@@ -46,3 +47,41 @@ def config_view(cfg: KubeSchedulerConfiguration, points_of: PointsOf) -> dict[st
         "podInitialBackoffSeconds": cfg.pod_initial_backoff_seconds,
         "podMaxBackoffSeconds": cfg.pod_max_backoff_seconds,
     }
+
+
+def explicit_plugins_doc(eff: EffectiveProfile) -> dict[str, Any]:
+    """A v1 ``plugins`` block that yields exactly ``eff`` when loaded again: at every point the
+    defaults are disabled (``"*"``) and the effective plugins are enabled in run order, score entries
+    with their weight; multiPoint disables the defaults and enables nothing, so nothing is expanded a
+    second time and no default plugin comes back (with defaulted args) through it."""
+    out: dict[str, Any] = {"multiPoint": {"disabled": [{"name": "*"}]}}
+    for point in POINTS:
+        enabled = [{"name": p.name, "weight": p.weight} if point == "score" else {"name": p.name}
+                   for p in eff.points[point]]
+        out[point] = {"enabled": enabled, "disabled": [{"name": "*"}]} if enabled else {"disabled": [{"name": "*"}]}
+    return out
+
+
+def config_document(cfg: KubeSchedulerConfiguration, points_of: PointsOf) -> dict[str, Any]:
+    """The effective configuration as a KubeSchedulerConfiguration document that ``load_config``
+    accepts and that yields the same effective profiles: the defaulted document with each profile's
+    plugins written out point by point (:func:`explicit_plugins_doc`) and every pluginConfig entry,
+    defaulted args included.
+
+    Raises ConfigError when a profile cannot be built (unknown plugin, missing binder, ...).
+    """
+    doc = copy.deepcopy(cfg.raw)
+    profiles = []
+    for prof, raw in zip(cfg.profiles, doc.get("profiles") or [], strict=True):
+        eff = expand_profile(prof, points_of)
+        out = {k: v for k, v in raw.items() if k != "plugins"}
+        out["plugins"] = explicit_plugins_doc(eff)
+        # schedulerName first and plugins before pluginConfig, as people write them
+        ordered = {"schedulerName": out.pop("schedulerName")}
+        if "percentageOfNodesToScore" in out:
+            ordered["percentageOfNodesToScore"] = out.pop("percentageOfNodesToScore")
+        ordered["plugins"] = out.pop("plugins")
+        ordered.update(out)
+        profiles.append(ordered)
+    doc["profiles"] = profiles
+    return doc
