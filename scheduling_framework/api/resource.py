@@ -44,7 +44,7 @@ ALLOCATION_MODES = (ALLOCATION_MODE_EXACT_COUNT, ALLOCATION_MODE_ALL)
 # Upstream API validation limits the allocator relies on.
 RESOURCE_SLICE_MAX_DEVICES = 128
 ALLOCATION_RESULTS_MAX_SIZE = 32
-DEVICE_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
+DEVICE_TAINT_EFFECTS = ("NoSchedule", "NoExecute", "None")
 DEVICE_TOLERATION_OPERATORS = ("Exists", "Equal")
 
 AttributeValue = bool | int | str
@@ -212,7 +212,7 @@ class DeviceTaint:
         m = as_map(d, path)
         effect = as_str(m.get("effect"), f"{path}.effect")
         if effect not in DEVICE_TAINT_EFFECTS:
-            raise ValidationError(f'Unsupported value: "{effect}": supported values: "NoExecute", "NoSchedule"',
+            raise ValidationError(f'Unsupported value: "{effect}": supported values: "NoExecute", "NoSchedule", "None"',
                                   f"{path}.effect")
         return cls(as_str(m.get("key"), f"{path}.key"), as_str(m.get("value"), f"{path}.value"), effect,
                    as_time(m.get("timeAdded"), f"{path}.timeAdded"))

@@ -1,0 +1,1067 @@
+"""The structured-parameters allocator: which devices a node's ResourceClaims get.
+
+A reimplementation of upstream's ``k8s.io/dynamic-resource-allocation/structured`` allocator (the
+"incubating" variant, which serves every feature that is GA or beta in the newest release). Given the
+DeviceClasses, all ResourceSlices and the devices already allocated to other claims, ``Allocator.allocate``
+searches, for one node, a set of devices satisfying every request of every claim:
+
+* requests ``exactly`` (ExactCount with ``count``, or All) and ``firstAvailable`` (the first subrequest that
+  can be satisfied wins);
+* class and request CEL selectors; claim constraints ``matchAttribute`` / ``distinctAttribute``;
+* ``adminAccess`` (may use devices in use by other claims); device taints and request tolerations;
+* partitionable devices (``sharedCounters`` / ``consumesCounters``, including counters consumed by
+  allocated devices on other nodes); slices selected by ``nodeName`` / ``nodeSelector`` / ``allNodes`` /
+  ``perDeviceNodeSelection``; pool generations, incomplete and invalid pools;
+* consumable capacity (``allowMultipleAllocations`` devices shared between claims, capacity requests and
+  request policies) and binding conditions.
+
+The search is upstream's: claims in order, requests in order, devices in pool/slice/device order, the first
+complete solution wins, with backtracking; within one request only combinations (not permutations) are tried.
+Pools are visited in the order their first slice appears in ``slices`` (upstream iterates a Go map, whose
+order is unspecified).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from scheduling_framework.api.node import Node
+from scheduling_framework.api.quantity import Quantity
+from scheduling_framework.api.resource import (
+    ALLOCATION_MODE_ALL,
+    ALLOCATION_MODE_EXACT_COUNT,
+    ALLOCATION_RESULTS_MAX_SIZE,
+    AllocationResult,
+    CounterSet,
+    Device,
+    DeviceAllocationConfiguration,
+    DeviceAttribute,
+    DeviceCapacity,
+    DeviceClass,
+    DeviceRequestAllocationResult,
+    DeviceToleration,
+    ExactDeviceRequest,
+    ResourceClaim,
+    ResourceSlice,
+)
+from scheduling_framework.api.selectors import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
+from scheduling_framework.dra.cel import CELCache, CELCompileError, CELRuntimeError
+from scheduling_framework.errors import SchedulingFrameworkError
+
+
+@attrs.frozen(slots=True)
+class DeviceID:
+    driver: str
+    pool: str
+    device: str
+
+    def __str__(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.device}"
+
+
+@attrs.frozen(slots=True)
+class SharedDeviceID:
+    """One share of a device that allows multiple allocations (consumable capacity)."""
+
+    device: DeviceID
+    share_id: str
+
+
+@attrs.define
+class AllocatedState:
+    """What other claims already hold: whole devices, shares of shareable devices, and the capacity those
+    shares consume (per device, capacity name qualified with the driver's domain)."""
+
+    allocated_devices: set[DeviceID] = attrs.field(factory=set)
+    allocated_shared_device_ids: set[SharedDeviceID] = attrs.field(factory=set)
+    aggregated_capacity: dict[DeviceID, dict[str, Quantity]] = attrs.field(factory=dict)
+
+    def is_allocated(self, device: DeviceID) -> bool:
+        if device in self.allocated_devices or device in self.aggregated_capacity:
+            return True
+        return any(s.device == device for s in self.allocated_shared_device_ids)
+
+    @classmethod
+    def from_claims(cls, claims: Sequence[ResourceClaim]) -> AllocatedState:
+        """The state implied by the allocations recorded in ``claims`` (admin-access results do not block)."""
+        state = cls()
+        for claim in claims:
+            alloc = claim.status.allocation
+            if alloc is None:
+                continue
+            for r in alloc.results:
+                if r.admin_access:
+                    continue
+                did = DeviceID(r.driver, r.pool, r.device)
+                if r.share_id is not None:
+                    state.allocated_shared_device_ids.add(SharedDeviceID(did, r.share_id))
+                    agg = state.aggregated_capacity.setdefault(did, {})
+                    for name, q in r.consumed_capacity.items():
+                        key = name if "/" in name else f"{r.driver}/{name}"
+                        agg[key] = agg[key] + q if key in agg else q
+                else:
+                    state.allocated_devices.add(did)
+        return state
+
+
+@attrs.frozen(slots=True)
+class Features:
+    """The feature gates the allocator honours; defaults are the newest release's defaults."""
+
+    admin_access: bool = True
+    prioritized_list: bool = True
+    partitionable_devices: bool = True
+    device_taints: bool = True
+    device_binding_and_status: bool = True
+    consumable_capacity: bool = True
+
+
+class AllocatorError(SchedulingFrameworkError):
+    """Allocation cannot proceed: invalid input (unknown class, CEL error, bad counters...).
+
+    ``failed_on_node`` marks errors that concern only the node being tried (upstream's
+    ErrFailedAllocationOnNode): the scheduler reports them as that node's failure, not as an error.
+    """
+
+    def __init__(self, message: str, failed_on_node: bool = False) -> None:
+        self.failed_on_node = failed_on_node
+        super().__init__(message)
+
+
+# --- pools ---------------------------------------------------------------------------------------
+
+
+class _Pool:
+    __slots__ = ("driver", "name", "incomplete", "invalid", "invalid_reason", "slices", "slices_elsewhere",
+                 "counter_sets", "index")
+
+    def __init__(self, driver: str, name: str) -> None:
+        self.driver = driver
+        self.name = name
+        self.incomplete = False
+        self.invalid = False
+        self.invalid_reason = ""
+        self.slices: list[ResourceSlice] = []  # device slices relevant for the node
+        self.slices_elsewhere: list[ResourceSlice] = []  # device slices of the pool not targeting the node
+        self.counter_sets: dict[str, CounterSet] = {}
+        self.index = 0
+
+    def __str__(self) -> str:
+        return f"{self.driver}/{self.name}"
+
+
+def node_matches(node: Node | None, node_name: str, all_nodes: bool, selector: NodeSelector | None) -> bool:
+    """Whether a slice (or, with per-device node selection, a device) is reachable from ``node``."""
+    if node_name:
+        return node is not None and node.name == node_name
+    if all_nodes:
+        return True
+    if selector is not None:
+        return node is not None and selector.matches(node.name, node.labels)
+    return False
+
+
+def gather_pools(slices_for_node: Sequence[ResourceSlice], node: Node, features: Features,
+                 all_slices: Sequence[ResourceSlice]) -> list[_Pool]:
+    """The pools with devices reachable from ``node``, each marked incomplete or invalid as upstream does."""
+    by_pool: dict[tuple[str, str], list[ResourceSlice]] = {}
+    for s in slices_for_node:
+        spec = s.spec
+        if not features.partitionable_devices and (spec.per_device_node_selection is not None
+                                                   or spec.shared_counters):
+            continue
+        if spec.shared_counters:
+            _add_slice(by_pool, s)
+        elif spec.node_name or spec.all_nodes or spec.node_selector is not None:
+            if node_matches(node, spec.node_name or "", bool(spec.all_nodes), spec.node_selector):
+                _add_slice(by_pool, s)
+        elif spec.per_device_node_selection:
+            for d in spec.devices:
+                if node_matches(node, d.node_name or "", bool(d.all_nodes), d.node_selector):
+                    _add_slice(by_pool, s)
+                    break
+        # Anything else is an unknown future form of node selection: skipped.
+
+    pools: list[_Pool] = []
+    for (driver, name), pool_slices in by_pool.items():
+        generation = pool_slices[0].spec.pool.generation
+        count = pool_slices[0].spec.pool.resource_slice_count
+        if len(pool_slices) == count:
+            pools.append(_build_pool(driver, name, pool_slices, features, None))
+            continue
+        obsolete, all_for_pool = _slices_in_pool(all_slices, driver, name, generation)
+        if obsolete:
+            continue
+        if len(all_for_pool) != count:
+            p = _Pool(driver, name)
+            p.incomplete = True
+            pools.append(p)
+            continue
+        pools.append(_build_pool(driver, name, pool_slices, features, all_for_pool))
+    for i, p in enumerate(pools):
+        p.index = i
+    return pools
+
+
+def _add_slice(by_pool: dict[tuple[str, str], list[ResourceSlice]], s: ResourceSlice) -> None:
+    key = (s.spec.driver, s.spec.pool.name)
+    existing = by_pool.get(key)
+    if existing is None:
+        by_pool[key] = [s]
+        return
+    gen, have = s.spec.pool.generation, existing[0].spec.pool.generation
+    if gen < have:
+        return
+    if gen > have:
+        by_pool[key] = [s]
+        return
+    existing.append(s)
+
+
+def _slices_in_pool(all_slices: Sequence[ResourceSlice], driver: str, name: str,
+                    generation: int) -> tuple[bool, list[ResourceSlice]]:
+    found: list[ResourceSlice] = []
+    for s in all_slices:
+        if s.spec.driver != driver or s.spec.pool.name != name:
+            continue
+        g = s.spec.pool.generation
+        if g == generation:
+            found.append(s)
+        elif g > generation:
+            return True, []
+    return False, found
+
+
+def _build_pool(driver: str, name: str, slices: list[ResourceSlice], features: Features,
+                all_for_pool: list[ResourceSlice] | None) -> _Pool:
+    pool = _Pool(driver, name)
+    if features.partitionable_devices:
+        device_slices = [s for s in slices if not s.spec.shared_counters]
+        counter_slices = [s for s in slices if s.spec.shared_counters]
+    else:
+        device_slices, counter_slices = slices, []
+    seen: set[str] = set()
+    for s in device_slices:
+        for d in s.spec.devices:
+            if d.name in seen:
+                pool.invalid, pool.invalid_reason = True, f"duplicate device name {d.name}"
+                return pool
+            seen.add(d.name)
+    if not features.partitionable_devices:
+        pool.slices = device_slices
+        return pool
+    for s in counter_slices:
+        for cs in s.spec.shared_counters:
+            if cs.name in pool.counter_sets:
+                pool.invalid, pool.invalid_reason = True, f"duplicate counter set name {cs.name}"
+                return pool
+            pool.counter_sets[cs.name] = cs
+    reason = _check_counter_consumption(pool.counter_sets, slices)
+    if reason:
+        pool.invalid, pool.invalid_reason = True, reason
+        return pool
+    pool.slices = device_slices
+    if all_for_pool is None or len(slices) == len(all_for_pool):
+        return pool
+    names = {s.name for s in slices}
+    elsewhere = [s for s in all_for_pool if s.name not in names]
+    reason = _check_counter_consumption(pool.counter_sets, elsewhere)
+    if reason:
+        p = _Pool(driver, name)
+        p.invalid, p.invalid_reason = True, reason
+        return p
+    pool.slices_elsewhere = elsewhere
+    return pool
+
+
+def _check_counter_consumption(counter_sets: Mapping[str, CounterSet], slices: Sequence[ResourceSlice]) -> str:
+    for s in slices:
+        for d in s.spec.devices:
+            for cc in d.consumes_counters:
+                cs = counter_sets.get(cc.counter_set)
+                if cs is None:
+                    return f"counter set {cc.counter_set} not found"
+                for counter in cc.counters:
+                    if counter not in cs.counters:
+                        return f"counter {counter} not found in counter set {cs.name}"
+    return ""
+
+
+# --- requests ------------------------------------------------------------------------------------
+
+
+class _Request:
+    """One request without subrequests, or one subrequest (``parent`` set) of a claim."""
+
+    __slots__ = ("name", "parent", "exact", "cls", "num_devices", "all_devices", "admin_access", "key")
+
+    def __init__(self, name: str, parent: str, exact: ExactDeviceRequest, cls: DeviceClass | None,
+                 key: tuple[int, int, int]) -> None:
+        self.name = name
+        self.parent = parent
+        self.exact = exact
+        self.cls = cls
+        self.num_devices = 0
+        self.all_devices: list[_Candidate] = []
+        self.admin_access = bool(exact.admin_access)
+        self.key = key
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.parent}/{self.name}" if self.parent else self.name
+
+
+class _Candidate:
+    __slots__ = ("id", "device", "slice", "pool")
+
+    def __init__(self, did: DeviceID, device: Device, s: ResourceSlice, pool: _Pool) -> None:
+        self.id = did
+        self.device = device
+        self.slice = s
+        self.pool = pool
+
+
+class _Result:
+    __slots__ = ("request", "parent", "id", "device", "slice", "admin_access", "share_id", "consumed",
+                 "tolerations")
+
+    def __init__(self, req: _Request, cand: _Candidate, share_id: str | None,
+                 consumed: dict[str, Quantity] | None) -> None:
+        self.request = req.name
+        self.parent = req.parent
+        self.id = cand.id
+        self.device = cand.device
+        self.slice = cand.slice
+        self.admin_access = True if req.admin_access else None
+        self.share_id = share_id
+        self.consumed = consumed
+        self.tolerations = req.exact.tolerations
+
+
+def lookup_attribute(device: Device, driver: str, name: str) -> DeviceAttribute | None:
+    """A fully-qualified attribute of a device; unqualified device attributes belong to the driver's domain."""
+    attr = device.attributes.get(name)
+    if attr is not None:
+        return attr
+    domain, sep, ident = name.partition("/")
+    if not sep or domain != driver:
+        return None
+    return device.attributes.get(ident)
+
+
+class _MatchAttribute:
+    __slots__ = ("requests", "attribute", "value", "count")
+
+    def __init__(self, requests: frozenset[str], attribute: str) -> None:
+        self.requests = requests
+        self.attribute = attribute
+        self.value: DeviceAttribute | None = None
+        self.count = 0
+
+    def _applies(self, request: str, sub: str) -> bool:
+        if not self.requests:
+            return True
+        return request in self.requests or (bool(sub) and f"{request}/{sub}" in self.requests)
+
+    def add(self, request: str, sub: str, device: Device, did: DeviceID) -> bool:
+        if not self._applies(request, sub):
+            return True
+        attr = lookup_attribute(device, did.driver, self.attribute)
+        if attr is None:
+            return False
+        if self.count == 0:
+            self.value = attr
+            self.count = 1
+            return True
+        if self.value is None or self.value.kind != attr.kind or self.value.value != attr.value:
+            return False
+        self.count += 1
+        return True
+
+    def remove(self, request: str, sub: str, device: Device, did: DeviceID) -> None:
+        if self._applies(request, sub):
+            self.count -= 1
+
+
+class _DistinctAttribute:
+    __slots__ = ("requests", "attribute", "values")
+
+    def __init__(self, requests: frozenset[str], attribute: str) -> None:
+        self.requests = requests
+        self.attribute = attribute
+        self.values: list[DeviceAttribute] = []
+
+    def _applies(self, request: str, sub: str) -> bool:
+        if not self.requests:
+            return True
+        return request in self.requests or (bool(sub) and f"{request}/{sub}" in self.requests)
+
+    def add(self, request: str, sub: str, device: Device, did: DeviceID) -> bool:
+        if not self._applies(request, sub):
+            return True
+        attr = lookup_attribute(device, did.driver, self.attribute)
+        if attr is None:
+            return False
+        for existing in self.values:
+            # As upstream: the comparison stops at the first recorded value of another type.
+            if existing.kind != attr.kind:
+                break
+            if existing.value == attr.value:
+                return False
+        self.values.append(attr)
+        return True
+
+    def remove(self, request: str, sub: str, device: Device, did: DeviceID) -> None:
+        if self._applies(request, sub):
+            self.values.pop()
+
+
+_Constraint = _MatchAttribute | _DistinctAttribute
+
+
+class _MaxSizeExceeded(Exception):
+    """More than ALLOCATION_RESULTS_MAX_SIZE devices in one claim: backtrack further (not an error)."""
+
+
+# --- consumable capacity -------------------------------------------------------------------------
+
+
+def _resolve_capacity(device: Device, driver: str) -> dict[str, DeviceCapacity]:
+    """Device capacities keyed by fully-qualified name; an explicit driver-domain entry wins."""
+    out: dict[str, DeviceCapacity] = {}
+    prefix = driver + "/"
+    for name, cap in device.capacity.items():
+        if name.startswith(prefix):
+            out[name] = cap
+    for name, cap in device.capacity.items():
+        if name.startswith(prefix):
+            continue
+        key = name if "/" in name else prefix + name
+        out.setdefault(key, cap)
+    return out
+
+
+def _resolve_requests(requests: Mapping[str, Quantity], device: Device,
+                      driver: str) -> dict[str, Quantity] | None:
+    out: dict[str, Quantity] = {}
+    for name, q in requests.items():
+        key: str | None = None
+        if name in device.capacity:
+            key = name if "/" in name else f"{driver}/{name}"
+        else:
+            domain, sep, ident = name.partition("/")
+            if sep:
+                if domain == driver and ident in device.capacity:
+                    key = name
+            elif f"{driver}/{name}" in device.capacity:
+                key = f"{driver}/{name}"
+        if key is None:
+            return None
+        if key in out:
+            ident = key.split("/", 1)[1]
+            other = key if name != key else ident
+            raise AllocatorError(f'capacity "{ident}" requested both as "{name}" and as "{other}"')
+        out[key] = q
+    return out
+
+
+def _consumed_quantity(requested: Quantity | None, cap: DeviceCapacity) -> Quantity:
+    policy = cap.request_policy
+    if requested is None:
+        if policy is not None and policy.default is not None:
+            return policy.default
+        return cap.value
+    if policy is None:
+        return requested
+    rng = policy.valid_range
+    if rng is not None:
+        if requested < rng.min:
+            return rng.min
+        if rng.step is None:
+            return requested
+        req, step, mn = requested.value(), rng.step.value(), rng.min.value()
+        added = req - mn
+        n = -(-added // step) if step else 0
+        return Quantity.parse(mn + step * n)
+    if policy.valid_values:
+        for v in policy.valid_values:
+            if requested <= v:
+                return v
+    return requested
+
+
+def _violates_policy(value: Quantity, cap: DeviceCapacity) -> bool:
+    policy = cap.request_policy
+    if policy is None:
+        return False
+    if policy.default is not None and value == policy.default:
+        return False
+    rng = policy.valid_range
+    if rng is not None:
+        if rng.max is not None and value > rng.max:
+            return True
+        if rng.step is not None and rng.step.value():
+            return (value.value() - rng.min.value()) % rng.step.value() != 0
+        return False
+    if policy.valid_values:
+        return not any(value == v for v in policy.valid_values)
+    return False
+
+
+# --- the allocator ---------------------------------------------------------------------------------
+
+
+class Allocator:
+    """Allocates devices for claims on one node at a time; build once per scheduling cycle (or per pod).
+
+    ``device_classes`` maps class names to DeviceClasses; ``slices`` is every ResourceSlice in the cluster.
+    Reusable and side-effect free: ``allocate`` does not change ``allocated_state``.
+    """
+
+    def __init__(self, features: Features, allocated_state: AllocatedState,
+                 device_classes: Mapping[str, DeviceClass], slices: Sequence[ResourceSlice],
+                 cel_cache: CELCache | None = None) -> None:
+        self.features = features
+        self.allocated_state = allocated_state
+        self.device_classes = device_classes
+        self.all_slices = list(slices)
+        self.cel_cache = cel_cache if cel_cache is not None else CELCache(
+            allow_multiple_allocations=features.consumable_capacity)
+        self._on_node: dict[str, list[ResourceSlice]] = {}
+        self._shared: list[ResourceSlice] = []
+        for s in self.all_slices:
+            if s.spec.node_name:
+                self._on_node.setdefault(s.spec.node_name, []).append(s)
+            else:
+                self._shared.append(s)
+        # Counters consumed by allocated devices, per pool; the allocated state never changes.
+        self._available_counters: dict[tuple[str, str], dict[str, dict[str, Quantity]]] = {}
+        self.num_allocate_one = 0
+
+    def allocate(self, node: Node, claims: Sequence[ResourceClaim]) -> list[AllocationResult] | None:
+        """One AllocationResult per claim (same order), or None when they cannot all be allocated here.
+
+        Raises AllocatorError with upstream's message when the input is unusable.
+        """
+        run = _Run(self, node, list(claims))
+        return run.run()
+
+
+class _Run:
+    """State of one ``allocate`` call (upstream's per-call ``allocator``)."""
+
+    def __init__(self, a: Allocator, node: Node, claims: list[ResourceClaim]) -> None:
+        self.a = a
+        self.features = a.features
+        self.node = node
+        self.claims = claims
+        self.pools: list[_Pool] = []
+        self.requests: dict[tuple[int, int, int], _Request] = {}
+        self.selected_sub: dict[tuple[int, int], int] = {}
+        self.constraints: list[list[_Constraint]] = []
+        self.results: list[list[_Result]] = [[] for _ in claims]
+        self.matches: dict[tuple[DeviceID, tuple[int, int, int]], bool] = {}
+        self.allocating: dict[DeviceID, set[int]] = {}
+        self.allocating_capacity: dict[DeviceID, dict[str, Quantity]] = {}
+        self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, Quantity]]] = {}
+
+    def _claim_ref(self, i: int) -> str:
+        c = self.claims[i]
+        return f"{c.namespace}/{c.name}"
+
+    # -- setup ---------------------------------------------------------------------------------
+    def run(self) -> list[AllocationResult] | None:
+        a = self.a
+        slices_for_node = a._on_node.get(self.node.name, []) + a._shared
+        self.pools = gather_pools(slices_for_node, self.node, self.features, a.all_slices)
+        for ci, claim in enumerate(self.claims):
+            min_devices = 0
+            for ri, request in enumerate(claim.spec.devices.requests):
+                if request.first_available:
+                    if not self.features.prioritized_list:
+                        raise AllocatorError(f"claim {self._claim_ref(ci)}, request {request.name}: has "
+                                             "subrequests, but the DRAPrioritizedList feature is disabled")
+                    if not self.features.consumable_capacity:
+                        for sub in request.first_available:
+                            if sub.request.capacity is not None:
+                                raise AllocatorError(
+                                    f"claim {self._claim_ref(ci)}, subrequest {sub.name}: has capacity "
+                                    "requests, but the DRAConsumableCapacity feature is disabled")
+                    least: int | None = None
+                    for si, sub in enumerate(request.first_available):
+                        rd = self._validate(ci, sub.name, request.name, sub.request, (ci, ri, si))
+                        self.requests[(ci, ri, si)] = rd
+                        least = rd.num_devices if least is None else min(least, rd.num_devices)
+                    min_devices += least or 0
+                else:
+                    exact = request.exactly
+                    assert exact is not None
+                    if not self.features.consumable_capacity and exact.capacity is not None:
+                        raise AllocatorError(f"claim {self._claim_ref(ci)}, request {request.name}: has capacity "
+                                             "requests, but the DRAConsumableCapacity feature is disabled")
+                    rd = self._validate(ci, request.name, "", exact, (ci, ri, 0))
+                    self.requests[(ci, ri, 0)] = rd
+                    min_devices += rd.num_devices
+            if min_devices > ALLOCATION_RESULTS_MAX_SIZE:
+                raise AllocatorError(f"claim {self._claim_ref(ci)}: number of requested devices {min_devices} "
+                                     f"exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
+            cons: list[_Constraint] = []
+            for i, c in enumerate(claim.spec.devices.constraints):
+                if c.match_attribute is not None:
+                    cons.append(_MatchAttribute(frozenset(c.requests), c.match_attribute))
+                elif c.distinct_attribute is not None:
+                    cons.append(_DistinctAttribute(frozenset(c.requests), c.distinct_attribute))
+                else:
+                    raise AllocatorError(f"claim {self._claim_ref(ci)}, constraint #{i}: empty constraint "
+                                         "(unsupported constraint type?)")
+            self.constraints.append(cons)
+
+        try:
+            done = self._allocate_one(0, 0, 0, 0, False, (0, 0, 0))
+        except _MaxSizeExceeded:
+            done = False
+        if not done:
+            for p in self.pools:
+                if p.invalid:
+                    raise AllocatorError("invalid resource pools were encountered", failed_on_node=True)
+            return None
+        return [self._result(ci) for ci in range(len(self.claims))]
+
+    def _validate(self, ci: int, name: str, parent: str, exact: ExactDeviceRequest,
+                  key: tuple[int, int, int]) -> _Request:
+        claim_ref = self._claim_ref(ci)
+        if not self.features.admin_access and exact.admin_access is not None:
+            raise AllocatorError(f"claim {claim_ref}, request {name}: admin access is requested, but the "
+                                 "feature is disabled")
+        if not exact.device_class_name:
+            raise AllocatorError(f"claim {claim_ref}, request {name}: missing device class name "
+                                 "(unsupported request type?)")
+        cls = self.a.device_classes.get(exact.device_class_name)
+        if cls is None:
+            raise AllocatorError(f"claim {claim_ref}, request {name}: could not retrieve device class "
+                                 f'{exact.device_class_name}: deviceclass.resource.k8s.io "'
+                                 f'{exact.device_class_name}" not found')
+        rd = _Request(name, parent, exact, cls, key)
+        if exact.allocation_mode == ALLOCATION_MODE_EXACT_COUNT:
+            rd.num_devices = exact.count
+        elif exact.allocation_mode == ALLOCATION_MODE_ALL:
+            for pool in self.pools:
+                if pool.incomplete:
+                    raise AllocatorError(f"claim {claim_ref}, request {name}: asks for all devices, but "
+                                         f"resource pool {pool} is currently being updated")
+                if pool.invalid:
+                    raise AllocatorError(f"claim {claim_ref}, request {name}: asks for all devices, but "
+                                         f"resource pool {pool} is currently invalid")
+                for s in pool.slices:
+                    for d in s.spec.devices:
+                        if not self._selectable(ci, rd, s, d):
+                            continue
+                        cand = _Candidate(DeviceID(s.spec.driver, s.spec.pool.name, d.name), d, s, pool)
+                        if self.features.consumable_capacity and not self._capacity_fits(rd, cand)[0]:
+                            continue
+                        rd.all_devices.append(cand)
+            rd.num_devices = len(rd.all_devices)
+        else:
+            raise AllocatorError(f"claim {claim_ref}, request {name}: unsupported count mode "
+                                 f"{exact.allocation_mode}")
+        return rd
+
+    # -- search --------------------------------------------------------------------------------
+    def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool,
+                      start: tuple[int, int, int]) -> bool:
+        self.a.num_allocate_one += 1
+        if ci >= len(self.claims):
+            return True
+        claim = self.claims[ci]
+        if ri >= len(claim.spec.devices.requests):
+            try:
+                return self._allocate_one(ci + 1, 0, 0, 0, False, (0, 0, 0))
+            except _MaxSizeExceeded:
+                return False
+        rd = self.requests[(ci, ri, si)]
+        if not in_sub and rd.parent:
+            all_exceeded = True
+            sub = 0
+            while (ci, ri, sub) in self.requests:
+                try:
+                    ok = self._allocate_one(ci, ri, sub, 0, True, (0, 0, 0))
+                except _MaxSizeExceeded:
+                    sub += 1
+                    continue
+                all_exceeded = False
+                if ok:
+                    self.selected_sub[(ci, ri)] = sub
+                    return True
+                sub += 1
+            if all_exceeded:
+                raise _MaxSizeExceeded
+            return False
+
+        exact = rd.exact
+        do_all = exact.allocation_mode == ALLOCATION_MODE_ALL
+        if do_all and not rd.all_devices:
+            return False
+        if di >= rd.num_devices:
+            return self._allocate_one(ci, ri + 1, 0, 0, False, (0, 0, 0))
+        if len(self.results[ci]) + rd.num_devices - di > ALLOCATION_RESULTS_MAX_SIZE:
+            raise _MaxSizeExceeded
+
+        if do_all:
+            cand = rd.all_devices[di]
+            undo = self._allocate_device(ci, rd, cand, True)
+            if undo is None:
+                return False
+            try:
+                done = self._allocate_one(ci, ri, si, di + 1, in_sub, (0, 0, 0))
+            except BaseException:
+                undo()
+                raise
+            if not done:
+                undo()
+            return done
+
+        admin = rd.admin_access
+        pools = self.pools
+        for pi in range(start[0], len(pools)):
+            pool = pools[pi]
+            if pool.incomplete or pool.invalid:
+                continue
+            slice_start = start[1] if pi == start[0] else 0
+            for sli in range(slice_start, len(pool.slices)):
+                s = pool.slices[sli]
+                devices = s.spec.devices
+                dev_start = start[2] if (pi == start[0] and sli == start[1]) else 0
+                for dvi in range(dev_start, len(devices)):
+                    d = devices[dvi]
+                    did = DeviceID(pool.driver, pool.name, d.name)
+                    if admin:
+                        if ci in self.allocating.get(did, ()):
+                            continue
+                    elif self._in_use(did):
+                        continue
+                    if not self._selectable(ci, rd, s, d):
+                        continue
+                    cand = _Candidate(did, d, s, pool)
+                    if self.features.consumable_capacity and not self._capacity_fits(rd, cand)[0]:
+                        continue
+                    undo = self._allocate_device(ci, rd, cand, False)
+                    if undo is None:
+                        continue
+                    try:
+                        done = self._allocate_one(ci, ri, si, di + 1, in_sub, (pi, sli, dvi + 1))
+                    except BaseException:
+                        undo()
+                        raise
+                    if done:
+                        return True
+                    undo()
+        return False
+
+    def _in_use(self, did: DeviceID) -> bool:
+        return did in self.a.allocated_state.allocated_devices or bool(self.allocating.get(did))
+
+    def _selectable(self, ci: int, rd: _Request, s: ResourceSlice, d: Device) -> bool:
+        if not self.features.device_binding_and_status and d.binding_conditions:
+            return False
+        did = DeviceID(s.spec.driver, s.spec.pool.name, d.name)
+        mk = (did, rd.key)
+        hit = self.matches.get(mk)
+        if hit is not None:
+            return hit
+        ok = True
+        if rd.cls is not None and not self._selectors_match(ci, d, did, rd.cls, rd.cls.spec.selectors):
+            ok = False
+        if ok and not self._selectors_match(ci, d, did, None, rd.exact.selectors):
+            ok = False
+        if ok and s.spec.per_device_node_selection:
+            ok = node_matches(self.node, d.node_name or "", bool(d.all_nodes), d.node_selector)
+        self.matches[mk] = ok
+        return ok
+
+    def _selectors_match(self, ci: int, d: Device, did: DeviceID, cls: DeviceClass | None,
+                         selectors: Sequence[Any]) -> bool:
+        cache = self.a.cel_cache
+        for i, sel in enumerate(selectors):
+            who = f"class {cls.name}" if cls is not None else f"claim {self._claim_ref(ci)}"
+            try:
+                if not cache.matches(sel.expression, d, did.driver):
+                    return False
+            except CELCompileError as e:
+                raise AllocatorError(f"{who}: selector #{i}: CEL compile error: {e.detail}") from None
+            except CELRuntimeError as e:
+                raise AllocatorError(f"{who}: selector #{i} on device {did}: CEL runtime error: "
+                                     f"{e.detail}") from None
+        return True
+
+    def _capacity_fits(self, rd: _Request, cand: _Candidate) -> tuple[bool, dict[str, Quantity] | None]:
+        """Whether ``cand`` has room for ``rd``'s capacity request, and the capacity it would consume."""
+        requested = rd.exact.capacity.requests if rd.exact.capacity is not None else {}
+        d = cand.device
+        if not requested and not d.allow_multiple_allocations and cand.id not in self.allocating_capacity \
+                and cand.id not in self.a.allocated_state.aggregated_capacity \
+                and all(c.request_policy is None for c in d.capacity.values()):
+            # Nothing requested from an unshared device without policies: it consumes its full capacity,
+            # which always fits (the common case, kept cheap).
+            return True, None
+        driver = cand.id.driver
+        capacity = _resolve_capacity(cand.device, driver)
+        resolved = _resolve_requests(requested, cand.device, driver) if requested else {}
+        if resolved is None:
+            return False, None
+        consumed: dict[str, Quantity] = {}
+        for name, cap in capacity.items():
+            q = _consumed_quantity(resolved.get(name), cap)
+            if q.sign() < 0:
+                raise AllocatorError(f'capacity "{name}": capacity value is negative')
+            consumed[name] = q
+        already = self.a.allocated_state.aggregated_capacity.get(cand.id, {})
+        allocating = self.allocating_capacity.get(cand.id, {})
+        for name, cap in capacity.items():
+            q = consumed[name]
+            if _violates_policy(q, cap):
+                return False, None
+            total = q
+            if name in already:
+                total = total + already[name]
+            if name in allocating:
+                total = total + allocating[name]
+            if total > cap.value:
+                return False, None
+        return True, consumed
+
+    def _allocate_device(self, ci: int, rd: _Request, cand: _Candidate, must: bool) -> Callable[[], None] | None:
+        """Tentatively allocate ``cand`` for ``rd``; the undo function, or None when it cannot be used."""
+        did, d = cand.id, cand.device
+        multi = self.features.consumable_capacity and bool(d.allow_multiple_allocations)
+        if not multi and rd.admin_access and ci in self.allocating.get(did, ()):
+            return None
+        if not rd.admin_access and self._in_use(did):
+            return None
+        if not self.features.partitionable_devices and d.consumes_counters:
+            return None
+        skip_counters = multi and (did in self.a.allocated_state.aggregated_capacity
+                                   or did in self.allocating_capacity)
+        counters_taken = False
+        if not skip_counters and d.consumes_counters:
+            if not self._take_counters(cand):
+                return None
+            counters_taken = True
+        base, sub = (rd.parent, rd.name) if rd.parent else (rd.name, "")
+        if self.features.device_taints and _taint_prevents(d, rd.exact.tolerations):
+            if counters_taken:
+                self._release_counters(cand)
+            return None
+        cons = self.constraints[ci]
+        for i, c in enumerate(cons):
+            if not c.add(base, sub, d, did):
+                if must:
+                    if counters_taken:
+                        self._release_counters(cand)
+                    raise AllocatorError(f"claim {self._claim_ref(ci)}, request {rd.name}: cannot add device "
+                                         f"{did} because a claim constraint would not be satisfied")
+                for e in range(i):
+                    cons[e].remove(base, sub, d, did)
+                if counters_taken:
+                    self._release_counters(cand)
+                return None
+        holders = self.allocating.setdefault(did, set())
+        if not multi:
+            holders.add(ci)
+        share_id: str | None = None
+        consumed: dict[str, Quantity] | None = None
+        if self.features.consumable_capacity:
+            fits, would = self._capacity_fits(rd, cand)
+            if not fits:
+                for c in cons:
+                    c.remove(base, sub, d, did)
+                holders.discard(ci)
+                if counters_taken:
+                    self._release_counters(cand)
+                return None
+            if multi and would is not None:
+                consumed = would
+                share_id = self._share_id(ci, rd, did)
+                acc = self.allocating_capacity.setdefault(did, {})
+                for k, q in would.items():
+                    acc[k] = acc[k] + q if k in acc else q
+        results = self.results[ci]
+        results.append(_Result(rd, cand, share_id, consumed))
+        n = len(results) - 1
+
+        def undo() -> None:
+            for c in cons:
+                c.remove(base, sub, d, did)
+            holders.discard(ci)
+            if consumed is not None:
+                acc = self.allocating_capacity[did]
+                for k, q in consumed.items():
+                    acc[k] = acc[k] - q
+                    if acc[k].is_zero():
+                        del acc[k]
+                if not acc:
+                    del self.allocating_capacity[did]
+            if counters_taken:
+                self._release_counters(cand)
+            del results[n:]
+        return undo
+
+    def _share_id(self, ci: int, rd: _Request, did: DeviceID) -> str:
+        # Upstream draws a random id; a digest keeps runs reproducible and ids distinct per claim/request.
+        claim = self.claims[ci]
+        text = f"{claim.uid}/{rd.full_name}/{did}/{len(self.results[ci])}"
+        return hashlib.sha256(text.encode()).hexdigest()[:5]
+
+    # -- counters ------------------------------------------------------------------------------
+    def _available(self, pool: _Pool) -> dict[str, dict[str, Quantity]]:
+        key = (pool.driver, pool.name)
+        cached = self.a._available_counters.get(key)
+        if cached is not None:
+            return cached
+        avail = {name: dict(cs.counters) for name, cs in pool.counter_sets.items()}
+        state = self.a.allocated_state
+        for s in pool.slices + pool.slices_elsewhere:
+            for d in s.spec.devices:
+                if not d.consumes_counters:
+                    continue
+                if not state.is_allocated(DeviceID(s.spec.driver, s.spec.pool.name, d.name)):
+                    continue
+                for cc in d.consumes_counters:
+                    counters = avail.get(cc.counter_set)
+                    if counters is None:
+                        continue
+                    for name, q in cc.counters.items():
+                        if name in counters:
+                            counters[name] = counters[name] - q
+        self.a._available_counters[key] = avail
+        return avail
+
+    def _take_counters(self, cand: _Candidate) -> bool:
+        pool = cand.pool
+        avail = self._available(pool)
+        consumed = self.consumed_counters.setdefault((pool.driver, pool.name), {})
+        for cc in cand.device.consumes_counters:
+            cs = consumed.setdefault(cc.counter_set, {})
+            for name, q in cc.counters.items():
+                cs[name] = cs[name] + q if name in cs else q
+        for set_name, counters in avail.items():
+            used = consumed.get(set_name, {})
+            for name, have in counters.items():
+                if name in used and have < used[name]:
+                    self._release_counters(cand)
+                    return False
+        return True
+
+    def _release_counters(self, cand: _Candidate) -> None:
+        consumed = self.consumed_counters[(cand.pool.driver, cand.pool.name)]
+        for cc in cand.device.consumes_counters:
+            cs = consumed[cc.counter_set]
+            for name, q in cc.counters.items():
+                cs[name] = cs[name] - q
+
+    # -- result --------------------------------------------------------------------------------
+    def _result(self, ci: int) -> AllocationResult:
+        claim = self.claims[ci]
+        binding = self.features.device_binding_and_status
+        results = tuple(
+            DeviceRequestAllocationResult(
+                request=f"{r.parent}/{r.request}" if r.parent else r.request,
+                driver=r.id.driver, pool=r.id.pool, device=r.id.device, admin_access=r.admin_access,
+                tolerations=tuple(r.tolerations),
+                binding_conditions=r.device.binding_conditions if binding else (),
+                binding_failure_conditions=r.device.binding_failure_conditions if binding else (),
+                share_id=r.share_id, consumed_capacity=_status_capacity(r) if r.consumed else {})
+            for r in self.results[ci])
+        configs: list[DeviceAllocationConfiguration] = []
+        class_ranges: dict[str, tuple[int, int]] = {}
+        requests = claim.spec.devices.requests
+        for ri in range(len(requests)):
+            rd = self.requests[(ci, ri, 0)]
+            if rd.parent:
+                rd = self.requests[(ci, ri, self.selected_sub.get((ci, ri), 0))]
+            cls = rd.cls
+            if cls is None:
+                continue
+            rng = class_ranges.get(cls.name)
+            if rng is not None:
+                for i in range(*rng):
+                    c = configs[i]
+                    configs[i] = attrs.evolve(c, requests=(*c.requests, rd.full_name))
+                continue
+            first = len(configs)
+            for cfg in cls.spec.config:
+                configs.append(DeviceAllocationConfiguration("FromClass", cfg.opaque, (rd.full_name,)))
+            class_ranges[cls.name] = (first, len(configs))
+        for cfg in claim.spec.devices.config:
+            if not cfg.requests:
+                configs.append(DeviceAllocationConfiguration("FromClaim", cfg.opaque, cfg.requests))
+                continue
+            for ri, request in enumerate(requests):
+                if request.name in cfg.requests:
+                    configs.append(DeviceAllocationConfiguration("FromClaim", cfg.opaque, cfg.requests))
+                    continue
+                rd = self.requests[(ci, ri, 0)]
+                if not rd.parent:
+                    continue
+                chosen = request.first_available[self.selected_sub.get((ci, ri), 0)]
+                if f"{request.name}/{chosen.name}" in cfg.requests:
+                    configs.append(DeviceAllocationConfiguration("FromClaim", cfg.opaque, cfg.requests))
+        n_requests = len(requests)
+        configs = [attrs.evolve(c, requests=()) if len(c.requests) == n_requests else c for c in configs]
+        return AllocationResult(results, tuple(configs), self._node_selector(self.results[ci]))
+
+    def _node_selector(self, results: list[_Result]) -> NodeSelector | None:
+        fields: list[NodeSelectorRequirement] = []
+        exprs: list[NodeSelectorRequirement] = []
+        for r in results:
+            s = r.slice
+            if s.spec.per_device_node_selection:
+                node_name, selector = r.device.node_name, r.device.node_selector
+            else:
+                node_name, selector = s.spec.node_name, s.spec.node_selector
+            if node_name or r.device.binds_to_node:
+                return NodeSelector((NodeSelectorTerm(match_fields=(
+                    NodeSelectorRequirement("metadata.name", "In", (self.node.name,)),)),))
+            if selector is not None:
+                terms = selector.node_selector_terms
+                if len(terms) == 1:
+                    _add_requirements(terms[0].match_fields, fields)
+                    _add_requirements(terms[0].match_expressions, exprs)
+                elif len(terms) > 1:
+                    raise AllocatorError(f"create NodeSelector for claim: unsupported ResourceSlice.NodeSelector "
+                                         f"with {len(terms)} terms")
+        if fields or exprs:
+            return NodeSelector((NodeSelectorTerm(match_expressions=tuple(exprs), match_fields=tuple(fields)),))
+        return None
+
+
+def _status_capacity(r: _Result) -> dict[str, Quantity]:
+    """Consumed capacity named as the device publishes it (qualified or not)."""
+    out: dict[str, Quantity] = {}
+    assert r.consumed is not None
+    for name, q in r.consumed.items():
+        out[name if name in r.device.capacity else name.split("/", 1)[1]] = q
+    return out
+
+
+def _add_requirements(src: Sequence[NodeSelectorRequirement], dst: list[NodeSelectorRequirement]) -> None:
+    for req in src:
+        if not any(e.key == req.key and e.operator == req.operator and set(e.values) == set(req.values)
+                   for e in dst):
+            dst.append(req)
+
+
+def _taint_prevents(device: Device, tolerations: Sequence[DeviceToleration]) -> bool:
+    for taint in device.taints:
+        if taint.effect in ("NoExecute", "NoSchedule") and not any(t.tolerates(taint) for t in tolerations):
+            return True
+    return False
+
+
+__all__ = [
+    "AllocatedState", "Allocator", "AllocatorError", "DeviceID", "Features", "SharedDeviceID", "gather_pools",
+    "lookup_attribute", "node_matches",
+]

@@ -1,0 +1,725 @@
+"""CEL device selectors, evaluated as upstream's DRA CEL environment does.
+
+The expression sees one variable, ``device``, with ``driver`` (string), ``attributes`` and ``capacity``
+(maps from domain to maps from attribute name to value). An attribute or capacity name without a domain
+(``model``) lives under the device's driver name (``device.attributes["gpu.example.com"].model``); looking up
+a domain that the device does not have gives an empty map, so ``has(...)`` and ``in`` work on any domain.
+Version attributes are semantic versions; capacities are quantities.
+
+Evaluation uses the ``common-expression-language`` package (a CEL interpreter written in Rust; the reasons for
+that choice and the measurements are in docs/dra-cel.md). The Kubernetes libraries the DRA environment
+enables are registered as functions implemented here: ``quantity``/``isQuantity`` and the quantity methods,
+``semver``/``isSemver`` and the version methods, the strings extension, the Kubernetes list and regex
+libraries, and ``cel.bind``.
+
+Compiled programs are cached per expression (``CELCache``), results per (expression, device object): a
+``Device`` is immutable, so a changed device is a new object and is evaluated afresh.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import importlib.util
+import re
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from functools import lru_cache
+from typing import Any
+
+import attrs
+
+from scheduling_framework.api.quantity import Quantity
+from scheduling_framework.api.resource import Device, DeviceAttribute
+from scheduling_framework.errors import SchedulingFrameworkError, ValidationError
+
+# Values of Kubernetes' CEL types travel through the interpreter as one-key maps with a reserved key, so the
+# interpreter's own equality (map equality on a canonical text) is the types' equality.
+_QUANTITY_KEY = "\x00quantity"
+_SEMVER_KEY = "\x00semver"
+
+
+class CELError(SchedulingFrameworkError):
+    """A CEL selector failed to compile or to evaluate; ``detail`` has upstream's wording."""
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+        super().__init__(detail)
+
+
+class CELCompileError(CELError):
+    """The expression does not compile (syntax, undeclared reference, not a boolean...)."""
+
+
+class CELRuntimeError(CELError):
+    """Evaluating the expression against a device failed (missing attribute, no such overload...)."""
+
+
+# --- semantic versions (blang/semver rules, as the Kubernetes semver library uses) ------------------------
+
+_NUM = r"(?:0|[1-9][0-9]*)"
+_PRE_ID = r"(?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)"
+_SEMVER_RE = re.compile(rf"^({_NUM})\.({_NUM})\.({_NUM})(?:-({_PRE_ID}(?:\.{_PRE_ID})*))?"
+                        r"(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$")
+
+
+@attrs.frozen(slots=True)
+class SemVer:
+    major: int
+    minor: int
+    patch: int
+    pre: tuple[str, ...] = ()
+    build: str = ""
+
+    def __str__(self) -> str:
+        s = f"{self.major}.{self.minor}.{self.patch}"
+        if self.pre:
+            s += "-" + ".".join(self.pre)
+        if self.build:
+            s += "+" + self.build
+        return s
+
+    def compare(self, other: SemVer) -> int:
+        a, b = (self.major, self.minor, self.patch), (other.major, other.minor, other.patch)
+        if a != b:
+            return -1 if a < b else 1
+        # A version with a pre-release sorts before the same version without one; build metadata is ignored.
+        if not self.pre or not other.pre:
+            return (not self.pre) - (not other.pre)
+        for x, y in zip(self.pre, other.pre, strict=False):
+            if x == y:
+                continue
+            xn, yn = x.isdigit(), y.isdigit()
+            if xn and yn:
+                return -1 if int(x) < int(y) else 1
+            if xn != yn:
+                return -1 if xn else 1
+            return -1 if x < y else 1
+        return (len(self.pre) > len(other.pre)) - (len(self.pre) < len(other.pre))
+
+
+@lru_cache(maxsize=4096)
+def parse_semver(text: str, normalize: bool = False) -> SemVer | None:
+    """A SemVer, or None when ``text`` is not one. ``normalize`` accepts a "v" prefix, missing minor/patch
+    and leading zeros, as ``semver(text, true)`` does."""
+    if normalize:
+        text = text.removeprefix("v")
+        core, sep, rest = text.partition("-") if "-" in text.split("+")[0] else text.partition("+")
+        parts = core.split(".")
+        if len(parts) > 3 or not all(p.isdigit() for p in parts):
+            return None
+        parts += ["0"] * (3 - len(parts))
+        text = ".".join(str(int(p)) for p in parts) + (sep + rest if sep else "")
+    m = _SEMVER_RE.match(text)
+    if m is None:
+        return None
+    return SemVer(int(m.group(1)), int(m.group(2)), int(m.group(3)),
+                  tuple(m.group(4).split(".")) if m.group(4) else (), m.group(5) or "")
+
+
+def _semver_value(v: SemVer) -> dict[str, str]:
+    return {_SEMVER_KEY: str(v)}
+
+
+def _quantity_value(q: Quantity) -> dict[str, str]:
+    return {_QUANTITY_KEY: str(q)}
+
+
+def _as_quantity(v: Any) -> Quantity | None:
+    if isinstance(v, Mapping) and _QUANTITY_KEY in v:
+        return _parse_quantity_text(str(v[_QUANTITY_KEY]))
+    return None
+
+
+def _as_semver(v: Any) -> SemVer | None:
+    if isinstance(v, Mapping) and _SEMVER_KEY in v:
+        return parse_semver(str(v[_SEMVER_KEY]))
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _parse_quantity_text(text: str) -> Quantity:
+    return Quantity.parse(text)
+
+
+class _NoOverload(Exception):
+    pass
+
+
+def _no_overload(name: str) -> _NoOverload:
+    return _NoOverload(f"no such overload: {name}")
+
+
+# --- the Kubernetes library functions ---------------------------------------------------------------------
+
+
+def _fn_quantity(s: Any) -> dict[str, str]:
+    if not isinstance(s, str):
+        raise _no_overload("quantity")
+    try:
+        return _quantity_value(_parse_quantity_text(s))
+    except ValidationError:
+        raise _NoOverload(f"quantities must match the regular expression "
+                          f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {s}") from None
+
+
+def _fn_is_quantity(s: Any) -> bool:
+    if not isinstance(s, str):
+        raise _no_overload("isQuantity")
+    try:
+        _parse_quantity_text(s)
+    except ValidationError:
+        return False
+    return True
+
+
+def _fn_semver(s: Any, normalize: Any = False) -> dict[str, str]:
+    if not isinstance(s, str):
+        raise _no_overload("semver")
+    v = parse_semver(s, bool(normalize))
+    if v is None:
+        raise _NoOverload(f"Invalid character(s) found in version: {s}")
+    return _semver_value(v)
+
+
+def _fn_is_semver(s: Any, normalize: Any = False) -> bool:
+    if not isinstance(s, str):
+        raise _no_overload("isSemver")
+    return parse_semver(s, bool(normalize)) is not None
+
+
+def _compare(name: str, a: Any, b: Any) -> int:
+    qa, qb = _as_quantity(a), _as_quantity(b)
+    if qa is not None and qb is not None:
+        return qa.cmp(qb)
+    sa, sb = _as_semver(a), _as_semver(b)
+    if sa is not None and sb is not None:
+        return sa.compare(sb)
+    raise _no_overload(name)
+
+
+def _fn_compare_to(a: Any, b: Any) -> int:
+    return _compare("compareTo", a, b)
+
+
+def _fn_is_less_than(a: Any, b: Any) -> bool:
+    return _compare("isLessThan", a, b) < 0
+
+
+def _fn_is_greater_than(a: Any, b: Any) -> bool:
+    return _compare("isGreaterThan", a, b) > 0
+
+
+def _quantity_arg(name: str, v: Any) -> Quantity:
+    q = _as_quantity(v)
+    if q is None:
+        raise _no_overload(name)
+    return q
+
+
+def _fn_sign(q: Any) -> int:
+    return _quantity_arg("sign", q).sign()
+
+
+def _fn_is_integer(q: Any) -> bool:
+    qq = _quantity_arg("isInteger", q)
+    return qq == Quantity.parse(qq.value()) and -(2**63) <= qq.value() < 2**63
+
+
+def _fn_as_integer(q: Any) -> int:
+    if not _fn_is_integer(q):
+        raise _NoOverload("cannot convert value to integer")
+    return _quantity_arg("asInteger", q).value()
+
+
+def _fn_as_approximate_float(q: Any) -> float:
+    return _quantity_arg("asApproximateFloat", q).as_float()
+
+
+def _other_quantity(name: str, v: Any) -> Quantity:
+    if isinstance(v, int) and not isinstance(v, bool):
+        return Quantity.parse(v)
+    return _quantity_arg(name, v)
+
+
+def _fn_add(a: Any, b: Any) -> dict[str, str]:
+    return _quantity_value(_quantity_arg("add", a) + _other_quantity("add", b))
+
+
+def _fn_sub(a: Any, b: Any) -> dict[str, str]:
+    return _quantity_value(_quantity_arg("sub", a) - _other_quantity("sub", b))
+
+
+def _version_part(name: str, index: int) -> Callable[[Any], int]:
+    def part(v: Any) -> int:
+        s = _as_semver(v)
+        if s is None:
+            raise _no_overload(name)
+        return (s.major, s.minor, s.patch)[index]
+    return part
+
+
+def _fn_find(s: Any, pattern: Any) -> str:
+    if not isinstance(s, str) or not isinstance(pattern, str):
+        raise _no_overload("find")
+    m = re.search(pattern, s)
+    return "" if m is None else m.group(0)
+
+
+def _fn_find_all(s: Any, pattern: Any, limit: Any = -1) -> list[str]:
+    if not isinstance(s, str) or not isinstance(pattern, str):
+        raise _no_overload("findAll")
+    found = [m.group(0) for m in re.finditer(pattern, s)]
+    return found if limit < 0 else found[:limit]
+
+
+def _fn_is_sorted(xs: Any) -> bool:
+    if not isinstance(xs, list):
+        raise _no_overload("isSorted")
+    return all(xs[i] <= xs[i + 1] for i in range(len(xs) - 1))
+
+
+def _fn_index_of(x: Any, y: Any, start: Any = 0) -> int:
+    if isinstance(x, list):
+        return x.index(y) if y in x else -1
+    if not isinstance(x, str) or not isinstance(y, str) or not isinstance(start, int):
+        raise _no_overload("indexOf")
+    if start < 0 or start > len(x):
+        raise _NoOverload(f"index out of range: {start}")
+    return x.find(y, start)
+
+
+def _fn_last_index_of(x: Any, y: Any, *rest: Any) -> int:
+    if isinstance(x, list):
+        return len(x) - 1 - x[::-1].index(y) if y in x else -1
+    if not isinstance(x, str) or not isinstance(y, str):
+        raise _no_overload("lastIndexOf")
+    end = rest[0] if rest else len(x)
+    return x.rfind(y, 0, end + len(y))
+
+
+def _fn_sum(xs: Any) -> Any:
+    if not isinstance(xs, list):
+        raise _no_overload("sum")
+    return sum(xs) if xs else 0
+
+
+def _fn_min(*xs: Any) -> Any:
+    items = xs[0] if len(xs) == 1 and isinstance(xs[0], list) else list(xs)
+    if not items:
+        raise _NoOverload("min(list) argument must not be empty")
+    return min(items)
+
+
+def _fn_max(*xs: Any) -> Any:
+    items = xs[0] if len(xs) == 1 and isinstance(xs[0], list) else list(xs)
+    if not items:
+        raise _NoOverload("max(list) argument must not be empty")
+    return max(items)
+
+
+def _str_fn(name: str, impl: Callable[..., Any]) -> Callable[..., Any]:
+    def fn(s: Any, *args: Any) -> Any:
+        if not isinstance(s, str):
+            raise _no_overload(name)
+        return impl(s, *args)
+    return fn
+
+
+def _substring(s: str, start: int, end: int | None = None) -> str:
+    end = len(s) if end is None else end
+    if start < 0 or end > len(s) or start > end:
+        raise _NoOverload(f"index out of range: {start}")
+    return s[start:end]
+
+
+def _char_at(s: str, i: int) -> str:
+    if i < 0 or i > len(s):
+        raise _NoOverload(f"index out of range: {i}")
+    return s[i:i + 1]
+
+
+def _split(s: str, sep: str, limit: int = -1) -> list[str]:
+    if limit == 0:
+        return []
+    return s.split(sep, limit - 1) if limit > 0 else s.split(sep)
+
+
+def _replace(s: str, old: str, new: str, limit: int = -1) -> str:
+    return s.replace(old, new, limit)
+
+
+def _join(xs: Any, sep: str = "") -> str:
+    if not isinstance(xs, list) or not all(isinstance(x, str) for x in xs):
+        raise _no_overload("join")
+    return sep.join(xs)
+
+
+def _quote(s: Any) -> str:
+    if not isinstance(s, str):
+        raise _no_overload("strings.quote")
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _lower_ascii(s: str) -> str:
+    return "".join(c.lower() if c.isascii() else c for c in s)
+
+
+def _upper_ascii(s: str) -> str:
+    return "".join(c.upper() if c.isascii() else c for c in s)
+
+
+def _reverse(x: Any) -> Any:
+    if isinstance(x, (str, list)):
+        return x[::-1]
+    raise _no_overload("reverse")
+
+
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "quantity": _fn_quantity, "isQuantity": _fn_is_quantity, "sign": _fn_sign, "isInteger": _fn_is_integer,
+    "asInteger": _fn_as_integer, "asApproximateFloat": _fn_as_approximate_float, "add": _fn_add, "sub": _fn_sub,
+    "semver": _fn_semver, "isSemver": _fn_is_semver, "major": _version_part("major", 0),
+    "minor": _version_part("minor", 1), "patch": _version_part("patch", 2),
+    "compareTo": _fn_compare_to, "isLessThan": _fn_is_less_than, "isGreaterThan": _fn_is_greater_than,
+    "find": _fn_find, "findAll": _fn_find_all, "isSorted": _fn_is_sorted, "indexOf": _fn_index_of,
+    "lastIndexOf": _fn_last_index_of, "sum": _fn_sum, "min": _fn_min, "max": _fn_max,
+}
+# The strings extension (Kubernetes enables ext.Strings).
+_FUNCTIONS.update({
+    "charAt": _str_fn("charAt", _char_at), "substring": _str_fn("substring", _substring),
+    "replace": _str_fn("replace", _replace), "split": _str_fn("split", _split), "join": _join,
+    "lowerAscii": _str_fn("lowerAscii", _lower_ascii), "upperAscii": _str_fn("upperAscii", _upper_ascii),
+    "trim": _str_fn("trim", str.strip), "reverse": _reverse, "strings.quote": _quote,
+})
+
+# Functions the interpreter itself provides (standard definitions, macros and operators).
+_BUILTIN_FUNCTIONS = frozenset({
+    "size", "int", "uint", "double", "string", "bytes", "bool", "type", "dyn", "duration", "timestamp",
+    "matches", "contains", "startsWith", "endsWith", "has", "all", "exists", "exists_one", "map", "filter",
+    "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getFullYear", "getHours", "getMilliseconds",
+    "getMinutes", "getMonth", "getSeconds",
+})
+
+_COMPREHENSION_VAR = re.compile(r"\.\s*(?:all|exists|exists_one|map|filter)\s*\(\s*([A-Za-z_]\w*)\s*,")
+_BIND = "cel.bind"
+
+
+def _rewrite_bind(expr: str) -> str:
+    """``cel.bind(v, init, body)`` becomes ``[init].map(v, body)[0]``: the same binding through a
+    comprehension, which the interpreter supports."""
+    out: list[str] = []
+    i = 0
+    n = len(expr)
+    while i < n:
+        c = expr[i]
+        if c in "\"'":
+            j = _skip_string(expr, i)
+            out.append(expr[i:j])
+            i = j
+            continue
+        if expr.startswith(_BIND, i) and (i == 0 or not (expr[i - 1].isalnum() or expr[i - 1] in "_.")):
+            k = i + len(_BIND)
+            while k < n and expr[k].isspace():
+                k += 1
+            if k < n and expr[k] == "(":
+                args, end = _split_args(expr, k)
+                if len(args) == 3:
+                    var, init, body = (a.strip() for a in args)
+                    out.append(f"[{_rewrite_bind(init)}].map({var}, {_rewrite_bind(body)})[0]")
+                    i = end
+                    continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _skip_string(expr: str, i: int) -> int:
+    q = expr[i]
+    triple = expr.startswith(q * 3, i)
+    delim = q * 3 if triple else q
+    j = i + len(delim)
+    while j < len(expr):
+        if expr[j] == "\\":
+            j += 2
+            continue
+        if expr.startswith(delim, j):
+            return j + len(delim)
+        j += 1
+    return len(expr)
+
+
+def _split_args(expr: str, open_paren: int) -> tuple[list[str], int]:
+    """The comma-separated arguments of the call whose "(" is at ``open_paren``, and the index after ")"."""
+    depth = 0
+    args: list[str] = []
+    start = open_paren + 1
+    i = open_paren
+    while i < len(expr):
+        c = expr[i]
+        if c in "\"'":
+            i = _skip_string(expr, i)
+            continue
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                args.append(expr[start:i])
+                return args, i + 1
+        elif c == "," and depth == 1:
+            args.append(expr[start:i])
+            start = i + 1
+        i += 1
+    return [], open_paren + 1
+
+
+def _cel_type_name(v: Any) -> str:
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int):
+        return "int"
+    if isinstance(v, float):
+        return "double"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, bytes):
+        return "bytes"
+    if v is None:
+        return "null_type"
+    if isinstance(v, list):
+        return "list"
+    if isinstance(v, Mapping):
+        if _QUANTITY_KEY in v:
+            return "kubernetes.Quantity"
+        if _SEMVER_KEY in v:
+            return "kubernetes.Semver"
+        return "map"
+    return type(v).__name__
+
+
+def _runtime_message(e: BaseException) -> str:
+    if isinstance(e, _NoOverload):
+        return str(e)
+    if isinstance(e, KeyError):
+        return f"no such key: {e.args[0] if e.args else ''}"
+    if isinstance(e, ZeroDivisionError):
+        return "division by zero"
+    text = str(e)
+    if "No such overload" in text:
+        return "no such overload"
+    for inner in ("_NoOverload: ", "error: "):
+        if inner in text:
+            return text.split(inner, 1)[1].split("\n")[0]
+    return text
+
+
+def _attribute_value(attr: DeviceAttribute) -> Any:
+    if attr.kind == "version":
+        v = parse_semver(str(attr.value))
+        if v is None:
+            raise CELRuntimeError(f"parse semantic version: Invalid character(s) found in version: {attr.value}")
+        return _semver_value(v)
+    return attr.value
+
+
+def _split_qualified(name: str, driver: str) -> tuple[str, str]:
+    domain, sep, ident = name.partition("/")
+    return (domain, ident) if sep else (driver, name)
+
+
+def device_variable(device: Device, driver: str, allow_multiple_allocations: bool = False) -> dict[str, Any]:
+    """The ``device`` variable for ``device`` of ``driver`` (names without a domain go under the driver)."""
+    attributes: dict[str, dict[str, Any]] = {}
+    for name, attr in device.attributes.items():
+        domain, ident = _split_qualified(name, driver)
+        try:
+            attributes.setdefault(domain, {})[ident] = _attribute_value(attr)
+        except CELRuntimeError as e:
+            raise CELRuntimeError(f"attribute {name}: {e.detail}") from None
+    capacity: dict[str, dict[str, Any]] = {}
+    for name, cap in device.capacity.items():
+        domain, ident = _split_qualified(name, driver)
+        capacity.setdefault(domain, {})[ident] = _quantity_value(cap.value)
+    var: dict[str, Any] = {"driver": driver, "attributes": attributes, "capacity": capacity}
+    if allow_multiple_allocations:
+        var["allowMultipleAllocations"] = bool(device.allow_multiple_allocations)
+    return var
+
+
+class CompiledExpression:
+    """One compiled selector. ``error`` is set (and ``matches`` raises it) when compilation failed."""
+
+    __slots__ = ("expression", "error", "_program")
+
+    def __init__(self, expression: str, program: Any, error: CELCompileError | None) -> None:
+        self.expression = expression
+        self._program = program
+        self.error = error
+
+    def evaluate(self, context: Any, variable: dict[str, Any]) -> bool:
+        """Evaluate against one ``device`` variable already set on ``context`` (mutated for missing domains)."""
+        if self.error is not None:
+            raise self.error
+        added: set[tuple[str, str]] = set()
+        while True:
+            try:
+                result = self._program.execute(context)
+                break
+            except KeyError as e:
+                # A domain the device lacks reads as an empty map upstream: add it and evaluate again.
+                key = str(e.args[0]) if e.args else ""
+                target = next((m for m in ("attributes", "capacity")
+                               if key not in variable[m] and (m, key) not in added), None)
+                if target is None:
+                    raise CELRuntimeError(_runtime_message(e)) from None
+                added.add((target, key))
+                variable[target][key] = {}
+                context.add_variable("device", variable)
+            except Exception as e:
+                raise CELRuntimeError(_runtime_message(e)) from None
+        if not isinstance(result, bool):
+            tn = _cel_type_name(result)
+            raise CELRuntimeError(f"CEL result of type {tn} could not be converted to bool: "
+                                  f"type conversion error from '{tn}' to 'bool'")
+        return result
+
+
+_interpreter: Any = None
+
+
+def _cel() -> Any:
+    """The interpreter's native module, loaded on first use.
+
+    The package's ``__init__`` also imports its command-line tool (typer, rich: about 0.6 s); the native module
+    alone loads in milliseconds, so it is loaded directly when possible, else through the package.
+    """
+    global _interpreter
+    if _interpreter is not None:
+        return _interpreter
+    mod: Any = None
+    try:
+        spec = importlib.util.find_spec("cel")
+        locations = list(spec.submodule_search_locations or []) if spec is not None else []
+        for loc in locations:
+            for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+                path = f"{loc}/cel{suffix}"
+                ext_spec = importlib.util.spec_from_file_location("cel.cel", path)
+                if ext_spec is None or ext_spec.loader is None:
+                    continue
+                try:
+                    mod = importlib.util.module_from_spec(ext_spec)
+                    ext_spec.loader.exec_module(mod)
+                    break
+                except (ImportError, OSError):
+                    mod = None
+            if mod is not None:
+                break
+    except (ImportError, ValueError):
+        mod = None
+    if mod is None or not hasattr(mod, "compile"):
+        try:
+            mod = importlib.import_module("cel")
+        except ImportError as e:
+            raise CELCompileError("CEL device selectors need the common-expression-language package: "
+                                  f"{e}") from None
+    sys.modules.setdefault("cel.cel", mod)
+    _interpreter = mod
+    return mod
+
+
+def compile_expression(expression: str) -> CompiledExpression:
+    """Compile a selector; never raises (a failure is kept in ``.error`` with upstream's wording)."""
+    source = _rewrite_bind(expression) if _BIND in expression else expression
+    try:
+        program = _cel().compile(source)
+    except Exception as e:
+        text = str(e)
+        if "ERROR: " in text:
+            text = "ERROR: " + text.split("ERROR: ", 1)[1]
+        return CompiledExpression(expression, None, CELCompileError(f"compilation failed: {text}"))
+    bound = set(_COMPREHENSION_VAR.findall(source))
+    for var in program.variables():
+        if var != "device" and var not in bound:
+            return CompiledExpression(expression, None, CELCompileError(
+                f"compilation failed: ERROR: <input>:1:1: undeclared reference to '{var}' (in container '')"))
+    for fn in program.functions():
+        if fn[0] in "_@!" or fn in _BUILTIN_FUNCTIONS or fn in _FUNCTIONS:
+            continue
+        return CompiledExpression(expression, None, CELCompileError(
+            f"compilation failed: ERROR: <input>:1:1: undeclared reference to '{fn}' (in container '')"))
+    if not program.variables():
+        # A constant expression: its type is known now, as the type checker would know it.
+        try:
+            value = program.execute(_base_context())
+        except Exception:
+            value = True
+        if not isinstance(value, bool):
+            return CompiledExpression(expression, None, CELCompileError(
+                f"must evaluate to bool or the unknown type, not {_cel_type_name(value)}"))
+    return CompiledExpression(expression, program, None)
+
+
+_local = threading.local()
+
+
+def _base_context() -> Any:
+    ctx = getattr(_local, "ctx", None)
+    if ctx is None:
+        ctx = _cel().Context()
+        for name, fn in _FUNCTIONS.items():
+            ctx.add_function(name, fn)
+        _local.ctx = ctx
+    return ctx
+
+
+class CELCache:
+    """Compiled selectors per expression and results per (expression, device object).
+
+    Share one cache across allocations (the DynamicResources plugin keeps one per scheduler); it holds
+    strong references to the devices it has seen, bounded by ``max_results``.
+    """
+
+    def __init__(self, max_results: int = 200_000, allow_multiple_allocations: bool = False) -> None:
+        self._programs: dict[str, CompiledExpression] = {}
+        self._results: dict[tuple[str, int], tuple[Device, bool]] = {}
+        self._max_results = max_results
+        self._allow_multiple = allow_multiple_allocations
+        self._lock = threading.Lock()
+
+    def compile(self, expression: str) -> CompiledExpression:
+        prog = self._programs.get(expression)
+        if prog is None:
+            prog = compile_expression(expression)
+            self._programs[expression] = prog
+        return prog
+
+    def matches(self, expression: str, device: Device, driver: str) -> bool:
+        """Whether ``device`` (of ``driver``) satisfies ``expression``; raises CELCompileError / CELRuntimeError."""
+        key = (expression, id(device))
+        hit = self._results.get(key)
+        if hit is not None and hit[0] is device:
+            return hit[1]
+        prog = self.compile(expression)
+        if prog.error is not None:
+            raise prog.error
+        variable = device_variable(device, driver, self._allow_multiple)
+        with self._lock:
+            ctx = _base_context()
+            ctx.add_variable("device", variable)
+            result = prog.evaluate(ctx, variable)
+            if len(self._results) >= self._max_results:
+                self._results.clear()
+            self._results[key] = (device, result)
+        return result
+
+
+def device_matches(expression: str, device: Device, driver: str) -> bool:
+    """One-off evaluation without a shared cache (tests, examples)."""
+    return CELCache().matches(expression, device, driver)
+
+
+__all__ = [
+    "CELCache", "CELCompileError", "CELError", "CELRuntimeError", "CompiledExpression", "SemVer",
+    "compile_expression", "device_matches", "device_variable", "parse_semver",
+]

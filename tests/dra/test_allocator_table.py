@@ -1,0 +1,51 @@
+"""The upstream structured-allocator table (TestAllocator), ported as data, run against our Allocator."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from scheduling_framework.dra.allocator import Allocator, AllocatorError
+from tests.dra import allocator_table as t
+
+TABLE = t.load_table()
+CASES = TABLE["cases"]
+
+
+def _norm_selector(sel: dict[str, Any] | None) -> Any:
+    if sel is None:
+        return None
+    return sorted(
+        tuple(tuple(sorted((r["key"], r["operator"], tuple(sorted(r.get("values", [])))) for r in term.get(k, [])))
+              for k in ("matchExpressions", "matchFields"))
+        for term in sel["nodeSelectorTerms"])
+
+
+def _norm_result(d: dict[str, Any]) -> Any:
+    results = Counter(tuple(sorted((k, repr(v)) for k, v in r.items())) for r in d["devices"]["results"]) \
+        if "devices" in d else Counter(tuple(sorted((k, repr(v)) for k, v in r.items())) for r in d["results"])
+    config = d["devices"].get("config") if "devices" in d else d.get("config")
+    return results, config or None, _norm_selector(d.get("nodeSelector"))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_upstream_allocator_table(case: dict[str, Any]) -> None:
+    classes = {c.name: c for c in (t.device_class(x) for x in case.get("classes") or [])}
+    slices = [t.resource_slice(s) for s in case.get("slices") or []]
+    claims = [t.claim(c) for c in case.get("claims") or []]
+    alloc = Allocator(t.features(case.get("features")), t.allocated_state(case), classes, slices)
+    node = t.node(case.get("node"))
+    if "expectError" in case:
+        with pytest.raises(AllocatorError) as ei:
+            alloc.allocate(node, claims)
+        assert case["expectError"] in str(ei.value).replace("claim default/", "claim ")
+        return
+    got = alloc.allocate(node, claims)
+    want = case.get("expectResults")
+    if not want:
+        assert not got, f"unexpected allocation {got}"
+        return
+    assert got is not None, "no allocation found"
+    assert [_norm_result(r.to_dict()) for r in got] == [_norm_result(t.expected_result(w)) for w in want]
