@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from scheduling_framework.errors import SchedulingFrameworkError
+from scheduling_framework.errors import InputError, SchedulingFrameworkError
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -26,8 +26,10 @@ def _parser() -> argparse.ArgumentParser:
                                 description="Kubernetes scheduling decisions, in-process, explained.")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("schedule", help="schedule the pending pods of a cluster file")
-    s.add_argument("--cluster", required=True, help="YAML: Nodes, Pods (nodeName set = running), Namespaces, ...")
-    s.add_argument("--config", help="KubeSchedulerConfiguration YAML (default: the upstream default profile)")
+    s.add_argument("--cluster", required=True,
+                   help="YAML: Nodes, Pods (nodeName set = running), Namespaces, ...; '-' reads standard input")
+    s.add_argument("--config", help="KubeSchedulerConfiguration YAML (default: the upstream default profile); "
+                                    "'-' reads standard input")
     s.add_argument("--output", choices=("table", "json", "yaml"), default="table",
                    help="table (people), json (tools), yaml (the resulting cluster, a kind: List that --cluster "
                         "reads again)")
@@ -35,16 +37,35 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=None, help="seed for tie-breaking among equal top scores")
     s.add_argument("--fail-on-unschedulable", action="store_true",
                    help=f"exit {EXIT_UNSCHEDULABLE} when any pod ends Unschedulable or Error (a CI gate)")
+    _add_max_input_bytes(s)
     c = sub.add_parser("config", help="configuration commands")
     csub = c.add_subparsers(dest="config_command", required=True)
     v = csub.add_parser("view", help="print the effective configuration (defaults, merge, multiPoint expanded)")
-    v.add_argument("--config", help="KubeSchedulerConfiguration YAML")
+    v.add_argument("--config", help="KubeSchedulerConfiguration YAML ('-' reads standard input)")
     v.add_argument("--output", choices=("json", "yaml", "config"), default="yaml",
                    help="json/yaml: the effective profiles; config: a KubeSchedulerConfiguration that --config "
                         "accepts and that yields the same effective profiles")
+    _add_max_input_bytes(v)
+    from scheduling_framework.scenario import cli as scenario_cli
+
+    scenario_cli.add_parsers(sub)
     pl = sub.add_parser("plugins", help="list registered plugins, their origin and extension points")
     pl.add_argument("--output", choices=("table", "json"), default="table")
     return p
+
+
+def _max_bytes(text: str) -> int:
+    from scheduling_framework._input import parse_byte_size
+
+    try:
+        return parse_byte_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _add_max_input_bytes(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-input-bytes", type=_max_bytes, default=None, metavar="N",
+                   help="refuse input files larger than N bytes (suffixes Ki, Mi, Gi, K, M, G; default 256Mi)")
 
 
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
@@ -61,6 +82,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             print(f"warning: {msg}", file=err)
         if args.command == "schedule":
             return _schedule(args, out, err)
+        if args.command in ("replay", "sweep"):
+            from scheduling_framework.scenario import cli as scenario_cli
+
+            return scenario_cli.run(args, out, err)
         if args.command == "config":
             return _config_view(args, out)
         return _plugins(args, out)
@@ -89,8 +114,10 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from scheduling_framework.scheduler import ERROR, SCHEDULED, SKIPPED, UNSCHEDULABLE, Scheduler
     from scheduling_framework.warning_list import merged
 
-    cfg = load_config(args.config)
-    cluster = load_cluster(args.cluster)
+    if args.cluster == "-" and args.config == "-":
+        raise InputError("--config", "only one of --cluster and --config can read standard input ('-')")
+    cfg = load_config(args.config, max_input_bytes=args.max_input_bytes)
+    cluster = load_cluster(args.cluster, max_input_bytes=args.max_input_bytes)
     sched = Scheduler(cfg, seed=args.seed, explain=args.explain)
     sched.load(cluster.nodes, cluster.pods, cluster.objects)
     t0 = time.perf_counter()
@@ -188,7 +215,7 @@ def _config_view(args: argparse.Namespace, out: TextIO) -> int:
     from scheduling_framework.config import config_view, load_config
     from scheduling_framework.registry import default_registry
 
-    cfg = load_config(args.config)
+    cfg = load_config(args.config, max_input_bytes=args.max_input_bytes)
     if args.output == "config":
         from scheduling_framework.config import config_document
 

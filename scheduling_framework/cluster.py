@@ -7,19 +7,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
-import yaml
 
+from scheduling_framework._input import STDIN, check_size, load_yaml_documents, read_input
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
-from scheduling_framework.errors import ManifestError, ValidationError
+from scheduling_framework.errors import InputError, ManifestError, ManifestValidationError, brief_str
 from scheduling_framework.warning_list import Warnings
-
-try:  # the C loader is many times faster on big dumps; fall back to the pure-Python one
-    _Loader: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    _Loader = yaml.SafeLoader
-
 
 # Kinds something in the scheduler reads (plugins, admission, workload expansion). Objects of other kinds
 # are kept in ``Cluster.objects`` (a third-party plugin may read them) but reported as ignored.
@@ -56,17 +50,6 @@ class Cluster:
         return [p for p in self.pods if p.spec.node_name]
 
 
-def load_yaml_documents(text: str, source: str = "<input>") -> list[Any]:
-    """All documents of a YAML stream (safe loading only); a syntax error names the source and line."""
-    try:
-        return [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else source
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise ValidationError(f"invalid YAML at {where}: {problem}") from None
-
-
 def _flatten(docs: Iterable[Any]) -> Iterable[tuple[str, Any]]:
     for i, d in enumerate(docs):
         if isinstance(d, Mapping) and (d.get("kind") == "List" or str(d.get("kind", "")).endswith("List")) \
@@ -81,35 +64,36 @@ def _flatten(docs: Iterable[Any]) -> Iterable[tuple[str, Any]]:
 
 
 def cluster_from_documents(docs: Iterable[Any]) -> Cluster:
-    """Parse manifests into a Cluster; every error names the document, the object and the field path."""
+    """Parse manifests into a Cluster.
+
+    Raises ManifestValidationError listing every problem found (each naming the document, the object and
+    the field path): malformed objects, and pods or nodes that share a name or a uid.
+    """
     c = Cluster()
+    errors: list[str] = []
+    pod_where: list[str] = []
+    node_where: list[str] = []
     for where, d in _flatten(docs):
         if not isinstance(d, Mapping):
-            raise ManifestError(where, f"expected an object manifest, got {type(d).__name__}")
+            errors.append(f"{where}: expected an object manifest, got {type(d).__name__}")
+            continue
         kind = d.get("kind")
         try:
             if kind == "Node":
                 c.nodes.append(Node.from_dict(d))
+                node_where.append(where)
             elif kind == "Pod":
                 c.pods.append(Pod.from_dict(d))
+                pod_where.append(where)
             elif isinstance(kind, str) and kind:
                 c.objects.append(KubeObject.from_dict(d))
             else:
                 raise ManifestError("object", "Required value: kind is required", "kind")
         except ManifestError as e:
-            raise ManifestError(f"{where}: {e.obj}", e.detail, e.path) from None
-    names: set[str] = set()
-    for n in c.nodes:
-        if n.name in names:
-            raise ManifestError(f"Node {n.name}", "Duplicate value: a node with this name appears twice",
-                                "metadata.name")
-        names.add(n.name)
-    keys: set[str] = set()
-    for p in c.pods:
-        if p.key in keys:
-            raise ManifestError(f"Pod {p.key}", "Duplicate value: a pod with this namespace/name appears twice",
-                                "metadata.name")
-        keys.add(p.key)
+            errors.append(str(ManifestError(f"{where}: {e.obj}", e.detail, e.path)))
+    errors.extend(_duplicates(c, pod_where, node_where))
+    if errors:
+        raise ManifestValidationError(errors)
     for o in c.objects:
         if o.kind not in READ_KINDS:
             c.warnings.add_item(f'ignored object(s) of kind "{o.kind}" (nothing in the scheduler reads it)',
@@ -117,16 +101,68 @@ def cluster_from_documents(docs: Iterable[Any]) -> Cluster:
     return c
 
 
-def load_cluster(source: str | os.PathLike[str]) -> Cluster:
-    """Read a cluster YAML file (``-`` is not special: pass the text to ``cluster_from_text`` instead)."""
+def _duplicates(c: Cluster, pod_where: list[str], node_where: list[str]) -> list[str]:
+    """Pods or nodes that the scheduler would take for one object: one would silently vanish."""
+    errors: list[str] = []
+    names: dict[str, str] = {}
+    node_uids: dict[str, str] = {}
+    for n, where in zip(c.nodes, node_where, strict=True):
+        if n.name in names:
+            errors.append(f"{where}: Node {n.name}: metadata.name: Duplicate value: \"{brief_str(n.name)}\": "
+                          f"same name as the Node in {names[n.name]}")
+        else:
+            names[n.name] = where
+        if n.uid != n.name:  # an explicit uid (a derived one equals the name, checked above)
+            if n.uid in node_uids:
+                errors.append(f"{where}: Node {n.name}: metadata.uid: Duplicate value: \"{brief_str(n.uid)}\": "
+                              f"same uid as {node_uids[n.uid]}")
+            else:
+                node_uids[n.uid] = f"Node {n.name} ({where})"
+    keys: dict[str, str] = {}
+    uids: dict[str, str] = {}
+    for p, where in zip(c.pods, pod_where, strict=True):
+        if p.key in keys:
+            errors.append(f"{where}: Pod {p.key}: metadata.name: Duplicate value: \"{brief_str(p.name)}\": "
+                          f"same namespace/name as the Pod in {keys[p.key]}")
+            continue
+        keys[p.key] = where
+        if p.uid in uids:
+            errors.append(f"{where}: Pod {p.key}: metadata.uid: Duplicate value: \"{brief_str(p.uid)}\": "
+                          f"same uid as {uids[p.uid]}")
+        else:
+            uids[p.uid] = f"Pod {p.key} ({where})"
+    return errors
+
+
+def load_cluster(source: str | os.PathLike[str], *, max_input_bytes: int | None = None) -> Cluster:
+    """Read a cluster YAML file, or standard input when ``source`` is ``-``.
+
+    Only regular files are read (a FIFO, a device or a directory is refused), at most ``max_input_bytes``
+    (default ``DEFAULT_MAX_INPUT_BYTES``), decoded from UTF-8 (BOM optional) or BOM-marked UTF-16/UTF-32.
+    Raises InputError for unreadable, oversized, undecodable, invalid, too deeply nested or empty input,
+    ManifestValidationError (listing every problem) for invalid objects.
+    """
     path = os.fspath(source)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as e:
-        raise ValidationError(f"cannot read cluster file {path}: {e.strerror or e}") from None
-    return cluster_from_documents(load_yaml_documents(text, path))
+    text = read_input(path, what="cluster file", max_bytes=max_input_bytes)
+    return cluster_from_text(text, "standard input" if path == STDIN else path, max_input_bytes=max_input_bytes)
 
 
-def cluster_from_text(text: str, source: str = "<input>") -> Cluster:
-    return cluster_from_documents(load_yaml_documents(text, source))
+def cluster_from_text(text: str, source: str = "<input>", *, max_input_bytes: int | None = None) -> Cluster:
+    """Parse cluster YAML text (multi-document or ``kind: List``); the same checks as :func:`load_cluster`.
+
+    Input with no objects at all (empty, or only comments) is an error: a run over it would report
+    nothing, which looks like success.
+    """
+    check_size(text, source, max_input_bytes, "cluster input")
+    docs = load_yaml_documents(text, source)
+    if not docs:
+        raise InputError(source, f"{source}: no objects found: the cluster input is empty or holds only comments "
+                                 "(expected Nodes, Pods and other manifests)")
+    c = cluster_from_documents(docs)
+    if not (c.nodes or c.pods or c.objects):
+        raise InputError(source, f"{source}: no objects found: the cluster input holds only empty lists "
+                                 "(expected Nodes, Pods and other manifests)")
+    return c
+
+
+__all__ = ["Cluster", "cluster_from_documents", "cluster_from_text", "load_cluster", "load_yaml_documents"]

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from scheduling_framework.errors import ValidationError
+from scheduling_framework.errors import ValidationError, brief
 
 
 def as_map(value: Any, path: str) -> Mapping[str, Any]:
@@ -31,7 +31,7 @@ def as_str(value: Any, path: str, default: str = "") -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, bool):
-        raise ValidationError(f"expected a string, got {value!r}", path)
+        raise ValidationError(f"expected a string, got {brief(value)}", path)
     if isinstance(value, (int, float)):
         # YAML turns unquoted label values like 1 or 1.5 into numbers; the API server would not,
         # but a hand-written cluster file often does, so read them back as their text.
@@ -43,7 +43,7 @@ def as_int(value: Any, path: str, default: int = 0) -> int:
     if value is None:
         return default
     if isinstance(value, bool):
-        raise ValidationError(f"expected an integer, got {value!r}", path)
+        raise ValidationError(f"expected an integer, got {brief(value)}", path)
     if isinstance(value, int):
         return value
     if isinstance(value, str):
@@ -53,7 +53,7 @@ def as_int(value: Any, path: str, default: int = 0) -> int:
             pass
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    raise ValidationError(f"expected an integer, got {value!r}", path)
+    raise ValidationError(f"expected an integer, got {brief(value)}", path)
 
 
 def as_opt_int(value: Any, path: str) -> int | None:
@@ -67,7 +67,7 @@ def as_bool(value: Any, path: str, default: bool = False) -> bool:
         return value
     if isinstance(value, str) and value.lower() in ("true", "false"):
         return value.lower() == "true"
-    raise ValidationError(f"expected a boolean, got {value!r}", path)
+    raise ValidationError(f"expected a boolean, got {brief(value)}", path)
 
 
 def str_map(value: Any, path: str) -> dict[str, str]:
@@ -88,8 +88,8 @@ def as_time(value: Any, path: str) -> datetime | None:
     if isinstance(value, datetime):
         return value
     if not isinstance(value, str):
-        raise ValidationError(f"expected an RFC 3339 timestamp, got {value!r}", path)
+        raise ValidationError(f"expected an RFC 3339 timestamp, got {brief(value)}", path)
     try:
         return datetime.fromisoformat(value)
     except ValueError:
-        raise ValidationError(f"expected an RFC 3339 timestamp, got {value!r}", path) from None
+        raise ValidationError(f"expected an RFC 3339 timestamp, got {brief(value)}", path) from None

@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 
 from scheduling_framework.api._parse import as_bool, as_list, as_map, as_str, as_time, str_map
-from scheduling_framework.errors import ManifestError, ValidationError
+from scheduling_framework.errors import ManifestError, ValidationError, brief_str
 
 
 @attrs.frozen(slots=True)
@@ -104,8 +104,8 @@ def object_ref(kind: str, manifest: Any) -> str:
     meta = manifest.get("metadata") if isinstance(manifest, Mapping) else None
     if not isinstance(meta, Mapping):
         return kind
-    name = meta.get("name") or meta.get("generateName") or "<unnamed>"
-    ns = meta.get("namespace") or ("default" if kind in _DEFAULT_NS_KINDS else "")
+    name = brief_str(meta.get("name") or meta.get("generateName") or "<unnamed>")
+    ns = brief_str(meta.get("namespace") or ("default" if kind in _DEFAULT_NS_KINDS else ""))
     return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
 
 
@@ -119,5 +119,5 @@ def check_kind(manifest: Any, kind: str) -> Mapping[str, Any]:
         raise ManifestError(kind, f"expected a mapping, got {type(manifest).__name__}")
     got = manifest.get("kind")
     if got not in (None, kind):
-        raise ManifestError(object_ref(kind, manifest), f'expected kind "{kind}", got "{got}"', "kind")
+        raise ManifestError(object_ref(kind, manifest), f'expected kind "{kind}", got "{brief_str(got)}"', "kind")
     return manifest

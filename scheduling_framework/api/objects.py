@@ -30,7 +30,10 @@ class KubeObject(MetadataAccessors):
     def from_dict(cls, manifest: Any, kind: str | None = None) -> KubeObject:
         if not isinstance(manifest, Mapping):
             raise ManifestError(kind or "object", f"expected a mapping, got {type(manifest).__name__}")
-        k = kind or str(manifest.get("kind") or "")
+        raw_kind = manifest.get("kind")
+        if kind is None and raw_kind is not None and not isinstance(raw_kind, str):
+            raise ManifestError("object", f"expected a string, got {type(raw_kind).__name__}", "kind")
+        k = kind or str(raw_kind or "")
         if not k:
             raise ManifestError("object", "Required value: kind is required", "kind")
         check_kind(manifest, k)

@@ -23,7 +23,7 @@ from scheduling_framework.api.meta import MetadataAccessors, ObjectMeta, check_k
 from scheduling_framework.api.quantity import Quantity
 from scheduling_framework.api.selectors import LabelSelector, NodeSelector, NodeSelectorTerm, PreferredSchedulingTerm
 from scheduling_framework.api.taints import Toleration
-from scheduling_framework.errors import ValidationError
+from scheduling_framework.errors import ValidationError, brief_str
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
@@ -260,7 +260,8 @@ class TopologySpreadConstraint:
         m = as_map(d, path)
         wu = as_str(m.get("whenUnsatisfiable"), f"{path}.whenUnsatisfiable")
         if wu not in ("DoNotSchedule", "ScheduleAnyway"):
-            raise ValidationError(f'Unsupported value: "{wu}": supported values: "DoNotSchedule", "ScheduleAnyway"',
+            raise ValidationError(f'Unsupported value: "{brief_str(wu)}": supported values: "DoNotSchedule", '
+                                  '"ScheduleAnyway"',
                                   f"{path}.whenUnsatisfiable")
         nap = m.get("nodeAffinityPolicy")
         ntp = m.get("nodeTaintsPolicy")

@@ -14,7 +14,7 @@ import attrs
 
 from scheduling_framework.api._parse import as_list, as_map, as_str, str_map, str_tuple
 from scheduling_framework.api.names import is_qualified_name, is_valid_label_value
-from scheduling_framework.errors import ValidationError
+from scheduling_framework.errors import ValidationError, brief_str
 
 LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 NODE_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
@@ -45,7 +45,7 @@ class LabelSelectorRequirement:
         op = as_str(m.get("operator"), f"{path}.operator")
         values = str_tuple(m.get("values"), f"{path}.values")
         if op not in LABEL_OPERATORS:
-            raise ValidationError(f'Unsupported value: "{op}": supported values: '
+            raise ValidationError(f'Unsupported value: "{brief_str(op)}": supported values: '
                                   '"In", "NotIn", "Exists", "DoesNotExist"', f"{path}.operator")
         if op in ("In", "NotIn") and not values:
             raise ValidationError("Required value: must be specified when `operator` is 'In' or 'NotIn'",

@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 
 from scheduling_framework.api._parse import as_map, as_opt_int, as_str, as_time
-from scheduling_framework.errors import ValidationError
+from scheduling_framework.errors import ValidationError, brief_str
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 TOLERATION_OPERATORS = ("Equal", "Exists", "Lt", "Gt")
@@ -27,7 +27,7 @@ class Taint:
         m = as_map(d, path)
         effect = as_str(m.get("effect"), f"{path}.effect")
         if effect not in TAINT_EFFECTS:
-            raise ValidationError(f'Unsupported value: "{effect}": supported values: "NoSchedule", '
+            raise ValidationError(f'Unsupported value: "{brief_str(effect)}": supported values: "NoSchedule", '
                                   f'"PreferNoSchedule", "NoExecute"', f"{path}.effect")
         return cls(as_str(m.get("key"), f"{path}.key"), as_str(m.get("value"), f"{path}.value"), effect,
                    as_time(m.get("timeAdded"), f"{path}.timeAdded"))
@@ -60,7 +60,8 @@ class Toleration:
         m = as_map(d, path)
         op = as_str(m.get("operator"), f"{path}.operator") or "Equal"
         if op not in TOLERATION_OPERATORS:
-            raise ValidationError(f'Unsupported value: "{op}": supported values: "Equal", "Exists", "Lt", "Gt"',
+            raise ValidationError(f'Unsupported value: "{brief_str(op)}": supported values: "Equal", "Exists", '
+                                  '"Lt", "Gt"',
                                   f"{path}.operator")
         return cls(as_str(m.get("key"), f"{path}.key"), op, as_str(m.get("value"), f"{path}.value"),
                    as_str(m.get("effect"), f"{path}.effect"),

@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from scheduling_framework.errors import MAX_VALUE_CHARS, brief
+
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
 INT64_MIN = -(2**63)
@@ -33,24 +35,32 @@ def go_quote(s: str) -> str:
     return json.dumps(s, ensure_ascii=False)
 
 
+def _quote_brief(s: str) -> str:
+    if len(s) <= MAX_VALUE_CHARS:
+        return go_quote(s)
+    return go_quote(s[:MAX_VALUE_CHARS])[:-1] + '..."'
+
+
 def fmt_value(value: Any) -> str:
-    """Render a bad value as upstream does: strings quoted, numbers plain, lists of strings Go-style."""
+    """Render a bad value as upstream does: strings quoted, numbers plain, lists of strings Go-style.
+
+    Long values are cut (see ``errors.brief``): a value can be an alias bomb that stands for billions of nodes.
+    """
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
-        return str(value)
+        return brief(value)
     if isinstance(value, float):
         return str(int(value)) if value.is_integer() else repr(value)
     if isinstance(value, str):
-        return go_quote(value)
-    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-        return "[]string{" + ", ".join(go_quote(v) for v in value) + "}"
-    try:
-        return json.dumps(value, separators=(",", ":"), default=str)
-    except (TypeError, ValueError):
-        return repr(value)
+        return _quote_brief(value)
+    if isinstance(value, (list, tuple)) and len(value) <= 16 and all(isinstance(v, str) for v in value):
+        text = "[]string{" + ", ".join(_quote_brief(v) for v in value) + "}"
+        if len(text) <= 2 * MAX_VALUE_CHARS:
+            return text
+    return brief(value)
 
 
 def _with_detail(head: str, detail: str) -> str:

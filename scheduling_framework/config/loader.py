@@ -14,8 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
-
+from scheduling_framework._input import STDIN, load_yaml_documents, read_input
 from scheduling_framework.config import _field as f
 from scheduling_framework.config.args import ARGS_TYPES, args_to_dict, decode_args
 from scheduling_framework.config.defaults import default_plugin_configs, default_plugins, merge_plugins
@@ -38,7 +37,7 @@ from scheduling_framework.config.validation import (
     validate_leader_election,
     validate_profiles,
 )
-from scheduling_framework.errors import ConfigError
+from scheduling_framework.errors import ConfigError, InputError
 
 _TOP_FIELDS = (
     "apiVersion",
@@ -93,19 +92,21 @@ _LEADER_ELECTION_DEFAULTS: dict[str, Any] = {
 }
 
 
-def load_config(source: str | os.PathLike[str] | Mapping[str, Any] | None) -> KubeSchedulerConfiguration:
+def load_config(source: str | os.PathLike[str] | Mapping[str, Any] | None, *,
+                max_input_bytes: int | None = None) -> KubeSchedulerConfiguration:
     """Load a KubeSchedulerConfiguration (``kubescheduler.config.k8s.io/v1``).
 
-    ``source`` is a file path, an already-parsed document, or None for the default configuration
-    (one profile, ``default-scheduler``, with upstream's default plugins).  Raises ConfigError
-    listing every problem with its field path.
+    ``source`` is a file path (``-`` reads standard input), an already-parsed document, or None for the
+    default configuration (one profile, ``default-scheduler``, with upstream's default plugins).  Files
+    are read as cluster files are (regular files only, at most ``max_input_bytes``, UTF-8/16/32, bounded
+    nesting and aliases).  Raises ConfigError listing every problem with its field path.
     """
     if source is None:
         doc: Any = {"apiVersion": API_VERSION, "kind": KIND}
     elif isinstance(source, Mapping):
         doc = source
     else:
-        doc = _read_file(os.fspath(source))
+        doc = _read_file(os.fspath(source), max_input_bytes)
     errors: list[str] = []
     cfg = _build(doc, errors)
     if errors or cfg is None:
@@ -113,22 +114,18 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any] | None) -> Ku
     return cfg
 
 
-def _read_file(path: str) -> Any:
+def _read_file(path: str, max_input_bytes: int | None = None) -> Any:
+    name = "standard input" if path == STDIN else path
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"{path}: {where}invalid YAML: {problem}") from exc
-    if doc is None:
-        raise ConfigError(f"{path}: the file is empty (expected a KubeSchedulerConfiguration)")
-    return doc
+        text = read_input(path, what="configuration file", max_bytes=max_input_bytes)
+        docs = load_yaml_documents(text, name)
+    except InputError as exc:
+        raise ConfigError(str(exc)) from None
+    if not docs:
+        raise ConfigError(f"{name}: the file is empty (expected a KubeSchedulerConfiguration)")
+    if len(docs) > 1:
+        raise ConfigError(f"{name}: expected one YAML document (a KubeSchedulerConfiguration), found {len(docs)}")
+    return docs[0]
 
 
 # --------------------------------------------------------------------------- decoding

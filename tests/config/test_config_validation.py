@@ -324,7 +324,7 @@ def test_malformed_yaml_names_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as exc:
         load_config(path)
     assert str(path) in str(exc.value)
-    assert "line 4" in str(exc.value) or "line 3" in str(exc.value)
+    assert f"{path}:4:" in str(exc.value) or f"{path}:3:" in str(exc.value)
 
 
 def test_missing_file(tmp_path: Path) -> None:

@@ -105,9 +105,6 @@ def test_kind_list_as_kubectl_prints_it() -> None:
                  id="NodeList-items-without-kind"),
     pytest.param("kind: PodList\nitems:\n- metadata: {name: p}\n  spec: {nodeName: a}\n", [], ["default/p"],
                  id="PodList-items-without-kind"),
-    pytest.param("kind: List\nitems: []\n", [], [], id="empty-list"),
-    pytest.param("---\n---\n", [], [], id="only-empty-documents"),
-    pytest.param("", [], [], id="empty-text"),
     pytest.param("kind: Node\nmetadata: {name: a}\n---\nkind: List\nitems:\n- kind: Node\n  metadata: {name: b}\n"
                  "---\nkind: Pod\nmetadata: {name: p}\n", ["a", "b"], ["default/p"], id="mixed-docs-and-list"),
 ])
@@ -155,10 +152,11 @@ def test_errors_name_document_object_and_field(text: str, message: str) -> None:
 
 @pytest.mark.parametrize(("text", "message"), [
     pytest.param("kind: Node\nmetadata: {name: a}\n---\nkind: Node\nmetadata: {name: a}\n",
-                 "Node a: metadata.name: Duplicate value: a node with this name appears twice", id="duplicate-node"),
+                 'document 2: Node a: metadata.name: Duplicate value: "a": same name as the Node in document 1',
+                 id="duplicate-node"),
     pytest.param("kind: Pod\nmetadata: {name: a}\n---\nkind: Pod\nmetadata: {name: a, namespace: default}\n",
-                 "Pod default/a: metadata.name: Duplicate value: a pod with this namespace/name appears twice",
-                 id="duplicate-pod"),
+                 'document 2: Pod default/a: metadata.name: Duplicate value: "a": same namespace/name as the Pod in '
+                 'document 1', id="duplicate-pod"),
 ])
 def test_duplicates_are_errors(text: str, message: str) -> None:
     with pytest.raises(ManifestError) as ei:
