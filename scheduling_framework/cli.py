@@ -35,6 +35,8 @@ def _parser() -> argparse.ArgumentParser:
                         "reads again)")
     s.add_argument("--explain", action="store_true", help="every node's filter verdict and every plugin's score")
     s.add_argument("--seed", type=int, default=None, help="seed for tie-breaking among equal top scores")
+    s.add_argument("--expand-workloads", action="store_true",
+                   help="add the pods that Deployments, ReplicaSets, StatefulSets, Jobs and DaemonSets would create")
     s.add_argument("--fail-on-unschedulable", action="store_true",
                    help=f"exit {EXIT_UNSCHEDULABLE} when any pod ends Unschedulable or Error (a CI gate)")
     _add_max_input_bytes(s)
@@ -118,6 +120,10 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InputError("--config", "only one of --cluster and --config can read standard input ('-')")
     cfg = load_config(args.config, max_input_bytes=args.max_input_bytes)
     cluster = load_cluster(args.cluster, max_input_bytes=args.max_input_bytes)
+    if args.expand_workloads:
+        from scheduling_framework.workloads import expand_workloads
+
+        cluster = expand_workloads(cluster, seed=args.seed)
     sched = Scheduler(cfg, seed=args.seed, explain=args.explain)
     sched.load(cluster.nodes, cluster.pods, cluster.objects)
     t0 = time.perf_counter()

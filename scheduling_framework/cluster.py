@@ -98,6 +98,9 @@ def cluster_from_documents(docs: Iterable[Any]) -> Cluster:
         if o.kind not in READ_KINDS:
             c.warnings.add_item(f'ignored object(s) of kind "{o.kind}" (nothing in the scheduler reads it)',
                                 f"{o.namespace}/{o.name}" if o.namespace else o.name)
+    from scheduling_framework.workloads import not_expanded_warning
+
+    not_expanded_warning(c, c.warnings)
     return c
 
 

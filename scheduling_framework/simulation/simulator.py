@@ -231,9 +231,36 @@ class Simulator:
         return self.cluster.add_node(node, pods)
 
     def add_node_from_template(self, template: Node, count: int = 1, name_prefix: str | None = None,
-                               pods: Iterable[Pod] = ()) -> list[str]:
-        """Add ``count`` copies of a node template (see :meth:`ClusterSnapshot.add_node_from_template`)."""
-        return self.cluster.add_node_from_template(template, count, name_prefix, pods)
+                               pods: Iterable[Pod] = (), *, daemon_sets: bool = False) -> list[str]:
+        """Add ``count`` copies of a node template (see :meth:`ClusterSnapshot.add_node_from_template`).
+
+        With ``daemon_sets=True``, each new node also gets the pods of the DaemonSets among the simulator's
+        objects that would run on it (node selector, required node affinity and taints checked as the
+        DaemonSet controller does, with its default tolerations), named ``<daemonset>-<node>`` and going
+        through priority admission — as cluster-autoscaler adds DaemonSet pods to node-group templates.
+        """
+        if not daemon_sets or count <= 0:
+            return self.cluster.add_node_from_template(template, count, name_prefix, pods)
+        from scheduling_framework.simulation.templates import node_from_template, pod_for_node, template_node_names
+        from scheduling_framework.workloads import daemonset_pods_for_node
+
+        prefix = name_prefix if name_prefix is not None else f"template-{template.name}"
+        pod_list = list(pods)
+        daemon_sets_ = self.objects.list("DaemonSet")
+        names = template_node_names(prefix, count, self.cluster)
+        copies = []
+        for name in names:
+            node = node_from_template(template, name)
+            ds_pods = [self.admit(p)[0] for p in daemonset_pods_for_node(daemon_sets_, node, self.warnings)]
+            copies.append((node, [pod_for_node(p, name) for p in pod_list] + ds_pods))
+        for _, node_pods in copies:
+            for p in node_pods:
+                if self.cluster.has_pod(p):
+                    raise SnapshotError(f'pod {p.key} (uid {p.uid}) is already in the snapshot, on node '
+                                        f'"{self.cluster.pod_node(p)}"')
+        for node, node_pods in copies:
+            self.cluster.add_node(node, node_pods)
+        return names
 
     def remove_node(self, node_name: str) -> list[Pod]:
         return self.cluster.remove_node(node_name)

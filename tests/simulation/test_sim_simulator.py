@@ -165,7 +165,8 @@ def test_schedule_pods_inside_a_fork_is_reverted() -> None:
 
 def test_schedule_pods_matches_the_scheduler_on_the_demo_cluster() -> None:
     cluster = load_cluster(ROOT / "examples" / "cluster.yaml")
-    cfg = default_config()
+    # schedule_pods runs no PostFilter: compare with a scheduler that does not preempt either
+    cfg = default_config({"plugins": {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}}})
     sched = Scheduler(cfg, seed=3)
     sched.load(cluster.nodes, cluster.pods, cluster.objects)
     want = {r.pod: r.node for r in sched.run()}
