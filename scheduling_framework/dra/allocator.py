@@ -1009,8 +1009,6 @@ class _Run:
                 chosen = request.first_available[self.selected_sub.get((ci, ri), 0)]
                 if f"{request.name}/{chosen.name}" in cfg.requests:
                     configs.append(DeviceAllocationConfiguration("FromClaim", cfg.opaque, cfg.requests))
-        n_requests = len(requests)
-        configs = [attrs.evolve(c, requests=()) if len(c.requests) == n_requests else c for c in configs]
         return AllocationResult(results, tuple(configs), self._node_selector(self.results[ci]))
 
     def _node_selector(self, results: list[_Result]) -> NodeSelector | None:

@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from scheduling_framework.api import Node
+from scheduling_framework.api.quantity import Quantity
 from scheduling_framework.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 from scheduling_framework.dra.allocator import AllocatedState, DeviceID, Features
 
@@ -39,6 +40,19 @@ FEATURE_NAMES = {
     "PartitionableDevices": "partitionable_devices", "DeviceTaints": "device_taints",
     "DeviceBinding": "device_binding_and_status", "DeviceBindingAndStatus": "device_binding_and_status",
     "ConsumableCapacity": "consumable_capacity",
+}
+
+
+# upstream's named tolerations and taints
+TOLERATIONS: dict[str, Any] = {
+    "tolerationNoSchedule": {"operator": "Exists", "key": "taint-key", "effect": "NoSchedule"},
+    "tolerationNoExecute": {"operator": "Equal", "key": "taint-key", "value": "taint-value-2", "effect": "NoExecute"},
+    "tolerationNoScheduleKey1": {"operator": "Exists", "key": "key1", "effect": "NoSchedule"},
+}
+TAINTS: dict[str, Any] = {
+    "taintNone": {"key": "taint-key", "value": "taint-value", "effect": "None"},
+    "taintNoSchedule": {"key": "taint-key", "value": "taint-value", "effect": "NoSchedule"},
+    "taintNoExecute": {"key": "taint-key", "value": "taint-value-2", "effect": "NoExecute"},
 }
 
 
@@ -83,6 +97,13 @@ def node_selector(spec: Any) -> dict[str, Any]:
     if isinstance(spec, str):
         return {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
                                                          "values": [spec]}]}]}
+    if "terms" in spec:
+        return {"nodeSelectorTerms": [
+            {k: [{"key": r[0], "operator": r[1], "values": r[2]} for r in reqs] for k, reqs in term.items()}
+            for term in spec["terms"]]}
+    if "fields" in spec:
+        key, *values = spec["fields"]
+        return {"nodeSelectorTerms": [{"matchFields": [{"key": key, "operator": "In", "values": values}]}]}
     key, *values = spec["labels"]
     return {"nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In", "values": values}]}]}
 
@@ -95,6 +116,21 @@ def device(spec: Any) -> list[dict[str, Any]]:
     d = dict(spec)
     if "capacity" in d:
         d["capacity"] = {k: (v if isinstance(v, dict) else {"value": v}) for k, v in d["capacity"].items()}
+    if d.pop("fromCounters", False):
+        d["capacity"] = {k: {"value": v} for counters in d["consumes"].values() for k, v in counters.items()}
+    if "policyRange" in d:
+        # upstream's withCapacityRequestPolicyRange: default 2, range 2..4 in steps of 2
+        for name, value in d.pop("policyRange").items():
+            d.setdefault("capacity", {})[name] = {"value": value, "requestPolicy": {
+                "default": "2", "validRange": {"min": "2", "step": "2", "max": "4"}}}
+    if "policyValues" in d:
+        # upstream's withCapacityRequestPolicyValidValues(default, capacity, additional)
+        pv = d.pop("policyValues")
+        for name, value in pv["capacity"].items():
+            d.setdefault("capacity", {})[name] = {"value": value, "requestPolicy": {
+                "default": pv["default"], "validValues": [pv["default"], *pv.get("extra", [])]}}
+    if "taints" in d:
+        d["taints"] = [TAINTS[x] if isinstance(x, str) else x for x in d["taints"]]
     if "consumes" in d:
         d["consumesCounters"] = [{"counterSet": cs, "counters": {k: {"value": v} for k, v in counters.items()}}
                                  for cs, counters in d.pop("consumes").items()]
@@ -137,7 +173,32 @@ def resource_slice(spec: Any) -> ResourceSlice:
                                     "spec": s})
 
 
+def _exact(spec: dict[str, Any]) -> dict[str, Any]:
+    """``{class, count (a number or All), adminAccess, selectors, tolerations, capacity}`` as v1 fields."""
+    out: dict[str, Any] = {"deviceClassName": spec["class"]}
+    count = spec.get("count", 1)
+    if count == "All":
+        out["allocationMode"] = "All"
+    else:
+        out["allocationMode"], out["count"] = "ExactCount", count
+    if "adminAccess" in spec:
+        out["adminAccess"] = spec["adminAccess"]
+    if spec.get("selectors"):
+        out["selectors"] = [{"cel": {"expression": e}} for e in spec["selectors"]]
+    if spec.get("tolerations"):
+        out["tolerations"] = [TOLERATIONS[x] if isinstance(x, str) else x for x in spec["tolerations"]]
+    if "capacity" in spec:
+        out["capacity"] = {"requests": spec["capacity"]}
+    return out
+
+
 def request(spec: Any, tolerations: list[Any] | None = None) -> dict[str, Any]:
+    tolerations = [TOLERATIONS[x] if isinstance(x, str) else x for x in tolerations or []]
+    if isinstance(spec, dict) and "class" in spec:
+        ex = _exact(spec)
+        if tolerations:
+            ex["tolerations"] = list(ex.get("tolerations", [])) + tolerations
+        return {"name": spec["name"], "exactly": ex}
     if isinstance(spec, list):
         name, cls, count, *selectors = spec
         exact: dict[str, Any] = {"deviceClassName": cls}
@@ -163,6 +224,8 @@ def request(spec: Any, tolerations: list[Any] | None = None) -> dict[str, Any]:
                 if selectors:
                     s["selectors"] = [{"cel": {"expression": e}} for e in selectors]
                 subs.append(s)
+            elif "class" in sub:
+                subs.append({"name": sub["name"], **_exact(sub)})
             else:
                 subs.append(sub)
         return {"name": spec["name"], "firstAvailable": subs}
@@ -182,16 +245,36 @@ def claim(spec: Any) -> ResourceClaim:
 
 
 def allocated_state(case: dict[str, Any]) -> AllocatedState:
-    return AllocatedState(allocated_devices={DeviceID(*d) for d in case.get("allocated") or []})
+    """``allocated``: whole devices; ``allocatedCapacity``: ``[[driver, pool, device, {capacity: qty}], ...]``."""
+    state = AllocatedState(allocated_devices={DeviceID(*d) for d in case.get("allocated") or []})
+    for driver, pool, dev, caps in case.get("allocatedCapacity") or []:
+        state.aggregated_capacity[DeviceID(driver, pool, dev)] = {
+            (k if "/" in k else f"{driver}/{k}"): Quantity.parse(v) for k, v in caps.items()}
+    return state
 
 
 def expected_result(spec: dict[str, Any]) -> dict[str, Any]:
     """An expected AllocationResult in to_dict() shape (results compared as a multiset)."""
     out: dict[str, Any] = {"results": []}
+    rows: list[Any] = []
     for r in spec.get("results") or []:
+        if isinstance(r, dict) and "multi" in r:
+            req, drv, pool, count, start = r["multi"]
+            rows.extend([req, drv, pool, f"device-{i}"] for i in range(start, start + count))
+        else:
+            rows.append(r)
+    for r in rows:
+        if isinstance(r, dict):
+            d0 = dict(r)
+            if "tolerations" in d0:
+                d0["tolerations"] = [TOLERATIONS[x] if isinstance(x, str) else x for x in d0["tolerations"]]
+            out["results"].append(d0)
+            continue
         d: dict[str, Any] = {"request": r[0], "driver": r[1], "pool": r[2], "device": r[3]}
         if len(r) > 4 and r[4]:
             d["adminAccess"] = True
+        if len(r) > 5 and r[5]:
+            d["tolerations"] = [TOLERATIONS[x] if isinstance(x, str) else x for x in r[5]]
         out["results"].append(d)
     if spec.get("nodeSelector") is not None:
         out["nodeSelector"] = node_selector(spec["nodeSelector"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
@@ -24,8 +25,10 @@ def _norm_selector(sel: dict[str, Any] | None) -> Any:
 
 
 def _norm_result(d: dict[str, Any]) -> Any:
-    results = Counter(tuple(sorted((k, repr(v)) for k, v in r.items())) for r in d["devices"]["results"]) \
-        if "devices" in d else Counter(tuple(sorted((k, repr(v)) for k, v in r.items())) for r in d["results"])
+    rows = d["devices"]["results"] if "devices" in d else d["results"]
+    # upstream fixes the share id in tests; ours is a digest: compare only that there is one
+    rows = [{**r, "shareID": True} if r.get("shareID") else r for r in rows]
+    results = Counter(json.dumps(r, sort_keys=True) for r in rows)
     config = d["devices"].get("config") if "devices" in d else d.get("config")
     return results, config or None, _norm_selector(d.get("nodeSelector"))
 
@@ -44,6 +47,9 @@ def test_upstream_allocator_table(case: dict[str, Any]) -> None:
         return
     got = alloc.allocate(node, claims)
     want = case.get("expectResults")
+    if "expectNumAllocateOneInvocations" in case:
+        # upstream's measure of search effort: the same search visits the same states
+        assert alloc.num_allocate_one == case["expectNumAllocateOneInvocations"]
     if not want:
         assert not got, f"unexpected allocation {got}"
         return
