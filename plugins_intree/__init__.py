@@ -29,6 +29,7 @@ INTREE_PLUGINS: dict[str, str] = {
     "VolumeZone": "plugins_intree.volumezone.plugin:VolumeZone",
     "DefaultBinder": "plugins_intree.defaultbinder.plugin:DefaultBinder",
     "DefaultPreemption": "plugins_intree.defaultpreemption.plugin:DefaultPreemption",
+    "DynamicResources": "plugins_intree.dynamicresources.plugin:DynamicResources",
 }
 
 

@@ -85,6 +85,10 @@ def cluster_from_documents(docs: Iterable[Any]) -> Cluster:
             elif kind == "Pod":
                 c.pods.append(Pod.from_dict(d))
                 pod_where.append(where)
+            elif kind in _DRA_PARSERS:
+                # Parsed strictly once so that a malformed DRA object is refused at load, naming the field.
+                _DRA_PARSERS[kind](d)
+                c.objects.append(KubeObject.from_dict(d))
             elif isinstance(kind, str) and kind:
                 c.objects.append(KubeObject.from_dict(d))
             else:
@@ -101,7 +105,27 @@ def cluster_from_documents(docs: Iterable[Any]) -> Cluster:
     from scheduling_framework.workloads import not_expanded_warning
 
     not_expanded_warning(c, c.warnings)
+    for w in dra_warnings(c):
+        c.warnings.add(w)
     return c
+
+
+def _dra_parsers() -> dict[str, Any]:
+    from scheduling_framework.api import resource as r
+
+    return {"DeviceClass": r.DeviceClass.from_dict, "ResourceSlice": r.ResourceSlice.from_dict,
+            "ResourceClaim": r.ResourceClaim.from_dict, "ResourceClaimTemplate": r.ResourceClaimTemplate.from_dict}
+
+
+_DRA_PARSERS: dict[str, Any] = _dra_parsers()
+
+
+def dra_warnings(c: Cluster) -> list[str]:
+    """References among DRA objects that cannot be satisfied: the scheduler still runs (the pods concerned
+    get upstream's status), but the user learns which object and field are wrong."""
+    from scheduling_framework.resource_claims import dra_reference_warnings
+
+    return dra_reference_warnings(c.nodes, c.pods, c.objects)
 
 
 def _duplicates(c: Cluster, pod_where: list[str], node_where: list[str]) -> list[str]:

@@ -43,6 +43,9 @@ PLUGIN_EVENTS: dict[str, frozenset[str]] = {
                                     NODE_UPDATE, NODE_DELETE}),
     "InterPodAffinity": frozenset({ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, ASSIGNED_POD_UPDATE, NODE_ADD,
                                    NODE_UPDATE, OBJECT_CHANGE}),
+    # Claims, classes and slices are objects; a deleted pod releases its claims.
+    "DynamicResources": frozenset({ASSIGNED_POD_DELETE, NODE_ADD, NODE_UPDATE, OBJECT_CHANGE,
+                                   UNSCHEDULED_POD_UPDATE}),
 }
 
 

@@ -43,6 +43,13 @@ from scheduling_framework.queue import (
     SchedulingQueue,
 )
 from scheduling_framework.registry import Registry, default_registry
+from scheduling_framework.resource_claims import (
+    RESOURCE_CLAIM,
+    claim_summaries,
+    generate_claims,
+    has_resource_claims,
+    release_pod_claims,
+)
 from scheduling_framework.runtime.algorithm import Algorithm, CycleError, FitError, ScheduleResult, explain_scores
 from scheduling_framework.runtime.framework import Framework, Nominator
 from scheduling_framework.snapshot import ObjectStore, Snapshot
@@ -89,7 +96,7 @@ class PodResult:
     """What happened to one pod: its latest outcome, and the explanation of the cycle that decided it."""
 
     __slots__ = ("pod", "scheduler_name", "outcome", "node", "nominated_node", "victims", "message",
-                 "filter", "scores", "total_scores", "attempts", "plugin")
+                 "filter", "scores", "total_scores", "attempts", "plugin", "claims")
 
     def __init__(self, pod: Pod) -> None:
         self.pod = pod.key
@@ -104,11 +111,15 @@ class PodResult:
         self.total_scores: dict[str, int] | None = None
         self.attempts = 0
         self.plugin = ""
+        # DRA: the pod's claims and the devices allocated to them (None: the pod references no claim)
+        self.claims: list[dict[str, Any]] | None = None
 
     def to_dict(self, explain: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {"pod": self.pod, "schedulerName": self.scheduler_name, "outcome": self.outcome,
                              "node": self.node, "nominatedNode": self.nominated_node, "victims": list(self.victims),
                              "message": self.message}
+        if self.claims is not None:
+            d["claims"] = [dict(c) for c in self.claims]
         if explain:
             d["filter"] = self.filter or {}
             d["scores"] = self.scores or {}
@@ -155,6 +166,9 @@ class Scheduler:
         self.nominator = Nominator()
         self.clock: Callable[[], float] = clock if clock is not None else VirtualClock()
         self.rng = random.Random(seed)
+        # Suffixes of claims generated from ResourceClaimTemplates; separate from tie-breaking so that
+        # pods without claims see the same tie-breaks as before.
+        self.claim_rng = random.Random(seed)
         self.explain = explain
         self.bind_in_thread = bind_in_thread
         self._binder = _InMemoryBinder(self, binder)
@@ -271,6 +285,9 @@ class Scheduler:
                 self._skip(r, "pod is being deleted (metadata.deletionTimestamp is set): the scheduler skips it",
                            WARN_TERMINATING)
                 return
+            if has_resource_claims(pod):
+                pod = self._generate_claims(pod)
+                r.claims = claim_summaries(pod, self.objects.get)
             qpi = self.queue.new_info(pod)
             if pod.status.nominated_node_name:
                 self.nominator.add_nominated_pod(qpi.pod_info, pod.status.nominated_node_name)
@@ -313,12 +330,27 @@ class Scheduler:
                     self.queue.activate_gated(fwk.run_pre_enqueue_plugins)
                 self.queue.move_all_to_active_or_backoff(UNSCHEDULED_POD_UPDATE)
 
+    def _generate_claims(self, pod: Pod) -> Pod:
+        """What the resourceclaim controller does for a pending pod: claims from its templates."""
+        pod, claims = generate_claims(pod, self.objects.get, self.claim_rng)
+        for c in claims:
+            self.objects.add(c)
+        return pod
+
+    def _release_claims(self, pod: Pod) -> None:
+        """The pod went away: it no longer holds its claims (a claim nobody holds is deallocated)."""
+        if not has_resource_claims(pod):
+            return
+        for c in release_pod_claims(pod, self.objects.list(RESOURCE_CLAIM, pod.namespace)):
+            self.objects.add(c)
+
     def delete_pod(self, pod: Pod) -> None:
         """The pod leaves the cluster (or the queue). Called by preemption for each victim it evicts: a victim
         this run had scheduled then reads ``Preempted`` and joins its preemptor's ``victims``."""
         with self._lock:
             self._progress += 1
             self.nominator.delete_nominated_pod_if_exists(pod)
+            self._release_claims(pod)
             cached = self.cache.get_pod(pod.uid)
             if cached is not None:
                 # bound or assumed: either way its resources leave the node (upstream RemovePod)
@@ -642,6 +674,8 @@ class Scheduler:
             r.node = host
             r.message = ""
             r.plugin = ""
+            if r.claims is not None:
+                r.claims = claim_summaries(assumed, self.objects.get)
         fwk.run_post_bind_plugins(state, assumed, host)
 
     def _extenders_binding(self, pod: Pod, host: str) -> Status | None:
@@ -693,10 +727,15 @@ class Scheduler:
             r.scores, r.total_scores = {}, {}
         if fwk.has_post_filter_plugins():
             self._preemptor = r
+            objects_before = self.objects.generation
             try:
                 pfr, st = fwk.run_post_filter_plugins(state, qpi.pod, d.full_map(names))
             finally:
                 self._preemptor = None
+            if self.objects.generation != objects_before:
+                # PostFilter changed cluster objects (DynamicResources deallocated a claim): that is an
+                # event, and the pod tries again after its backoff.
+                self.queue.move_all_to_active_or_backoff(OBJECT_CHANGE)
             if st is not None and st.reasons:
                 d.post_filter_msg = st.message()
             if pfr is not None and pfr.nominated_node_name:

@@ -60,14 +60,18 @@ class ObjectStore:
 
     def __init__(self, objects: Iterable[KubeObject] = ()) -> None:
         self._by_kind: dict[str, dict[tuple[str, str], KubeObject]] = {}
+        # Bumped on every change, so readers can cache what they derive from the objects.
+        self.generation = 0
         for o in objects:
             self.add(o)
 
     def add(self, obj: KubeObject) -> None:
         self._by_kind.setdefault(obj.kind, {})[(obj.metadata.namespace, obj.metadata.name)] = obj
+        self.generation += 1
 
     def remove(self, kind: str, namespace: str, name: str) -> None:
-        self._by_kind.get(kind, {}).pop((namespace, name), None)
+        if self._by_kind.get(kind, {}).pop((namespace, name), None) is not None:
+            self.generation += 1
 
     def get(self, kind: str, namespace: str, name: str) -> KubeObject | None:
         return self._by_kind.get(kind, {}).get((namespace, name))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from scheduling_framework.config.args import (
     ARGS_TYPES,
     DefaultPreemptionArgs,
+    DynamicResourcesArgs,
     InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
@@ -51,6 +52,7 @@ __all__ = [
     "KIND",
     "POINTS",
     "DefaultPreemptionArgs",
+    "DynamicResourcesArgs",
     "EffectivePlugin",
     "EffectiveProfile",
     "InterPodAffinityArgs",

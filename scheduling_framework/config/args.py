@@ -712,10 +712,105 @@ class VolumeBindingArgs(_Args):
         return out
 
 
+# --------------------------------------------------------------------------- DynamicResources
+
+#: DRASchedulerFilterTimeout (beta, on by default): filterTimeout is honoured and may be set.
+DRA_SCHEDULER_FILTER_TIMEOUT = True
+#: DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (both on by default in the newest release):
+#: bindingTimeout may be set.
+DRA_DEVICE_BINDING_CONDITIONS = True
+
+
+def go_duration(seconds: float) -> str:
+    """A duration the way Go's ``time.Duration.String`` prints it ("10s", "10m0s", "1h0m0s", "1.5s")."""
+    if seconds == 0:
+        return "0s"
+    sign = "-" if seconds < 0 else ""
+    ns = round(abs(seconds) * 1e9)
+    if ns < 1_000_000_000:
+        for unit, size in (("ms", 1_000_000), ("µs", 1_000), ("ns", 1)):
+            if ns >= size:
+                return sign + _trim(ns / size) + unit
+    h, rest = divmod(ns, 3_600_000_000_000)
+    m, rest = divmod(rest, 60_000_000_000)
+    sec = _trim(rest / 1e9)
+    if h:
+        return f"{sign}{h}h{m}m{sec}s"
+    if m:
+        return f"{sign}{m}m{sec}s"
+    return f"{sign}{sec}s"
+
+
+def _trim(v: float) -> str:
+    text = f"{v:.9f}".rstrip("0").rstrip(".")
+    return text or "0"
+
+
+def _decode_duration(r: f.Reader, value: Any, path: str) -> float | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        r.errors.append(f.invalid(path, value, 'expected a duration string such as "10s"'))
+        return None
+    seconds = f.parse_duration(value)
+    if seconds is None:
+        r.errors.append(f.invalid(path, value, f'time: invalid duration "{value}"'))
+    return seconds
+
+
+@attrs.frozen
+class DynamicResourcesArgs(_Args):
+    """How long DynamicResources may spend allocating devices per node (filterTimeout, 0 = no limit) and how
+    long PreBind waits for device binding conditions (bindingTimeout), in seconds."""
+
+    KIND: ClassVar[str] = "DynamicResourcesArgs"
+    PLUGIN: ClassVar[str] = "DynamicResources"
+    FIELDS: ClassVar[tuple[str, ...]] = ("filterTimeout", "bindingTimeout")
+
+    filter_timeout: float | None = 10.0 if DRA_SCHEDULER_FILTER_TIMEOUT else None
+    binding_timeout: float | None = 600.0 if DRA_DEVICE_BINDING_CONDITIONS else None
+
+    @classmethod
+    def _decode_fields(cls, r: f.Reader, m: Mapping[str, Any], path: str) -> Self:
+        ft = _decode_duration(r, m.get("filterTimeout"), f.child(path, "filterTimeout"))
+        bt = _decode_duration(r, m.get("bindingTimeout"), f.child(path, "bindingTimeout"))
+        if ft is None and DRA_SCHEDULER_FILTER_TIMEOUT:
+            ft = 10.0
+        if bt is None and DRA_DEVICE_BINDING_CONDITIONS:
+            bt = 600.0
+        return cls(ft, bt)
+
+    def validate(self, path: str = "") -> list[str]:
+        errs: list[str] = []
+        ft_path = f.child(path, "filterTimeout")
+        bt_path = f.child(path, "bindingTimeout")
+        if DRA_SCHEDULER_FILTER_TIMEOUT:
+            if self.filter_timeout is not None and self.filter_timeout < 0:
+                errs.append(f.invalid(ft_path, go_duration(self.filter_timeout), "must be zero or positive"))
+        elif self.filter_timeout is not None:
+            errs.append(f.forbidden(ft_path, "DRASchedulingFilterTimeout feature gate is disabled"))
+        if DRA_DEVICE_BINDING_CONDITIONS:
+            if self.binding_timeout is not None and self.binding_timeout < 1:
+                errs.append(f.invalid(bt_path, go_duration(self.binding_timeout), "must be at least 1 second"))
+        elif self.binding_timeout is not None:
+            errs.append(f.forbidden(bt_path, "DRADeviceBindingConditions or DRAResourceClaimDeviceStatus "
+                                             "feature gate is disabled"))
+        return errs
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.filter_timeout is not None:
+            out["filterTimeout"] = go_duration(self.filter_timeout)
+        if self.binding_timeout is not None:
+            out["bindingTimeout"] = go_duration(self.binding_timeout)
+        return out
+
+
 # --------------------------------------------------------------------------- registry of args kinds
 
 ArgsType = (
     DefaultPreemptionArgs
+    | DynamicResourcesArgs
     | InterPodAffinityArgs
     | NodeResourcesFitArgs
     | NodeResourcesBalancedAllocationArgs
@@ -729,6 +824,7 @@ ARGS_TYPES: dict[str, type[Any]] = {
     cls.PLUGIN: cls
     for cls in (
         DefaultPreemptionArgs,
+        DynamicResourcesArgs,
         InterPodAffinityArgs,
         NodeAffinityArgs,
         NodeResourcesBalancedAllocationArgs,

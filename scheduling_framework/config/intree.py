@@ -27,13 +27,18 @@ INTREE_POINTS: dict[str, frozenset[str]] = {
     # Upstream's DefaultPreemption also has a PreEnqueue hook, but it only gates pods while an
     # asynchronous preemption is in flight; this library preempts synchronously, so the plugin
     # has no PreEnqueue and the effective default profile keeps SchedulingGates alone there.
+    # Upstream's DynamicResources has Score without PreScore. Here it also has a PreScore (Skip for pods
+    # with nothing to allocate, else a no-op) so that configurations naming it at preScore load; the
+    # decisions are the same (docs/differences.md).
+    "DynamicResources": frozenset({"preEnqueue", "preFilter", "filter", "postFilter", "preScore", "score",
+                                   "reserve", "preBind"}),
     "DefaultPreemption": frozenset({"postFilter"}),
     "NodeResourcesBalancedAllocation": frozenset({"preScore", "score"}),
     "ImageLocality": frozenset({"score"}),
     "DefaultBinder": frozenset({"bind"}),
 }
 
-#: upstream's default multiPoint list (v1.32+, DRA off) with the score weights it sets.
+#: upstream's default multiPoint list (v1.34+, DynamicResourceAllocation GA) with the score weights it sets.
 DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
     ("SchedulingGates", 0),
     ("PrioritySort", 0),
@@ -49,6 +54,7 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
     ("VolumeZone", 0),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    ("DynamicResources", 0),
     ("DefaultPreemption", 0),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),

@@ -9,6 +9,7 @@ import pytest
 
 from scheduling_framework.config import (
     DefaultPreemptionArgs,
+    DynamicResourcesArgs,
     InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
@@ -34,6 +35,7 @@ V1 = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConf
 # VolumeBindingArgs also gets the default shape.
 DEFAULT_PLUGIN_CONFIGS = (
     PluginConfig("DefaultPreemption", DefaultPreemptionArgs(10, 100)),
+    PluginConfig("DynamicResources", DynamicResourcesArgs(10.0, 600.0)),
     PluginConfig("InterPodAffinity", InterPodAffinityArgs(1)),
     PluginConfig("NodeAffinity", NodeAffinityArgs()),
     PluginConfig("NodeResourcesBalancedAllocation", NodeResourcesBalancedAllocationArgs()),
@@ -321,6 +323,7 @@ def test_decode_all_plugin_args_in_default_profile() -> None:
         "VolumeBinding",
         "NodeAffinity",
         "NodeResourcesBalancedAllocation",
+        "DynamicResources",
     ]
     assert args["DefaultPreemption"] == DefaultPreemptionArgs(50, 500)
     assert args["InterPodAffinity"] == InterPodAffinityArgs(5)
@@ -430,7 +433,8 @@ def test_decode_empty_and_no_plugin_args() -> None:
     ]
     cfg = load_config({**V1, "profiles": [{"pluginConfig": [{"name": n, "args": None} for n in names]}]})
     defaults = {pc.name: pc.args for pc in DEFAULT_PLUGIN_CONFIGS}
-    assert cfg.profiles[0].plugin_config == tuple(PluginConfig(n, defaults.get(n)) for n in names)
+    assert cfg.profiles[0].plugin_config == (*(PluginConfig(n, defaults.get(n)) for n in names),
+                                             PluginConfig("DynamicResources", defaults["DynamicResources"]))
 
 
 def test_decode_ignore_preferred_terms_of_existing_pods() -> None:
@@ -445,6 +449,7 @@ def test_decode_ignore_preferred_terms_of_existing_pods() -> None:
     assert cfg.profiles[0].plugin_config[0] == PluginConfig("InterPodAffinity", InterPodAffinityArgs(1, True))
     assert [pc.name for pc in cfg.profiles[0].plugin_config[1:]] == [
         "DefaultPreemption",
+        "DynamicResources",
         "NodeAffinity",
         "NodeResourcesBalancedAllocation",
         "NodeResourcesFit",

@@ -26,9 +26,9 @@ def ps(enabled: Any = (), disabled: Any = ()) -> PluginSet:
     return PluginSet(refs(enabled), refs(disabled))
 
 
-def test_default_plugins_v1_32() -> None:
-    # TestApplyFeatureGates/"Feature gate DynamicResourceAllocation disabled", with the volume limit
-    # plugins upstream removed after v1.31 dropped from the list.
+def test_default_plugins_v1_34() -> None:
+    # getDefaultPlugins with DynamicResourceAllocation GA (v1.34+): DynamicResources just before
+    # DefaultPreemption; the volume limit plugins upstream removed after v1.31 are not in the list.
     want = [
         ("SchedulingGates", 0),
         ("PrioritySort", 0),
@@ -44,11 +44,13 @@ def test_default_plugins_v1_32() -> None:
         ("VolumeZone", 0),
         ("PodTopologySpread", 2),
         ("InterPodAffinity", 2),
+        ("DynamicResources", 0),
         ("DefaultPreemption", 0),
         ("NodeResourcesBalancedAllocation", 1),
         ("ImageLocality", 1),
         ("DefaultBinder", 0),
     ]
+    assert len(want) == 19
     got = default_plugins()
     assert [(p.name, p.weight) for p in got.multi_point.enabled] == want
     assert got == Plugins(multi_point=got.multi_point)

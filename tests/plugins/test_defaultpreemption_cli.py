@@ -105,5 +105,6 @@ def test_cli_table_and_unschedulable_message(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     [r] = json.loads(p.stdout)["pods"]
     assert (r["outcome"], r["nominatedNode"], r["victims"]) == ("Unschedulable", None, [])
-    assert r["message"] == ("0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: "
-                            "3 No preemption victims found for incoming pod..")
+    # DynamicResources runs first at PostFilter (default profile, as upstream since DRA GA) and adds its reason
+    assert r["message"] == ("0/3 nodes are available: 3 Insufficient cpu. no new claims to deallocate, preemption: "
+                            "0/3 nodes are available: 3 No preemption victims found for incoming pod..")

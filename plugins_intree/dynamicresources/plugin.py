@@ -1,0 +1,489 @@
+"""DynamicResources: a pod's ResourceClaims must be allocatable on the node (upstream
+pkg/scheduler/framework/plugins/dynamicresources).
+
+- PreEnqueue: every claim the pod references must exist (a claim from a template must have been generated
+  and be owned by the pod) and not be being deleted; otherwise the pod waits with upstream's message.
+- PreFilter: reads the claims; an allocated claim in use by others and not reservable makes the pod wait;
+  an allocated claim restricts the nodes through its allocation's node selector; unallocated claims are
+  checked for their device classes and the structured allocator is set up for the cycle (devices allocated
+  to other claims are unavailable).
+- Filter: allocated claims must be available on the node; unallocated claims must all be allocatable
+  there ("cannot allocate all claims"). The allocation found is kept for Reserve and Score.
+- PostFilter: when an allocated claim was unavailable and no other pod uses it, it is deallocated so that
+  the next attempt can allocate it elsewhere ("deallocation of ResourceClaim completed").
+- Score: prioritized-list requests score the node by how early in ``firstAvailable`` the allocated
+  subrequests are; NormalizeScore scales to [0, 100].
+- Reserve writes the allocation into the in-memory ResourceClaim (so the next pod sees the devices taken),
+  Unreserve puts the claim back, PreBind adds the pod to ``status.reservedFor``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from plugins_intree.dynamicresources.state import DraManager, manager_for
+from plugins_intree.nodeaffinity.matching import CompiledNodeSelector
+from plugins_intree.tainttoleration.plugin import default_normalize_score
+from scheduling_framework.api.objects import KubeObject
+from scheduling_framework.api.pod import Pod
+from scheduling_framework.api.selectors import NodeSelector
+from scheduling_framework.config.args import DynamicResourcesArgs
+from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.errors import ConfigError, PluginError, SchedulingFrameworkError, ValidationError
+from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore, PostFilterResult, PreFilterResult
+from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.resource_claims import (
+    ClaimLookupError,
+    allocation_of,
+    can_be_reserved,
+    claim_key,
+    claim_name,
+    is_for_pod,
+    is_reserved_for_pod,
+    pod_resource_claims,
+    reserved_for,
+    with_status,
+)
+from scheduling_framework.snapshot import ObjectStore
+from scheduling_framework.status import Code, Status
+
+NAME: Final = "DynamicResources"
+STATE_KEY: Final = NAME
+#: upstream resourceapi.FirstAvailableDeviceRequestMaxSize: at most 8 subrequests, scored 8 down to 1.
+FIRST_AVAILABLE_MAX_SIZE: Final = 8
+ERR_CANNOT_ALLOCATE: Final = "cannot allocate all claims"
+ERR_NOT_AVAILABLE: Final = "resourceclaim not available on the node"
+
+
+class _ClaimInfo:
+    __slots__ = ("available_on", "allocation")
+
+    def __init__(self) -> None:
+        # Node selector of an allocated claim's allocation (None: any node).
+        self.available_on: CompiledNodeSelector | None = None
+        # Set by Reserve: the allocation the plugin made for the claim (a manifest mapping).
+        self.allocation: Mapping[str, Any] | None = None
+
+
+class _StateData:
+    """The cycle's claims and allocations; shared by every copy of the CycleState (as upstream's pointer)."""
+
+    __slots__ = ("claims", "infos", "to_allocate", "allocator", "unavailable", "node_allocations", "lock")
+
+    def __init__(self) -> None:
+        self.claims: list[KubeObject] = []
+        self.infos: list[_ClaimInfo] = []
+        # indices of the claims the scheduler must allocate (unallocated ones), in claim order
+        self.to_allocate: list[int] = []
+        self.allocator: Any = None
+        self.unavailable: set[int] = set()
+        # node name -> one allocation (manifest mapping) per claim to allocate
+        self.node_allocations: dict[str, list[Mapping[str, Any]]] = {}
+        self.lock = threading.Lock()
+
+    def clone(self) -> _StateData:
+        return self
+
+
+def _read(state: CycleState) -> _StateData | Status:
+    try:
+        s = state.read(STATE_KEY)
+    except KeyError:
+        return Status(Code.ERROR, "not found")
+    if not isinstance(s, _StateData):
+        return Status(Code.ERROR, "unable to convert state into stateData")
+    return s
+
+
+def _args(args: Any) -> DynamicResourcesArgs:
+    if args is None:
+        return DynamicResourcesArgs()
+    if isinstance(args, DynamicResourcesArgs):
+        return args
+    if isinstance(args, Mapping):
+        try:
+            return DynamicResourcesArgs.from_dict(args)
+        except ConfigError as e:
+            raise PluginError(NAME, str(e)) from e
+    raise PluginError(NAME, f"got args of type {type(args).__name__}, want *DynamicResourcesArgs")
+
+
+def _unresolvable(msg: str) -> Status:
+    # upstream's statusUnschedulable: the pod cannot be helped by another node in this cycle
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg)
+
+
+def _map(v: Any) -> Mapping[str, Any]:
+    return v if isinstance(v, Mapping) else {}
+
+
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def allocation_to_dict(a: Any) -> dict[str, Any]:
+    """An AllocationResult of the allocator as the manifest mapping stored in ``status.allocation``."""
+    if isinstance(a, Mapping):
+        return dict(a)
+    to_dict = getattr(a, "to_dict", None)
+    if callable(to_dict):
+        out = to_dict()
+        if isinstance(out, Mapping):
+            return dict(out)
+    raise TypeError(f"allocation result of type {type(a).__name__} has no to_dict()")
+
+
+class DynamicResources:
+    """PreEnqueue, PreFilter, Filter, PostFilter, PreScore/Score, Reserve/Unreserve and PreBind for DRA."""
+
+    name = NAME
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        self.handle = handle
+        self.args = _args(args)
+        store = getattr(handle, "objects", None)
+        self._store: ObjectStore = store if isinstance(store, ObjectStore) else ObjectStore()
+        self.manager: DraManager = manager_for(self._store)
+        self._cel_cache: Any = None
+
+    # events ----------------------------------------------------------------------------------------
+    def events_to_register(self) -> list[tuple[str, str]]:
+        """Upstream's EventsToRegister: nodes (add, label, taint, allocatable), claims, pods getting their
+        generated claim, device classes, resource slices."""
+        return [("Node", "Add|UpdateNodeLabel|UpdateNodeTaint|UpdateNodeAllocatable"),
+                ("ResourceClaim", "Add|Update"), ("Pod", "UpdatePodGeneratedResourceClaim"),
+                ("DeviceClass", "Add|Update"), ("ResourceSlice", "Add|Update")]
+
+    # claims of a pod ---------------------------------------------------------------------------------
+    def _pod_claims(self, pod: Pod) -> list[KubeObject]:
+        """Upstream foreachPodResourceClaim: every claim of the pod, or ClaimLookupError with the reason
+        the pod cannot be scheduled now."""
+        out: list[KubeObject] = []
+        for entry in pod_resource_claims(pod):
+            name, must_check_owner = claim_name(pod, entry)
+            if name is None:
+                continue  # no claim was needed for this entry
+            claim = self.manager.claim(pod.namespace, name)
+            if claim is None:
+                raise ClaimLookupError(f'resourceclaim.resource.k8s.io "{name}" not found')
+            if claim.metadata.deletion_timestamp is not None:
+                raise ClaimLookupError(f'resourceclaim "{claim.name}" is being deleted')
+            if must_check_owner:
+                err = is_for_pod(pod, claim)
+                if err is not None:
+                    raise ClaimLookupError(err)
+            out.append(claim)
+        return out
+
+    # PreEnqueue --------------------------------------------------------------------------------------
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        if not pod_resource_claims(pod):
+            return None
+        try:
+            self._pod_claims(pod)
+        except ClaimLookupError as e:
+            return _unresolvable(str(e))
+        return None
+
+    # PreFilter ---------------------------------------------------------------------------------------
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+                   ) -> tuple[PreFilterResult | None, Status | None]:
+        s = _StateData()
+        state.write(STATE_KEY, s)
+        if not pod_resource_claims(pod):
+            return None, Status(Code.SKIP)
+        try:
+            claims = self._pod_claims(pod)
+        except ClaimLookupError as e:
+            return None, _unresolvable(str(e))
+        if not claims:
+            return None, Status(Code.SKIP)
+        infos = [_ClaimInfo() for _ in claims]
+        to_allocate: list[int] = []
+        mgr = self.manager
+        for i, claim in enumerate(claims):
+            alloc = allocation_of(claim)
+            if alloc is not None and not can_be_reserved(claim) and not is_reserved_for_pod(pod, claim):
+                return None, _unresolvable("resourceclaim in use")
+            if alloc is not None:
+                sel = alloc.get("nodeSelector")
+                if sel is not None:
+                    try:
+                        compiled = CompiledNodeSelector(NodeSelector.from_dict(sel, "nodeSelector"), "nodeSelector")
+                    except ValidationError as e:
+                        return None, Status(Code.ERROR, f"ResourceClaim {claim.namespace}/{claim.name}: "
+                                                        f"status.allocation.{e}")
+                    errs = compiled.errors()
+                    if errs:
+                        return None, Status(Code.ERROR, "; ".join(errs))
+                    infos[i].available_on = compiled
+                continue
+            to_allocate.append(i)
+            if mgr.has_pending_allocation(claim):
+                return None, _unresolvable(f"resource claim {claim.namespace}/{claim.name} "
+                                           "is in the process of being allocated")
+            st = self._check_requests(claim)
+            if st is not None:
+                return None, st
+        if to_allocate:
+            try:
+                s.allocator = self._new_allocator()
+            except SchedulingFrameworkError as e:
+                return None, Status(Code.ERROR, str(e))
+        s.claims = claims
+        s.infos = infos
+        s.to_allocate = to_allocate
+        return None, None
+
+    def _check_requests(self, claim: KubeObject) -> Status | None:
+        """Every request names an existing device class (each subrequest of firstAvailable too)."""
+        try:
+            typed = self.manager.typed(claim)
+        except ValidationError as e:
+            return Status(Code.ERROR, str(e))
+        for req in typed.spec.devices.requests:
+            if req.exactly is not None:
+                st = self._validate_device_class(req.exactly.device_class_name, req.name)
+                if st is not None:
+                    return st
+            elif req.first_available:
+                for sub in req.first_available:
+                    st = self._validate_device_class(sub.request.device_class_name, f"{req.name}/{sub.name}")
+                    if st is not None:
+                        return st
+            else:
+                return _unresolvable(f"resource claim {claim.namespace}/{claim.name}, request {req.name}: "
+                                     "unknown request type")
+        return None
+
+    def _validate_device_class(self, class_name: str, request_name: str) -> Status | None:
+        if not class_name:
+            return Status(Code.ERROR, f"request {request_name}: unsupported request type")
+        if self.manager.device_class(class_name) is None:
+            return _unresolvable(f"request {request_name}: device class {class_name} does not exist")
+        return None
+
+    def _new_allocator(self) -> Any:
+        """The structured allocator for this cycle: devices allocated to any claim are taken."""
+        # Imported by name: the allocator module is optional at type-checking time (it ships separately).
+        alloc_mod: Any = importlib.import_module("scheduling_framework.dra.allocator")
+        AllocatedState, Allocator, DeviceID, Features = (
+            alloc_mod.AllocatedState, alloc_mod.Allocator, alloc_mod.DeviceID, alloc_mod.Features)
+        mgr = self.manager
+        allocated = {DeviceID(d, p, n) for d, p, n in mgr.allocated_device_ids()}
+        classes = {c.name: mgr.typed(c) for c in mgr.device_classes()}
+        slices = mgr.typed_all(mgr.slices())
+        if self._cel_cache is None:
+            self._cel_cache = _new_cel_cache()
+        return Allocator(Features(), AllocatedState(allocated_devices=allocated), classes, slices,
+                         self._cel_cache)
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    # Filter ----------------------------------------------------------------------------------------
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        s = _read(state)
+        if isinstance(s, Status):
+            return s
+        if not s.claims:
+            return None
+        node = node_info.node
+        if node is None:
+            return Status(Code.ERROR, "node not found")
+        unavailable: list[int] = []
+        for i, info in enumerate(s.infos):
+            sel = info.available_on
+            if sel is not None and not sel.matches(node):
+                unavailable.append(i)
+        allocations: list[Mapping[str, Any]] | None = None
+        if s.allocator is not None:
+            try:
+                typed = [self.manager.typed(s.claims[i]) for i in s.to_allocate]
+                result = s.allocator.allocate(node, typed)
+            except SchedulingFrameworkError as e:
+                return Status(Code.ERROR, str(e))
+            if result is None or len(result) != len(s.to_allocate):
+                return _unresolvable(ERR_CANNOT_ALLOCATE)
+            allocations = [allocation_to_dict(a) for a in result]
+        if unavailable:
+            with s.lock:
+                s.unavailable.update(unavailable)
+            return _unresolvable(ERR_NOT_AVAILABLE)
+        if allocations is not None:
+            with s.lock:
+                s.node_allocations[node.name] = allocations
+        return None
+
+    # PostFilter ------------------------------------------------------------------------------------
+    def post_filter(self, state: CycleState, pod: Pod, filtered_node_status_map: Mapping[str, Status]
+                    ) -> tuple[PostFilterResult | None, Status | None]:
+        s = _read(state)
+        if isinstance(s, Status):
+            return None, s
+        if not s.claims:
+            return None, Status(Code.UNSCHEDULABLE, "no new claims to deallocate")
+        # Upstream picks one of the unavailable claims at random; the lowest index keeps runs reproducible.
+        for i in sorted(s.unavailable):
+            claim = s.claims[i]
+            res = reserved_for(claim)
+            if not res or (len(res) == 1 and res[0].get("uid") == pod.uid):
+                status = dict(claim.status)
+                for k in ("reservedFor", "allocation", "devices"):
+                    status.pop(k, None)
+                self._store.add(with_status(claim, status))
+                return None, Status(Code.UNSCHEDULABLE, "deallocation of ResourceClaim completed")
+        return None, Status(Code.UNSCHEDULABLE, "still not schedulable")
+
+    # Score -----------------------------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        s = _read(state)
+        if isinstance(s, Status):
+            return s
+        if not s.claims or s.allocator is None:
+            return Status(Code.SKIP)
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        s = _read(state)
+        if isinstance(s, Status):
+            return 0, s
+        if not s.claims:
+            return 0, None
+        allocations = s.node_allocations.get(node_info.name)
+        if allocations is None:
+            return 0, None
+        try:
+            typed = [self.manager.typed(s.claims[i]) for i in s.to_allocate]
+        except ValidationError as e:
+            return 0, Status(Code.ERROR, str(e))
+        return compute_score(typed, allocations), None
+
+    def score_extensions(self) -> DynamicResources:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, False, scores)
+        return None
+
+    # Reserve / Unreserve ---------------------------------------------------------------------------
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        s = _read(state)
+        if isinstance(s, Status):
+            return s
+        if not s.claims or not s.to_allocate:
+            return None
+        if s.allocator is None:
+            return None
+        allocations = s.node_allocations.get(node_name)
+        if not allocations:
+            return Status(Code.ERROR, "claim allocation not found for node")
+        if len(allocations) != len(s.to_allocate):
+            return Status(Code.ERROR, f"internal error, have {len(allocations)} allocations, "
+                                      f"{len(s.to_allocate)} claims to allocate, want {len(s.to_allocate)} claims")
+        mgr = self.manager
+        with mgr.lock:
+            for alloc, i in zip(allocations, s.to_allocate, strict=True):
+                claim = s.claims[i]
+                s.infos[i].allocation = alloc
+                key = claim_key(claim)
+                mgr.in_flight[key] = claim
+                self._store.add(with_status(claim, {**claim.status, "allocation": dict(alloc)}, finalizer=True))
+        return None
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        s = _read(state)
+        if isinstance(s, Status) or not s.claims:
+            return
+        mgr = self.manager
+        with mgr.lock:
+            for i, claim in enumerate(s.claims):
+                key = claim_key(claim)
+                original = mgr.in_flight.pop(key, None)
+                if original is not None:
+                    # the claim goes back to what it was before Reserve
+                    self._store.add(original)
+                    s.infos[i].allocation = None
+                    continue
+                cur = self.manager.claim(claim.namespace, claim.name)
+                if cur is not None and allocation_of(cur) is not None and is_reserved_for_pod(pod, cur):
+                    rest = [dict(r) for r in reserved_for(cur) if r.get("uid") != pod.uid]
+                    status = dict(cur.status)
+                    if rest:
+                        status["reservedFor"] = rest
+                    else:
+                        status.pop("reservedFor", None)
+                    self._store.add(with_status(cur, status))
+                    s.claims[i] = self._store.get(cur.kind, cur.namespace, cur.name) or cur
+
+    # PreBind ---------------------------------------------------------------------------------------
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        s = _read(state)
+        if isinstance(s, Status):
+            return s
+        if not s.claims:
+            return None
+        mgr = self.manager
+        with mgr.lock:
+            for i, claim in enumerate(s.claims):
+                if is_reserved_for_pod(pod, claim):
+                    continue
+                cur = self._store.get(claim.kind, claim.namespace, claim.name)
+                if cur is None:
+                    return Status(Code.ERROR, f"claim {claim.namespace}/{claim.name} got deleted in the meantime")
+                if cur.metadata.deletion_timestamp is not None:
+                    return Status(Code.ERROR, f"claim {claim.namespace}/{claim.name} got deleted in the meantime")
+                allocation = s.infos[i].allocation
+                status = dict(cur.status)
+                if allocation is not None:
+                    # written by Reserve; anything else means another pod allocated it in between
+                    if allocation_of(cur) is not None and mgr.in_flight.get(claim_key(claim)) is None:
+                        return Status(Code.ERROR, f"claim {claim.namespace}/{claim.name} got allocated "
+                                                  "elsewhere in the meantime")
+                    status["allocation"] = dict(allocation)
+                elif allocation_of(cur) is None:
+                    return Status(Code.ERROR, f"add reservation to claim {claim.namespace}/{claim.name}: "
+                                              "claim is not allocated")
+                status["reservedFor"] = [*(dict(r) for r in reserved_for(cur)),
+                                         {"resource": "pods", "name": pod.name, "uid": pod.uid}]
+                updated = with_status(cur, status, finalizer=allocation is not None)
+                self._store.add(updated)
+                mgr.in_flight.pop(claim_key(claim), None)
+                s.claims[i] = updated
+        return None
+
+
+def compute_score(claims: Sequence[Any], allocations: Sequence[Mapping[str, Any]]) -> int:
+    """Sum over prioritized-list requests of (8 - index of the subrequest that was allocated); ``claims`` are
+    typed ResourceClaims, ``allocations`` their allocation manifests."""
+    score = 0
+    for claim, allocation in zip(claims, allocations, strict=False):
+        allocated_sub: set[str] = set()
+        for res in _list(_map(allocation.get("devices")).get("results")):
+            req = str(_map(res).get("request", ""))
+            if "/" in req:
+                allocated_sub.add(req)
+        for req in claim.spec.devices.requests:
+            if req.exactly is not None:
+                continue
+            for idx, sub in enumerate(req.first_available):
+                if f"{req.name}/{sub.name}" in allocated_sub:
+                    score += FIRST_AVAILABLE_MAX_SIZE - idx
+    return score
+
+
+def _new_cel_cache() -> Any:
+    try:
+        cel: Any = importlib.import_module("scheduling_framework.dra.cel")
+    except ImportError:  # pragma: no cover - the CEL module ships with the allocator
+        return None
+    factory = getattr(cel, "Cache", None) or getattr(cel, "CelCache", None)
+    if factory is None:
+        return None
+    try:
+        return factory(10)
+    except TypeError:
+        return factory()

@@ -1,0 +1,108 @@
+"""The DRA manager: what the plugin reads about claims, classes and slices, and the typed objects it hands to
+the structured allocator.
+
+The cluster's DRA objects live in the object store as manifests (``KubeObject``); the allocator wants the
+typed model (``scheduling_framework.api.resource``). Each manifest is parsed once (cached per object; an
+object is replaced, never mutated, when it changes). The set of devices allocated to claims is computed
+from the claims in the store and cached until the store changes.
+
+Claims the plugin allocated in Reserve are written to the store at once with their allocation (upstream
+keeps them in its assume cache, where later cycles see them the same way) and remembered as in flight
+until PreBind records the reservation; another pod that shares such a claim waits, as upstream.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Iterable
+from typing import Any
+
+from scheduling_framework.api.objects import KubeObject
+from scheduling_framework.resource_claims import (
+    DEVICE_CLASS,
+    RESOURCE_CLAIM,
+    RESOURCE_SLICE,
+    allocated_devices,
+    claim_key,
+)
+from scheduling_framework.snapshot import ObjectStore
+
+
+class DraManager:
+    """Per object store: typed-object caches, the allocated-device cache and in-flight allocations."""
+
+    def __init__(self, store: ObjectStore) -> None:
+        self._store_ref = weakref.ref(store)
+        self.lock = threading.Lock()
+        # claim key -> the claim object as it was before Reserve wrote the allocation (for Unreserve)
+        self.in_flight: dict[str, KubeObject] = {}
+        self._typed: weakref.WeakKeyDictionary[KubeObject, Any] = weakref.WeakKeyDictionary()
+        self._alloc_gen = -1
+        self._allocated: set[tuple[str, str, str]] = set()
+
+    @property
+    def store(self) -> ObjectStore:
+        s = self._store_ref()
+        if s is None:  # pragma: no cover - the store outlives the frameworks that read it
+            raise RuntimeError("object store is gone")
+        return s
+
+    # lookups -----------------------------------------------------------------------------------
+    def claim(self, namespace: str, name: str) -> KubeObject | None:
+        return self.store.get(RESOURCE_CLAIM, namespace, name)
+
+    def device_class(self, name: str) -> KubeObject | None:
+        return self.store.get(DEVICE_CLASS, "", name)
+
+    def device_classes(self) -> list[KubeObject]:
+        return self.store.list(DEVICE_CLASS)
+
+    def slices(self) -> list[KubeObject]:
+        return self.store.list(RESOURCE_SLICE)
+
+    def allocated_device_ids(self) -> set[tuple[str, str, str]]:
+        """(driver, pool, device) of every device allocated to a claim (admin-access allocations excluded)."""
+        store = self.store
+        gen = getattr(store, "generation", None)
+        if gen is not None and gen == self._alloc_gen:
+            return self._allocated
+        out: set[tuple[str, str, str]] = set()
+        for c in store.list(RESOURCE_CLAIM):
+            out.update(allocated_devices(c))
+        self._allocated = out
+        self._alloc_gen = gen if gen is not None else -1
+        return out
+
+    def has_pending_allocation(self, claim: KubeObject) -> bool:
+        return claim_key(claim) in self.in_flight
+
+    # typed objects for the allocator -------------------------------------------------------------
+    def typed(self, obj: KubeObject) -> Any:
+        """The typed model of ``obj`` (parsed once). Raises the model's ValidationError on bad manifests."""
+        hit = self._typed.get(obj)
+        if hit is not None:
+            return hit
+        from scheduling_framework.api import resource as r
+
+        cls: Any = {RESOURCE_CLAIM: r.ResourceClaim, DEVICE_CLASS: r.DeviceClass,
+               RESOURCE_SLICE: r.ResourceSlice}[obj.kind]
+        typed = cls.from_dict(obj.raw)
+        self._typed[obj] = typed
+        return typed
+
+    def typed_all(self, objs: Iterable[KubeObject]) -> list[Any]:
+        return [self.typed(o) for o in objs]
+
+
+_managers: weakref.WeakKeyDictionary[ObjectStore, DraManager] = weakref.WeakKeyDictionary()
+_managers_lock = threading.Lock()
+
+
+def manager_for(store: ObjectStore) -> DraManager:
+    """The one DraManager of ``store`` (shared by every profile's plugin reading that store)."""
+    with _managers_lock:
+        m = _managers.get(store)
+        if m is None:
+            m = _managers[store] = DraManager(store)
+        return m
