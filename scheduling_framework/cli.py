@@ -113,7 +113,7 @@ def _one_line(s: str) -> str:
 def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from scheduling_framework.cluster import load_cluster
     from scheduling_framework.config import load_config
-    from scheduling_framework.scheduler import ERROR, SCHEDULED, SKIPPED, UNSCHEDULABLE, Scheduler
+    from scheduling_framework.scheduler import ERROR, PREEMPTED, SCHEDULED, SKIPPED, UNSCHEDULABLE, Scheduler
     from scheduling_framework.warning_list import merged
 
     if args.cluster == "-" and args.config == "-":
@@ -135,6 +135,7 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
              "unschedulable": sum(r.outcome == UNSCHEDULABLE for r in results),
              "errors": sum(r.outcome == ERROR for r in results),
              "skipped": sum(r.outcome == SKIPPED for r in results),
+             "preempted": sum(r.outcome == PREEMPTED for r in results),
              "seconds": round(seconds, 6)}
     warnings = merged(cluster.warnings, sched.warnings)
     status = EXIT_OK
@@ -193,8 +194,9 @@ def _print_table(results: list[Any], stats: dict[str, Any], explain: bool, out: 
                 erows.append((node, verdict, *cells, "" if total is None else str(total)))
             _table(erows, out, indent="  ")
     skipped = f", {stats['skipped']} skipped" if stats["skipped"] else ""
+    preempted = f", {stats['preempted']} preempted" if stats["preempted"] else ""
     out.write(f"\n{stats['scheduled']} scheduled, {stats['unschedulable']} unschedulable, "
-              f"{stats['errors']} errors{skipped} in {stats['seconds']:.3f}s\n")
+              f"{stats['errors']} errors{skipped}{preempted} in {stats['seconds']:.3f}s\n")
 
 
 def _score_cell(sc: dict[str, int]) -> str:

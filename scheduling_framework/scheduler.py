@@ -740,11 +740,17 @@ class Scheduler:
                 d.post_filter_msg = st.message()
             if pfr is not None and pfr.nominated_node_name:
                 r.nominated_node = pfr.nominated_node_name
-                # Victims evicted through delete_pod are already listed; a PostFilter plugin that evicts its
-                # own way still names them here. Earlier rounds' victims stay: the list spans the whole run.
-                for v in pfr.victims:
-                    if v not in r.victims:
-                        r.victims.append(v)
+                # Victims evicted through delete_pod are already listed (earlier rounds' too: the list spans the
+                # run). A PostFilter plugin that evicts its own way still names its victims, once they are gone;
+                # a victim only rejected at Permit is requeued, not evicted, and is not listed.
+                extra = [v for v in pfr.victims if v not in r.victims]
+                if extra:
+                    with self._lock:
+                        present = {p.key for p in self.cache.pods()}
+                    for v in extra:
+                        vr = self.results.get(v)
+                        if v not in present and (vr is None or vr.outcome == PREEMPTED):
+                            r.victims.append(v)
                 qpi.pod_info = PodInfo(qpi.pod.with_nominated_node_name(pfr.nominated_node_name))
                 self.nominator.add_nominated_pod(qpi.pod_info, pfr.nominated_node_name)
             elif pfr is not None and pfr.mode != "Noop" and qpi.pod.status.nominated_node_name:

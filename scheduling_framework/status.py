@@ -74,7 +74,10 @@ class Status:
 
     # queries -----------------------------------------------------------------------------
     def message(self) -> str:
-        return ", ".join(self.reasons)
+        try:
+            return ", ".join(self.reasons)
+        except TypeError:  # a plugin gave reasons that are not str: still one readable line
+            return ", ".join(str(r) for r in self.reasons)
 
     def is_success(self) -> bool:
         return self.code == Code.SUCCESS

@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 
 from scheduling_framework.api._parse import as_bool, as_list, as_map, as_str, as_time, str_map
+from scheduling_framework.api.frozen import freeze_map
 from scheduling_framework.errors import ManifestError, ValidationError, brief_str
 
 
@@ -33,8 +34,8 @@ class ObjectMeta:
     name: str = ""
     namespace: str = ""
     uid: str = ""
-    labels: Mapping[str, str] = attrs.field(factory=dict)
-    annotations: Mapping[str, str] = attrs.field(factory=dict)
+    labels: Mapping[str, str] = attrs.field(factory=dict, converter=freeze_map)
+    annotations: Mapping[str, str] = attrs.field(factory=dict, converter=freeze_map)
     owner_references: tuple[OwnerReference, ...] = ()
     creation_timestamp: datetime | None = None
     deletion_timestamp: datetime | None = None

@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 
 from scheduling_framework.api._parse import as_bool, as_int, as_list, as_map, as_str, str_tuple
+from scheduling_framework.api.frozen import freeze_map
 from scheduling_framework.api.meta import MetadataAccessors, ObjectMeta, check_kind, reraise_for
 from scheduling_framework.api.pod import resource_list
 from scheduling_framework.api.quantity import Quantity
@@ -37,8 +38,8 @@ class NodeSpec:
 
 @attrs.frozen(slots=True)
 class NodeStatus:
-    capacity: Mapping[str, Quantity] = attrs.field(factory=dict)
-    allocatable: Mapping[str, Quantity] = attrs.field(factory=dict)
+    capacity: Mapping[str, Quantity] = attrs.field(factory=dict, converter=freeze_map)
+    allocatable: Mapping[str, Quantity] = attrs.field(factory=dict, converter=freeze_map)
     images: tuple[ContainerImage, ...] = ()
     conditions: tuple[NodeCondition, ...] = ()
 

@@ -19,6 +19,7 @@ from scheduling_framework.api._parse import (
     str_map,
     str_tuple,
 )
+from scheduling_framework.api.frozen import deep_freeze, freeze_map
 from scheduling_framework.api.meta import MetadataAccessors, ObjectMeta, check_kind, reraise_for
 from scheduling_framework.api.quantity import Quantity
 from scheduling_framework.api.selectors import LabelSelector, NodeSelector, NodeSelectorTerm, PreferredSchedulingTerm
@@ -54,8 +55,8 @@ class ResourceClaimRef:
 
 @attrs.frozen(slots=True)
 class ResourceRequirements:
-    requests: Mapping[str, Quantity] = attrs.field(factory=dict)
-    limits: Mapping[str, Quantity] = attrs.field(factory=dict)
+    requests: Mapping[str, Quantity] = attrs.field(factory=dict, converter=freeze_map)
+    limits: Mapping[str, Quantity] = attrs.field(factory=dict, converter=freeze_map)
     claims: tuple[ResourceClaimRef, ...] = ()
 
     @classmethod
@@ -286,7 +287,7 @@ class Volume:
 
     name: str
     source_kind: str = ""
-    source: Mapping[str, Any] = attrs.field(factory=dict)
+    source: Mapping[str, Any] = attrs.field(factory=dict, converter=deep_freeze)
 
     @classmethod
     def from_dict(cls, d: Any, path: str) -> Volume:
@@ -321,10 +322,10 @@ class PodCondition:
 class PodSpec:
     containers: tuple[Container, ...] = ()
     init_containers: tuple[Container, ...] = ()
-    overhead: Mapping[str, Quantity] = attrs.field(factory=dict)
+    overhead: Mapping[str, Quantity] = attrs.field(factory=dict, converter=freeze_map)
     resources: ResourceRequirements | None = None  # pod-level resources
     node_name: str = ""
-    node_selector: Mapping[str, str] = attrs.field(factory=dict)
+    node_selector: Mapping[str, str] = attrs.field(factory=dict, converter=freeze_map)
     affinity: Affinity | None = None
     tolerations: tuple[Toleration, ...] = ()
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()

@@ -529,8 +529,7 @@ class Allocator:
         self.allocated_state = allocated_state
         self.device_classes = device_classes
         self.all_slices = list(slices)
-        self.cel_cache = cel_cache if cel_cache is not None else CELCache(
-            allow_multiple_allocations=features.consumable_capacity)
+        self.cel_cache = cel_cache if cel_cache is not None else CELCache()
         self._on_node: dict[str, list[ResourceSlice]] = {}
         self._shared: list[ResourceSlice] = []
         for s in self.all_slices:
@@ -785,16 +784,21 @@ class _Run:
     def _selectors_match(self, ci: int, d: Device, did: DeviceID, cls: DeviceClass | None,
                          selectors: Sequence[Any]) -> bool:
         cache = self.a.cel_cache
+        multi = self.features.consumable_capacity
         for i, sel in enumerate(selectors):
             who = f"class {cls.name}" if cls is not None else f"claim {self._claim_ref(ci)}"
             try:
-                if not cache.matches(sel.expression, d, did.driver):
+                if not cache.matches(sel.expression, d, did.driver, multi):
                     return False
             except CELCompileError as e:
                 raise AllocatorError(f"{who}: selector #{i}: CEL compile error: {e.detail}") from None
             except CELRuntimeError as e:
+                detail = e.detail
+                if detail.startswith("no such key:"):
+                    detail += (". Consider using CEL optional chaining (?), has() macro, or orValue() for "
+                               "optional fields")
                 raise AllocatorError(f"{who}: selector #{i} on device {did}: CEL runtime error: "
-                                     f"{e.detail}") from None
+                                     f"{detail}") from None
         return True
 
     def _capacity_fits(self, rd: _Request, cand: _Candidate) -> tuple[bool, dict[str, Quantity] | None]:

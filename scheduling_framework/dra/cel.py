@@ -677,33 +677,41 @@ class CELCache:
     """Compiled selectors per expression and results per (expression, device object).
 
     Share one cache across allocations (the DynamicResources plugin keeps one per scheduler); it holds
-    strong references to the devices it has seen, bounded by ``max_results``.
+    strong references to the devices it has seen, bounded by ``max_results``. ``max_programs`` bounds the
+    compiled expressions kept (upstream's ``cel.NewCache(maxCacheEntries)``), least recently compiled
+    first out.
     """
 
-    def __init__(self, max_results: int = 200_000, allow_multiple_allocations: bool = False) -> None:
+    def __init__(self, max_programs: int = 1000, max_results: int = 200_000) -> None:
         self._programs: dict[str, CompiledExpression] = {}
-        self._results: dict[tuple[str, int], tuple[Device, bool]] = {}
+        self._results: dict[tuple[str, int, bool], tuple[Device, bool]] = {}
+        self._max_programs = max(1, max_programs)
         self._max_results = max_results
-        self._allow_multiple = allow_multiple_allocations
         self._lock = threading.Lock()
 
     def compile(self, expression: str) -> CompiledExpression:
         prog = self._programs.get(expression)
         if prog is None:
             prog = compile_expression(expression)
+            if len(self._programs) >= self._max_programs:
+                self._programs.pop(next(iter(self._programs)))
             self._programs[expression] = prog
         return prog
 
-    def matches(self, expression: str, device: Device, driver: str) -> bool:
-        """Whether ``device`` (of ``driver``) satisfies ``expression``; raises CELCompileError / CELRuntimeError."""
-        key = (expression, id(device))
+    def matches(self, expression: str, device: Device, driver: str,
+                allow_multiple_allocations: bool = False) -> bool:
+        """Whether ``device`` (of ``driver``) satisfies ``expression``; raises CELCompileError / CELRuntimeError.
+
+        ``allow_multiple_allocations``: expose ``device.allowMultipleAllocations`` (consumable capacity on).
+        """
+        key = (expression, id(device), allow_multiple_allocations)
         hit = self._results.get(key)
         if hit is not None and hit[0] is device:
             return hit[1]
         prog = self.compile(expression)
         if prog.error is not None:
             raise prog.error
-        variable = device_variable(device, driver, self._allow_multiple)
+        variable = device_variable(device, driver, allow_multiple_allocations)
         with self._lock:
             ctx = _base_context()
             ctx.add_variable("device", variable)
@@ -714,12 +722,16 @@ class CELCache:
         return result
 
 
+# Upstream's name (k8s.io/dynamic-resource-allocation/cel.Cache).
+Cache = CELCache
+
+
 def device_matches(expression: str, device: Device, driver: str) -> bool:
     """One-off evaluation without a shared cache (tests, examples)."""
     return CELCache().matches(expression, device, driver)
 
 
 __all__ = [
-    "CELCache", "CELCompileError", "CELError", "CELRuntimeError", "CompiledExpression", "SemVer",
+    "CELCache", "CELCompileError", "Cache", "CELError", "CELRuntimeError", "CompiledExpression", "SemVer",
     "compile_expression", "device_matches", "device_variable", "parse_semver",
 ]

@@ -35,6 +35,9 @@ from scheduling_framework.status import Code, Status
 
 MAX_PERMIT_TIMEOUT = 15 * 60.0
 
+# What the object returned by each extensions accessor must provide.
+_EXTENSION_METHODS = {"pre_filter_extensions": ("add_pod", "remove_pod"), "score_extensions": ("normalize_score",)}
+
 # Point key -> the human name upstream uses in "does not extend %s plugin" errors.
 _POINT_TYPE_NAMES = {
     "preEnqueue": "PreEnqueuePlugin", "queueSort": "QueueSortPlugin", "preFilter": "PreFilterPlugin",
@@ -154,6 +157,12 @@ def _permit_timeout(timeout: Any) -> float | None:
     if math.isnan(timeout):
         return None
     return max(0.0, min(float(timeout), MAX_PERMIT_TIMEOUT))
+
+
+def _well_formed_post_filter_result(r: PostFilterResult) -> bool:
+    victims: Any = r.victims
+    return (type(r.nominated_node_name) is str and isinstance(victims, (tuple, list))
+            and all(type(v) is str for v in victims))
 
 
 def _as_error(plugin: str, what: str, st: Status) -> Status:
@@ -425,9 +434,18 @@ class Framework:
         if fn is None:
             return None
         try:
-            return fn()
+            ext = fn()
         except Exception as e:
             raise PluginError(pl.name, f"{method}() raised {type(e).__name__}: {e}") from e
+        if ext is None:
+            return None
+        # Checked once here so that a wrong object fails construction, not every cycle that reaches it.
+        needed = _EXTENSION_METHODS[method]
+        missing = [m for m in needed if not callable(getattr(ext, m, None))]
+        if missing:
+            raise PluginError(pl.name, f"{method}() returned {type(ext).__name__} ({ext!r:.60}), expected None or an "
+                                       f"object with {' and '.join(f'{m}()' for m in needed)}")
+        return ext
 
     # queries ---------------------------------------------------------------------------------
     def plugins_at(self, point: str) -> list[Any]:
@@ -653,6 +671,9 @@ class Framework:
                 r, st = out
                 if r is not None and not isinstance(r, PostFilterResult):
                     return None, _bad_shape(pl.name, "PostFilter", out, "(PostFilterResult or None, Status or None)")
+                if r is not None and not _well_formed_post_filter_result(r):
+                    return None, _bad_shape(pl.name, "PostFilter", r, "a PostFilterResult whose nominated_node_name "
+                                            "is a str and victims a sequence of str")
                 st = _check_status(pl.name, "PostFilter", st)
             except Exception as e:
                 return None, _raised(pl.name, "PostFilter", e)
@@ -735,7 +756,16 @@ class Framework:
                     return names, [], [], _normalize_error(name, f"raised {type(e).__name__}: {e}", e)
                 if st is not None and st.code != Code.SUCCESS:
                     return names, [], [], _normalize_error(name, f"failed with: {st.message()}", None)
-                vals = [scores[i].score for i in range(n)]
+                if type(scores) is not list or len(scores) != n:
+                    # Go hands NormalizeScore a slice whose length it cannot change; a Python list can
+                    got = len(scores) if isinstance(scores, list) else type(scores).__name__
+                    return names, [], [], _normalize_error(
+                        name, f"changed the score list to {got} entries for {n} nodes", None)
+                try:
+                    vals = [ns.score for ns in scores]
+                except AttributeError:
+                    bad = next(ns for ns in scores if not hasattr(ns, "score"))
+                    return names, [], [], _bad_shape(name, "NormalizeScore", bad, "NodeScore entries")
                 if detail is not None:
                     normalized = [ns.score for ns in scores]
             for s in vals:

@@ -1,0 +1,89 @@
+"""Read-only containers for the API model: the mappings of a frozen Pod or Node stay unchanged.
+
+``Pod`` and ``Node`` are frozen attrs classes, but a plain ``dict`` field (labels, node selector, resource
+lists) could still be changed in place by a plugin, and the change would leak into the caller's objects and
+into every later cycle. :class:`FrozenDict` is a ``dict`` whose mutating methods raise ``TypeError``: reads
+cost what a dict's do (it *is* a dict to C code, ``json`` and ``isinstance``), writes fail loudly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NoReturn, TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class FrozenDict(dict[K, V]):
+    """A dict that cannot be changed after construction (``copy()`` gives a plain, mutable dict)."""
+
+    __slots__ = ()
+
+    def _readonly(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError(f"{type(self).__name__} is read-only: API objects (Pod, Node, ...) are immutable; "
+                        f"build a changed copy instead")
+
+    __setitem__ = _readonly
+    __delitem__ = _readonly
+    __ior__ = _readonly
+    clear = _readonly
+    pop = _readonly
+    popitem = _readonly
+    setdefault = _readonly
+    update = _readonly
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickle / copy.deepcopy rebuild through the constructor, never through __setitem__
+        return (type(self), (dict(self),))
+
+
+class FrozenList(list[V]):
+    """A list that cannot be changed after construction (raw manifest lists inside frozen objects)."""
+
+    __slots__ = ()
+
+    def _readonly(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError(f"{type(self).__name__} is read-only: API objects (Pod, Node, ...) are immutable; "
+                        f"build a changed copy instead")
+
+    __setitem__ = _readonly
+    __delitem__ = _readonly
+    __iadd__ = _readonly
+    __imul__ = _readonly
+    append = _readonly
+    extend = _readonly
+    insert = _readonly
+    pop = _readonly
+    remove = _readonly
+    clear = _readonly
+    sort = _readonly
+    reverse = _readonly
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (list(self),))
+
+
+EMPTY: FrozenDict[Any, Any] = FrozenDict()
+
+
+def freeze_map(value: Mapping[str, Any] | None) -> FrozenDict[str, Any]:
+    """``value`` as a FrozenDict (itself when it already is one)."""
+    if type(value) is FrozenDict:
+        return value
+    if not value:
+        return EMPTY
+    return FrozenDict(value)
+
+
+def deep_freeze(value: Any) -> Any:
+    """Raw manifest data made read-only all the way down: mappings become FrozenDicts, lists FrozenLists
+    (still a dict and a list to whoever reads them)."""
+    if isinstance(value, Mapping):
+        return FrozenDict({k: deep_freeze(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return FrozenList(deep_freeze(v) for v in value)
+    return value
+
+
+__all__ = ["EMPTY", "FrozenDict", "FrozenList", "deep_freeze", "freeze_map"]

@@ -1,0 +1,121 @@
+"""Allocator behaviour outside the upstream table: defaults, allocated state from claims, error wording."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from scheduling_framework.api import Node
+from scheduling_framework.api.resource import DeviceClass, ResourceClaim, ResourceSlice
+from scheduling_framework.dra import AllocatedState, Allocator, AllocatorError, DeviceID, Features
+from scheduling_framework.dra.cel import CELCache
+
+V1 = "resource.k8s.io/v1"
+NODE = Node.from_dict({"kind": "Node", "metadata": {"name": "n1", "labels": {"zone": "a"}}})
+
+
+def gpu_class(expr: str = 'device.driver == "gpu.example.com"') -> DeviceClass:
+    return DeviceClass.from_dict({"apiVersion": V1, "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                                  "spec": {"selectors": [{"cel": {"expression": expr}}]}})
+
+
+def gpu_slice(n: int = 2, node: str = "n1", **device: Any) -> ResourceSlice:
+    return ResourceSlice.from_dict({
+        "apiVersion": V1, "kind": "ResourceSlice", "metadata": {"name": f"{node}-gpus"},
+        "spec": {"driver": "gpu.example.com", "pool": {"name": node, "resourceSliceCount": 1}, "nodeName": node,
+                 "devices": [{"name": f"gpu-{i}", **device} for i in range(n)]}})
+
+
+def claim(count: int = 1, name: str = "c", api_version: str = V1, **status: Any) -> ResourceClaim:
+    req: dict[str, Any] = {"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": count}}
+    if api_version.endswith("v1beta1"):
+        req = {"name": "gpu", "deviceClassName": "gpu", "count": count}
+    m: dict[str, Any] = {"apiVersion": api_version, "kind": "ResourceClaim",
+                         "metadata": {"name": name, "namespace": "ns"},
+                         "spec": {"devices": {"requests": [req]}}}
+    if status:
+        m["status"] = status
+    return ResourceClaim.from_dict(m)
+
+
+def test_default_features_are_the_newest_release_defaults() -> None:
+    f = Features()
+    assert (f.admin_access, f.prioritized_list, f.partitionable_devices, f.device_taints,
+            f.device_binding_and_status, f.consumable_capacity) == (True,) * 6
+
+
+def test_allocates_and_respects_other_claims_devices() -> None:
+    a = Allocator(Features(), AllocatedState({DeviceID("gpu.example.com", "n1", "gpu-0")}), {"gpu": gpu_class()},
+                  [gpu_slice()])
+    got = a.allocate(NODE, [claim()])
+    assert got is not None and [r.device for r in got[0].results] == ["gpu-1"]
+    assert a.allocate(NODE, [claim(2)]) is None
+
+
+def test_v1beta1_claim_allocates_like_v1() -> None:
+    a = Allocator(Features(), AllocatedState(), {"gpu": gpu_class()}, [gpu_slice()])
+    one, beta = a.allocate(NODE, [claim()]), a.allocate(NODE, [claim(api_version="resource.k8s.io/v1beta1")])
+    assert one == beta
+
+
+def test_allocated_state_from_claims() -> None:
+    alloc = {"allocation": {"devices": {"results": [
+        {"request": "gpu", "driver": "d", "pool": "p", "device": "x"},
+        {"request": "gpu", "driver": "d", "pool": "p", "device": "admin", "adminAccess": True},
+        {"request": "gpu", "driver": "d", "pool": "p", "device": "shared", "shareID": "abcde",
+         "consumedCapacity": {"memory": "1Gi"}}]}}}
+    state = AllocatedState.from_claims([claim(**alloc), claim(name="other")])
+    assert state.allocated_devices == {DeviceID("d", "p", "x")}
+    assert state.aggregated_capacity[DeviceID("d", "p", "shared")]["d/memory"].value() == 2**30
+    assert state.is_allocated(DeviceID("d", "p", "shared")) and not state.is_allocated(DeviceID("d", "p", "admin"))
+
+
+def test_shared_cel_cache_is_reused_across_allocators() -> None:
+    cache = CELCache(10)
+    s = [gpu_slice(4)]
+    for _ in range(3):
+        assert Allocator(Features(), AllocatedState(), {"gpu": gpu_class()}, s, cache).allocate(NODE, [claim()])
+    assert len(cache._programs) == 1
+
+
+ERRORS = [
+    ("class-compile-error", gpu_class("device.driver =="), claim(),
+     "class gpu: selector #0: CEL compile error: compilation failed: ERROR: <input>:1:"),
+    ("class-runtime-error", gpu_class('device.attributes["x"].missing'), claim(),
+     "class gpu: selector #0 on device gpu.example.com/n1/gpu-0: CEL runtime error: no such key: missing. "
+     "Consider using CEL optional chaining"),
+    ("class-not-bool", gpu_class("device.driver"), claim(),
+     "CEL runtime error: CEL result of type string could not be converted to bool"),
+    ("unknown-class", None, claim(),
+     'claim ns/c, request gpu: could not retrieve device class gpu: deviceclass.resource.k8s.io "gpu" not found'),
+]
+
+
+@pytest.mark.parametrize(("cls", "the_claim", "message"), [e[1:] for e in ERRORS], ids=[e[0] for e in ERRORS])
+def test_errors_name_the_object_and_field(cls: DeviceClass | None, the_claim: ResourceClaim, message: str) -> None:
+    a = Allocator(Features(), AllocatedState(), {"gpu": cls} if cls else {}, [gpu_slice()])
+    with pytest.raises(AllocatorError) as ei:
+        a.allocate(NODE, [the_claim])
+    assert message in str(ei.value)
+    assert not ei.value.failed_on_node
+
+
+def test_invalid_pool_fails_only_this_node() -> None:
+    dup = ResourceSlice.from_dict({**gpu_slice().to_dict(), "metadata": {"name": "dup"}})
+    a = Allocator(Features(), AllocatedState(), {"gpu": gpu_class()},
+                  [ResourceSlice.from_dict({**gpu_slice().to_dict(), "spec": {
+                      **gpu_slice().to_dict()["spec"], "pool": {"name": "n1", "resourceSliceCount": 2}}}),
+                   ResourceSlice.from_dict({**dup.to_dict(), "spec": {
+                       **dup.to_dict()["spec"], "pool": {"name": "n1", "resourceSliceCount": 2}}})])
+    with pytest.raises(AllocatorError, match="invalid resource pools were encountered") as ei:
+        a.allocate(NODE, [claim()])
+    assert ei.value.failed_on_node
+
+
+def test_taints_block_unless_tolerated() -> None:
+    s = gpu_slice(1, taints=[{"key": "broken", "effect": "NoSchedule"}])
+    a = Allocator(Features(), AllocatedState(), {"gpu": gpu_class()}, [s])
+    assert a.allocate(NODE, [claim()]) is None
+    assert Allocator(Features(device_taints=False), AllocatedState(), {"gpu": gpu_class()}, [s]).allocate(
+        NODE, [claim()]) is not None
