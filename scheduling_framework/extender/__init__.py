@@ -20,6 +20,7 @@ from scheduling_framework.extender.client import (
     build_extenders,
     ignored_resources,
 )
+from scheduling_framework.extender.server import ExtenderServer, ExtenderServerError, PluginExtender, serve
 from scheduling_framework.extender.types import (
     MAX_EXTENDER_PRIORITY,
     MIN_EXTENDER_PRIORITY,
@@ -47,12 +48,16 @@ __all__ = [
     "ExtenderFilterResult",
     "ExtenderPreemptionArgs",
     "ExtenderPreemptionResult",
+    "ExtenderServer",
+    "ExtenderServerError",
     "HTTPExtender",
     "HostPriority",
     "ManagedResource",
     "MetaVictims",
+    "PluginExtender",
     "WireError",
     "WireVictims",
     "build_extenders",
     "ignored_resources",
+    "serve",
 ]

@@ -70,10 +70,10 @@ class FakeExtenderServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet test output
+            def log_message(self, format: str, *args: Any) -> None:
                 return
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            def do_POST(self) -> None:
                 n = int(self.headers.get("Content-Length") or 0)
                 data = self.rfile.read(n)
                 try:
