@@ -1,7 +1,20 @@
 """What the API server's admission would have done to a pod before the scheduler sees it.
 
 A dump of a running cluster holds pods that went through admission already (``spec.priority`` is set);
-hand-written manifests and expanded workloads did not. :class:`PriorityAdmission` resolves
+hand-written manifests and expanded workloads did not. :class:`Admission` runs, on pods without
+``spec.priority`` (taken as not yet admitted), what the default admission plugins do that matters to
+scheduling, in upstream's order:
+
+- LimitRanger: container requests and limits default from the namespace's LimitRanges (``default``,
+  ``defaultRequest``, with the LimitRange's own defaulting from ``max`` and ``min``);
+- DefaultTolerationSeconds: tolerations of ``node.kubernetes.io/not-ready`` and ``unreachable``
+  (NoExecute, 300 s) unless the pod tolerates them already;
+- Priority: see below;
+- RuntimeClass: ``spec.overhead`` from the class's ``overhead.podFixed``, its ``scheduling.nodeSelector``
+  merged into the pod's and its ``scheduling.tolerations`` added; a missing class or a conflict refuses
+  the pod.
+
+:class:`PriorityAdmission` resolves
 ``spec.priority`` and ``spec.preemptionPolicy`` from ``priorityClassName`` as upstream's Priority
 admission plugin does (plugin/pkg/admission/priority):
 
@@ -15,12 +28,14 @@ admission plugin does (plugin/pkg/admission/priority):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import attrs
 
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER, Pod
+from scheduling_framework.api.taints import Toleration
 from scheduling_framework.warning_list import Warnings
 
 PRIORITY_CLASS_KIND = "PriorityClass"
@@ -32,8 +47,8 @@ SYSTEM_PRIORITY_CLASSES = {SYSTEM_CLUSTER_CRITICAL: 2_000_000_000, SYSTEM_NODE_C
 _INT32 = (-(2**31), 2**31 - 1)
 
 WARN_UNUSABLE_CLASS = "ignored PriorityClass object(s) that could not be used"
-WARN_NO_CLASS = "skipped pending pod(s) the API server would refuse: their PriorityClass does not exist"
-WARN_BOUND_NO_CLASS = "bound pod(s) without spec.priority name a PriorityClass that does not exist: priority 0 assumed"
+WARN_BOUND_REFUSED = ("bound pod(s) without spec.priority that the API server would refuse: counted as they are "
+                      "(priority 0)")
 WARN_PRIORITY_MISMATCH = ("kept spec.priority of pod(s) whose PriorityClass has another value "
                           "(the API server would refuse them)")
 
@@ -90,7 +105,7 @@ class PriorityAdmission:
 
     def admit(self, pod: Pod) -> tuple[Pod, str]:
         """The pod as admission leaves it, and "" — or the pod unchanged and why the API server would
-        refuse it (the caller decides what to do and reports it: see :func:`missing_class_item`)."""
+        refuse it (the caller decides what to do and reports it: see :func:`refused_item`)."""
         spec = pod.spec
         if spec.priority is not None:
             if spec.priority_class_name:
@@ -106,10 +121,191 @@ class PriorityAdmission:
                              f"{spec.priority_class_name} was found")
         else:
             pc = self.default
-            if pc is None:
-                return pod, ""  # priority 0, as upstream when no class is the default
+            if pc is None:  # no default class: priority 0, as upstream
+                return pod.with_priority(0, spec.preemption_policy, ""), ""
         policy = spec.preemption_policy or pc.preemption_policy
         return pod.with_priority(pc.value, policy, pc.name), ""
+
+
+LIMIT_RANGE_KIND = "LimitRange"
+RUNTIME_CLASS_KIND = "RuntimeClass"
+ADMISSION_KINDS = frozenset({PRIORITY_CLASS_KIND, LIMIT_RANGE_KIND, RUNTIME_CLASS_KIND})
+DEFAULT_TOLERATION_SECONDS = 300
+WARN_REFUSED = "skipped pending pod(s) the API server would refuse"
+WARN_UNUSABLE_ADMISSION = "ignored LimitRange/RuntimeClass object(s) that could not be used"
+_NOT_READY = "node.kubernetes.io/not-ready"
+_UNREACHABLE = "node.kubernetes.io/unreachable"
+
+
+class Admission:
+    """The admission chain (see the module docstring) over the PriorityClasses, LimitRanges and
+    RuntimeClasses among ``objects``. Objects of those kinds that cannot be used go to ``warnings``."""
+
+    def __init__(self, objects: Iterable[KubeObject] = (), warnings: Warnings | None = None) -> None:
+        objs = [o for o in objects if o.kind in ADMISSION_KINDS]
+        self.warnings = warnings if warnings is not None else Warnings()
+        self.priority = PriorityAdmission(objs, self.warnings)
+        self.limit_ranges: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+        self.runtime_classes: dict[str, Mapping[str, Any]] = {}
+        for o in objs:
+            try:
+                if o.kind == LIMIT_RANGE_KIND:
+                    self.limit_ranges.setdefault(o.namespace, []).extend(_container_defaults(o))
+                elif o.kind == RUNTIME_CLASS_KIND:
+                    self.runtime_classes[o.name] = _runtime_class(o)
+            except (ValueError, TypeError) as e:
+                self.warnings.add_item(WARN_UNUSABLE_ADMISSION, f"{o.kind} {o.name} ({e})")
+
+    def admit(self, pod: Pod) -> tuple[Pod, str]:
+        """The pod as admission leaves it, and "" — or the pod and why the API server would refuse it."""
+        if pod.spec.priority is not None:
+            return self.priority.admit(pod)  # admitted by the API server already
+        pod = _with_default_toleration_seconds(pod)
+        raw0 = pod.raw_manifest()
+        if not (self.limit_ranges.get(pod.namespace) or
+                (isinstance(raw0.get("spec"), Mapping) and raw0["spec"].get("runtimeClassName"))):
+            return self.priority.admit(pod)  # the common case: no copy of the manifest
+        raw = pod.to_dict()
+        spec = raw.get("spec")
+        if not isinstance(spec, dict):
+            return self.priority.admit(pod)
+        changed = self._limit_ranger(pod.namespace, spec)
+        refusal = ""
+        rc_name = spec.get("runtimeClassName")
+        if rc_name:
+            rc = self.runtime_classes.get(str(rc_name))
+            if rc is None:
+                refusal = f'pod rejected: RuntimeClass "{rc_name}" not found'
+            else:
+                refusal = _apply_runtime_class(spec, rc)
+                changed = True
+        if refusal:
+            return pod, f'pods "{pod.name}" is forbidden: {refusal}'
+        if changed:
+            try:
+                pod = Pod.from_dict(raw)
+            except ValueError as e:  # a default that does not parse: leave the pod as it was
+                self.warnings.add_item(WARN_UNUSABLE_ADMISSION, f"defaults for pod {pod.key} ({e})")
+        return self.priority.admit(pod)
+
+    def _limit_ranger(self, namespace: str, spec: dict[str, Any]) -> bool:
+        items = self.limit_ranges.get(namespace)
+        if not items:
+            return False
+        changed = False
+        for field in ("initContainers", "containers"):
+            for c in spec.get(field) or []:
+                if not isinstance(c, dict):
+                    continue
+                res = dict(c.get("resources") or {})
+                limits = dict(res.get("limits") or {})
+                requests = dict(res.get("requests") or {})
+                # API defaulting ran before admission: a limit with no request set the request
+                for k, v in limits.items():
+                    requests.setdefault(k, v)
+                for default_limits, default_requests in items:
+                    for k, v in default_requests.items():
+                        if k not in requests:
+                            requests[k] = v
+                            changed = True
+                    for k, v in default_limits.items():
+                        if k not in limits:
+                            limits[k] = v
+                            changed = True
+                if limits:
+                    res["limits"] = limits
+                if requests:
+                    res["requests"] = requests
+                c["resources"] = res
+        return changed
+
+
+def _container_defaults(o: KubeObject) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(default limits, default requests) of each Container item, with the LimitRange's API defaulting."""
+    limits = o.raw.get("spec", {}).get("limits") if isinstance(o.raw.get("spec"), Mapping) else None
+    if limits is None:
+        return []
+    if not isinstance(limits, list):
+        raise ValueError("spec.limits: expected a list")
+    out = []
+    for i, item in enumerate(limits):
+        if not isinstance(item, Mapping):
+            raise ValueError(f"spec.limits[{i}]: expected an object")
+        if item.get("type") != "Container":
+            continue
+        maps = {}
+        for f in ("default", "defaultRequest", "max", "min"):
+            v = item.get(f) or {}
+            if not isinstance(v, Mapping):
+                raise ValueError(f"spec.limits[{i}].{f}: expected an object")
+            maps[f] = dict(v)
+        default, default_request = maps["default"], maps["defaultRequest"]
+        for k, v in maps["max"].items():
+            default.setdefault(k, v)
+        for k, v in default.items():
+            default_request.setdefault(k, v)
+        for k, v in maps["min"].items():
+            default_request.setdefault(k, v)
+        out.append((default, default_request))
+    return out
+
+
+def _runtime_class(o: KubeObject) -> Mapping[str, Any]:
+    for f in ("overhead", "scheduling"):
+        v = o.raw.get(f)
+        if v is not None and not isinstance(v, Mapping):
+            raise ValueError(f"{f}: expected an object")
+    return o.raw
+
+
+def _apply_runtime_class(spec: dict[str, Any], rc: Mapping[str, Any]) -> str:
+    """Apply a RuntimeClass to a pod spec (manifest); the refusal, or ""."""
+    fixed = (rc.get("overhead") or {}).get("podFixed")
+    if fixed:
+        if spec.get("overhead") and dict(spec["overhead"]) != dict(fixed):
+            return "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead"
+        spec["overhead"] = dict(fixed)
+    sched = rc.get("scheduling") or {}
+    selector = dict(sched.get("nodeSelector") or {})
+    if selector:
+        merged = dict(spec.get("nodeSelector") or {})
+        for k, v in selector.items():
+            if k in merged and merged[k] != v:
+                return (f"conflict: runtimeClass.scheduling.nodeSelector[{k}] = {v}; "
+                        f"pod.spec.nodeSelector[{k}] = {merged[k]}")
+            merged[k] = v
+        spec["nodeSelector"] = merged
+    tols = list(spec.get("tolerations") or [])
+    for t in sched.get("tolerations") or []:
+        if t not in tols:
+            tols.append(t)
+    if tols:
+        spec["tolerations"] = tols
+    return ""
+
+
+def _with_default_toleration_seconds(pod: Pod) -> Pod:
+    """DefaultTolerationSeconds: tolerate not-ready and unreachable (NoExecute) for 300 s, unless a
+    toleration with that key (or none) and that effect (or none) exists."""
+    tols = pod.spec.tolerations
+    add = [key for key in (_NOT_READY, _UNREACHABLE)
+           if not any(t.key in (key, "") and t.effect in ("NoExecute", "") for t in tols)]
+    if not add:
+        return pod
+    new = tuple(Toleration(key, "Exists", "", "NoExecute", DEFAULT_TOLERATION_SECONDS) for key in add)
+    raw = dict(pod.raw_manifest())
+    spec = dict(raw.get("spec") or {})
+    spec["tolerations"] = [*(spec.get("tolerations") or []),
+                           *({"key": k, "operator": "Exists", "effect": "NoExecute",
+                              "tolerationSeconds": DEFAULT_TOLERATION_SECONDS} for k in add)]
+    raw["spec"] = spec
+    return Pod(pod.metadata, attrs.evolve(pod.spec, tolerations=tols + new), pod.status, raw)
+
+
+def refused_item(pod: Pod, refusal: str) -> str:
+    """The warning item for a pod the API server would refuse."""
+    prefix = f'pods "{pod.name}" is forbidden: '
+    return f"{pod.key} ({refusal.removeprefix(prefix)})"
 
 
 def missing_class_item(pod: Pod) -> str:
@@ -119,6 +315,7 @@ def missing_class_item(pod: Pod) -> str:
 
 __all__ = [
     "PRIORITY_CLASS_API_VERSIONS", "PRIORITY_CLASS_KIND", "SYSTEM_CLUSTER_CRITICAL", "SYSTEM_NODE_CRITICAL",
-    "SYSTEM_PRIORITY_CLASSES", "WARN_BOUND_NO_CLASS", "WARN_NO_CLASS", "PriorityAdmission", "PriorityClass",
+    "ADMISSION_KINDS", "Admission", "WARN_REFUSED", "refused_item",
+    "SYSTEM_PRIORITY_CLASSES", "WARN_BOUND_REFUSED", "PriorityAdmission", "PriorityClass",
     "missing_class_item",
 ]

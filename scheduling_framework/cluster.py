@@ -21,7 +21,7 @@ from scheduling_framework.warning_list import Warnings
 READ_KINDS: set[str] = {
     "Namespace", "PodDisruptionBudget", "Service", "ReplicationController", "ReplicaSet", "StatefulSet",
     "Deployment", "DaemonSet", "Job", "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode",
-    "CSIDriver", "VolumeAttachment", "PriorityClass",
+    "CSIDriver", "VolumeAttachment", "PriorityClass", "LimitRange", "RuntimeClass",
     # DRA objects (DynamicResources)
     "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceClass",
 }

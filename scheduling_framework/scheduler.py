@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from scheduling_framework.admission import (
-    PRIORITY_CLASS_KIND,
-    WARN_BOUND_NO_CLASS,
-    WARN_NO_CLASS,
-    PriorityAdmission,
-    missing_class_item,
+    ADMISSION_KINDS,
+    WARN_BOUND_REFUSED,
+    WARN_REFUSED,
+    Admission,
+    refused_item,
 )
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
@@ -96,7 +96,7 @@ class PodResult:
     """What happened to one pod: its latest outcome, and the explanation of the cycle that decided it."""
 
     __slots__ = ("pod", "scheduler_name", "outcome", "node", "nominated_node", "victims", "message",
-                 "filter", "scores", "total_scores", "attempts", "plugin", "claims")
+                 "filter", "scores", "total_scores", "attempts", "plugin", "claims", "unallocated_claims")
 
     def __init__(self, pod: Pod) -> None:
         self.pod = pod.key
@@ -113,6 +113,8 @@ class PodResult:
         self.plugin = ""
         # DRA: the pod's claims and the devices allocated to them (None: the pod references no claim)
         self.claims: list[dict[str, Any]] | None = None
+        # names of the pod's claims that had no allocation when the pod was queued (the ones DRA had to allocate)
+        self.unallocated_claims: list[str] = []
 
     def to_dict(self, explain: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {"pod": self.pod, "schedulerName": self.scheduler_name, "outcome": self.outcome,
@@ -215,7 +217,7 @@ class Scheduler:
         self.warnings = Warnings()
         for ext in self.extenders:
             ext.warnings = self.warnings  # failures skipped as kube-scheduler skips them are reported
-        self._admission: PriorityAdmission | None = None  # built from the PriorityClasses on first use
+        self._admission: Admission | None = None  # built from the PriorityClasses on first use
 
     # events from the embedding application ----------------------------------------------------
     # Each takes the scheduler lock (a binding thread may requeue pods meanwhile) and counts as progress: a
@@ -242,7 +244,7 @@ class Scheduler:
         with self._lock:
             self._progress += 1
             self.objects.add(obj)
-            if obj.kind == PRIORITY_CLASS_KIND:
+            if obj.kind in ADMISSION_KINDS:
                 self._admission = None
             self.queue.move_all_to_active_or_backoff(OBJECT_CHANGE)
 
@@ -250,7 +252,7 @@ class Scheduler:
         with self._lock:
             self._progress += 1
             self.objects.remove(kind, namespace, name)
-            if kind == PRIORITY_CLASS_KIND:
+            if kind in ADMISSION_KINDS:
                 self._admission = None
             self.queue.move_all_to_active_or_backoff(OBJECT_CHANGE)
 
@@ -262,7 +264,7 @@ class Scheduler:
             self._progress += 1
             pod, refusal = self.admit(pod)
             if refusal and pod.spec.node_name:
-                self.warnings.add_item(WARN_BOUND_NO_CLASS, missing_class_item(pod))
+                self.warnings.add_item(WARN_BOUND_REFUSED, refused_item(pod, refusal))
             if pod.spec.node_name:
                 self.cache.add_pod(pod)
                 self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD)
@@ -271,7 +273,7 @@ class Scheduler:
             r = self.results.setdefault(pod.key, PodResult(pod))
             if refusal:
                 # the API server would have refused to create it: there is nothing to schedule
-                self._skip(r, refusal, WARN_NO_CLASS, missing_class_item(pod))
+                self._skip(r, refusal, WARN_REFUSED, refused_item(pod, refusal))
                 return
             if fwk is None:
                 # Not ours: upstream's informer never hands it to this scheduler, so it takes no room either.
@@ -288,6 +290,7 @@ class Scheduler:
             if has_resource_claims(pod):
                 pod = self._generate_claims(pod)
                 r.claims = claim_summaries(pod, self.objects.get)
+                r.unallocated_claims = [str(c["name"]) for c in r.claims if c["name"] and c["allocation"] is None]
             qpi = self.queue.new_info(pod)
             if pod.status.nominated_node_name:
                 self.nominator.add_nominated_pod(qpi.pod_info, pod.status.nominated_node_name)
@@ -313,7 +316,7 @@ class Scheduler:
             return pod, ""  # admitted already, nothing to check
         adm = self._admission
         if adm is None:
-            adm = self._admission = PriorityAdmission(self.objects.list(PRIORITY_CLASS_KIND), self.warnings)
+            adm = self._admission = Admission([o for k in ADMISSION_KINDS for o in self.objects.list(k)], self.warnings)
         return adm.admit(pod)
 
     def update_pod(self, pod: Pod) -> None:

@@ -190,8 +190,8 @@ def test_missing_priority_class_skips_the_pod_with_admissions_message() -> None:
     typo = by_pod(doc)["default/typo"]
     assert typo["outcome"] == "Skipped"
     assert typo["message"] == 'pods "typo" is forbidden: no PriorityClass with name hihg was found'
-    assert doc["warnings"] == ["skipped pending pod(s) the API server would refuse: their PriorityClass does not "
-                               'exist: default/typo (priorityClassName "hihg")']
+    assert doc["warnings"] == ["skipped pending pod(s) the API server would refuse: default/typo (no PriorityClass "
+                               "with name hihg was found)"]
 
 
 def test_priorities_resolved_in_the_python_api() -> None:
@@ -279,3 +279,119 @@ def test_mismatched_priority_is_kept_with_a_warning(tmp_path: Path) -> None:
     doc, _ = run_json("--cluster", str(f))
     assert doc["warnings"] == ["kept spec.priority of pod(s) whose PriorityClass has another value (the API server "
                                "would refuse them): default/p (3 != high 1000)"]
+
+
+# --- the rest of admission: LimitRanger, DefaultTolerationSeconds, RuntimeClass -------------------------
+
+ADMISSION = str(REAL / "admission.yaml")
+
+
+def test_limit_range_defaults_apply_to_pods_not_yet_admitted() -> None:
+    doc, _ = run_json("--cluster", ADMISSION)
+    r = by_pod(doc)
+    assert r["team-a/first"]["node"] == "node-1"
+    # each gets the LimitRange's 1 cpu request: the second does not fit on node-1's 1500m
+    assert r["team-a/second"]["outcome"] == "Unschedulable"
+    assert r["team-a/second"]["message"].startswith("0/2 nodes are available: 1 Insufficient cpu,")
+    # a dumped pod went through admission already: left alone (no request, fits)
+    assert r["team-a/admitted"]["node"] == "node-1"
+
+
+def test_runtime_class_overhead_selector_and_tolerations() -> None:
+    doc, _ = run_json("--cluster", ADMISSION)
+    r = by_pod(doc)
+    # 800m + 250m overhead > sandbox-1's 1 cpu; node-1 fails the class's nodeSelector
+    assert r["default/sandboxed"]["message"].startswith(
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node affinity/selector.")
+    missing = r["default/no-such-runtime"]
+    assert (missing["outcome"], missing["message"]) == (
+        "Skipped", 'pods "no-such-runtime" is forbidden: pod rejected: RuntimeClass "kata" not found')
+
+
+def test_admission_in_the_python_api() -> None:
+    sched = _scheduler(ADMISSION)
+    cluster = load_cluster(ADMISSION)
+    pods = {p.name: p for p in cluster.pods}
+    first, refusal = sched.admit(pods["first"])
+    assert refusal == ""
+    c = first.spec.containers[0].resources
+    assert (str(c.requests["cpu"]), str(c.requests["memory"]), str(c.limits["memory"])) == ("1", "256Mi", "512Mi")
+    assert [(t.key, t.effect, t.toleration_seconds) for t in first.spec.tolerations] == [
+        ("node.kubernetes.io/not-ready", "NoExecute", 300), ("node.kubernetes.io/unreachable", "NoExecute", 300)]
+    assert first.spec.priority == 0 and first.to_dict()["spec"]["priority"] == 0
+    sandboxed, _ = sched.admit(pods["sandboxed"])
+    assert str(sandboxed.spec.overhead["cpu"]) == "250m"
+    assert sandboxed.spec.node_selector == {"sandbox.example.com/runtime": "gvisor"}
+    assert [t.key for t in sandboxed.spec.tolerations][-1] == "sandbox.example.com/runtime"
+    admitted, _ = sched.admit(pods["admitted"])
+    assert admitted is pods["admitted"]
+    sim = Simulator.from_cluster(cluster, seed=1)
+    out = sim.schedule_pods(cluster.pending_pods)
+    assert out.placements == {"team-a/first": "node-1", "team-a/admitted": "node-1"}
+    assert next(r for r in out.results if r.pod == "default/no-such-runtime").skipped
+
+
+@pytest.mark.parametrize(("tolerations", "added"), [
+    ([], ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"]),
+    ([{"operator": "Exists"}], []),
+    ([{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"}],
+     ["node.kubernetes.io/unreachable"]),
+    ([{"key": "node.kubernetes.io/unreachable", "operator": "Exists"}], ["node.kubernetes.io/not-ready"]),
+    ([{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoSchedule"}],
+     ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"]),
+], ids=["none", "tolerate-everything", "has-not-ready", "has-unreachable-any-effect", "other-effect-does-not-count"])
+def test_default_toleration_seconds(tolerations: list[dict[str, Any]], added: list[str]) -> None:
+    from scheduling_framework.admission import Admission
+    from scheduling_framework.api import Pod
+
+    pod = Pod.from_dict(_pod("p", tolerations=tolerations))
+    got, _ = Admission().admit(pod)
+    assert [t.key for t in got.spec.tolerations[len(tolerations):]] == added
+
+
+@pytest.mark.parametrize(("limit_range", "want_requests", "want_limits"), [
+    ({"type": "Container", "max": {"cpu": "2"}}, {"cpu": "2"}, {"cpu": "2"}),
+    ({"type": "Container", "min": {"memory": "64Mi"}}, {"memory": "64Mi"}, {}),
+    ({"type": "Container", "default": {"cpu": "1"}, "defaultRequest": {"cpu": "100m"}}, {"cpu": "100m"},
+     {"cpu": "1"}),
+    ({"type": "Pod", "max": {"cpu": "2"}}, {}, {}),
+], ids=["max-defaults-limit-and-request", "min-defaults-request", "explicit", "pod-type-no-defaults"])
+def test_limit_range_item_defaulting(limit_range: dict[str, Any], want_requests: dict[str, str],
+                                     want_limits: dict[str, str]) -> None:
+    from scheduling_framework.admission import Admission
+    from scheduling_framework.api import Pod
+    from scheduling_framework.api.objects import KubeObject
+
+    lr = KubeObject.from_dict({"apiVersion": "v1", "kind": "LimitRange",
+                               "metadata": {"name": "l", "namespace": "default"},
+                               "spec": {"limits": [limit_range]}})
+    pod, _ = Admission([lr]).admit(Pod.from_dict(_pod("p")))
+    res = pod.spec.containers[0].resources
+    assert {k: str(v) for k, v in res.requests.items()} == want_requests
+    assert {k: str(v) for k, v in res.limits.items()} == want_limits
+
+
+def test_limit_range_keeps_a_containers_own_values() -> None:
+    from scheduling_framework.admission import Admission
+    from scheduling_framework.api import Pod
+    from scheduling_framework.api.objects import KubeObject
+
+    lr = KubeObject.from_dict({"apiVersion": "v1", "kind": "LimitRange",
+                               "metadata": {"name": "l", "namespace": "default"},
+                               "spec": {"limits": [{"type": "Container", "default": {"cpu": "1"}}]}})
+    pod = Pod.from_dict({**_pod("p"), "spec": {"containers": [
+        {"name": "c", "image": "x", "resources": {"limits": {"cpu": "3"}}}]}})
+    got, _ = Admission([lr]).admit(pod)
+    res = got.spec.containers[0].resources
+    assert (str(res.requests["cpu"]), str(res.limits["cpu"])) == ("3", "3")  # request from its own limit
+
+
+def test_unusable_limit_range_is_warned() -> None:
+    from scheduling_framework.admission import Admission
+    from scheduling_framework.api.objects import KubeObject
+
+    lr = KubeObject.from_dict({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "l", "namespace": "d"},
+                               "spec": {"limits": "nope"}})
+    adm = Admission([lr])
+    assert adm.warnings.to_list() == ["ignored LimitRange/RuntimeClass object(s) that could not be used: "
+                                      "LimitRange l (spec.limits: expected a list)"]
