@@ -262,9 +262,12 @@ class HTTPExtender:
 
     # verbs ------------------------------------------------------------------------------------------
     def _args(self, pod: Pod, nodes: Sequence[NodeInfo]) -> ExtenderArgs:
+        # The manifests as they are (json.dumps only reads them): copying 500 Node objects per call would cost
+        # more than the call.
         if self.config.node_cache_capable:
-            return ExtenderArgs(pod.to_dict(), None, [ni.name for ni in nodes])
-        return ExtenderArgs(pod.to_dict(), [ni.node.to_dict() for ni in nodes if ni.node is not None], None)
+            return ExtenderArgs(pod.raw_manifest(), None, [ni.name for ni in nodes])
+        return ExtenderArgs(pod.raw_manifest(), [ni.node.raw_manifest() for ni in nodes if ni.node is not None],
+                            None)
 
     def filter(self, pod: Pod, nodes: Sequence[NodeInfo]
                ) -> tuple[list[NodeInfo], dict[str, str], dict[str, str]]:
@@ -310,12 +313,12 @@ class HTTPExtender:
             raise ExtenderError(self.name, "preempt", f"preempt verb is not defined for extender {self.name} "
                                                       "but run into ProcessPreemption")
         if self.config.node_cache_capable:
-            args = ExtenderPreemptionArgs(pod.to_dict(), None, {
+            args = ExtenderPreemptionArgs(pod.raw_manifest(), None, {
                 n: MetaVictims(tuple(p.uid for p in v.pods), v.num_pdb_violations)
                 for n, v in node_name_to_victims.items()})
         else:
-            args = ExtenderPreemptionArgs(pod.to_dict(), {
-                n: WireVictims(tuple(p.to_dict() for p in v.pods), v.num_pdb_violations)
+            args = ExtenderPreemptionArgs(pod.raw_manifest(), {
+                n: WireVictims(tuple(p.raw_manifest() for p in v.pods), v.num_pdb_violations)
                 for n, v in node_name_to_victims.items()}, None)
         result = self._decode(verb, ExtenderPreemptionResult.from_json, self.send(verb, args.to_json()))
         out: dict[str, tuple[list[Pod], int]] = {}
@@ -369,7 +372,7 @@ class HTTPExtender:
     def send(self, verb: str, payload: Any) -> Any:
         """POST ``payload`` as JSON to ``<urlPrefix>/<verb>``; the decoded JSON reply. Bounded by httpTimeout."""
         url = self.url(verb)
-        body = json.dumps(payload, separators=(",", ":")).encode()
+        body = json.dumps(payload, separators=(",", ":"), default=_plain).encode()
         deadline = time.monotonic() + self.timeout
         conn, reused = self._acquire(deadline)
         try:
@@ -472,6 +475,15 @@ class HTTPExtender:
 
 class _TooLarge(Exception):
     pass
+
+
+def _plain(obj: Any) -> Any:
+    """json.dumps fallback: manifests may be read-only mappings rather than dicts."""
+    if isinstance(obj, Mapping):
+        return dict(obj)
+    if isinstance(obj, tuple):
+        return list(obj)
+    raise TypeError(f"{type(obj).__name__} is not JSON serializable")
 
 
 def extender_configs(config: Any) -> list[dict[str, Any]]:

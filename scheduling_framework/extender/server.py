@@ -197,7 +197,8 @@ class PluginExtender:
                     failed[name] = fst.message()
         if names_only:
             return ExtenderFilterResult(None, passed, failed, unresolvable).to_json()
-        items = {(n.get("metadata") or {}).get("name"): n for n in (ExtenderArgs.from_json(body).nodes or ())}
+        items: dict[Any, Any] = {(n.get("metadata") or {}).get("name"): n
+                                 for n in (ExtenderArgs.from_json(body).nodes or ())}
         return ExtenderFilterResult([items[n] for n in passed], None, failed, unresolvable).to_json()
 
     def prioritize(self, body: Any) -> list[dict[str, Any]]:
@@ -376,6 +377,8 @@ def _json(doc: Any) -> bytes:
 def _handler(server: ExtenderServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as kube-scheduler's client expects
+        # headers and body go out in two writes: without TCP_NODELAY the body waits for the client's delayed ACK
+        disable_nagle_algorithm = True
         server_version = "scheduling-framework-extender"
 
         busy = False

@@ -141,9 +141,9 @@ class ExtenderArgs:
     """What filter and prioritize verbs receive: the pod and the candidate nodes — full Node manifests
     (``nodes``) when the extender is not nodeCacheCapable, else only their names (``node_names``)."""
 
-    pod: dict[str, Any]
-    nodes: list[dict[str, Any]] | None = None
-    node_names: list[str] | None = None
+    pod: Mapping[str, Any]
+    nodes: Sequence[Mapping[str, Any]] | None = None
+    node_names: Sequence[str] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"Pod": self.pod,
@@ -259,7 +259,7 @@ class MetaVictims:
 class WireVictims:
     """Victims on one node as full pod manifests (sent to extenders that are not nodeCacheCapable)."""
 
-    pods: tuple[dict[str, Any], ...] = ()
+    pods: tuple[Mapping[str, Any], ...] = ()
     num_pdb_violations: int = 0
 
     def to_json(self) -> dict[str, Any]:
@@ -286,7 +286,7 @@ class ExtenderPreemptionArgs:
     chose — as full pods (``node_name_to_victims``) or, for nodeCacheCapable extenders, as UIDs
     (``node_name_to_meta_victims``)."""
 
-    pod: dict[str, Any]
+    pod: Mapping[str, Any]
     node_name_to_victims: dict[str, WireVictims] | None = None
     node_name_to_meta_victims: dict[str, MetaVictims] | None = None
 

@@ -69,6 +69,7 @@ class FakeExtenderServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # no delayed-ACK stall between the headers and the body
 
             def log_message(self, format: str, *args: Any) -> None:
                 return
