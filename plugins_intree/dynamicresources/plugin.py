@@ -33,7 +33,6 @@ from scheduling_framework.api.selectors import NodeSelector
 from scheduling_framework.config.args import DynamicResourcesArgs
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ConfigError, PluginError, SchedulingFrameworkError, ValidationError
-from scheduling_framework.features import dra_allocator_flags, features_of
 from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore, PostFilterResult, PreFilterResult
 from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.resource_claims import (
@@ -273,9 +272,7 @@ class DynamicResources:
         mgr = self.manager
         classes = {c.name: mgr.typed(c) for c in mgr.device_classes()}
         slices = mgr.typed_all(mgr.slices())
-        # the allocator's features follow the DRA gates of the release the profile follows
-        features = alloc_mod.Features(**dra_allocator_flags(features_of(self.handle)))
-        return alloc_mod.Allocator(features, mgr.allocated_state(), classes, slices, mgr.cel_cache())
+        return alloc_mod.Allocator(alloc_mod.Features(), mgr.allocated_state(), classes, slices, mgr.cel_cache())
 
     def pre_filter_extensions(self) -> None:
         return None
