@@ -187,16 +187,37 @@ def _print_table(results: list[Any], stats: dict[str, Any], explain: bool, out: 
             for node, st in (r.filter or {}).items():
                 verdict = st.get("code", "")
                 if st.get("plugin"):
-                    verdict += f" ({st['plugin']}: {'; '.join(st.get('reasons', []))})"
+                    verdict += f" ({st['plugin']}: {'; '.join(st.get('reasons', []))}{_claims_note(r, st)})"
                 per = (r.scores or {}).get(node, {})
                 cells = [_score_cell(per[p]) if p in per else "" for p in plugins]
                 total = (r.total_scores or {}).get(node)
                 erows.append((node, verdict, *cells, "" if total is None else str(total)))
             _table(erows, out, indent="  ")
+            _print_claims(r, out)
     skipped = f", {stats['skipped']} skipped" if stats["skipped"] else ""
     preempted = f", {stats['preempted']} preempted" if stats["preempted"] else ""
     out.write(f"\n{stats['scheduled']} scheduled, {stats['unschedulable']} unschedulable, "
               f"{stats['errors']} errors{skipped}{preempted} in {stats['seconds']:.3f}s\n")
+
+
+def _claims_note(r: Any, st: dict[str, Any]) -> str:
+    """Which of the pod's claims DynamicResources could not allocate on the node (the ones it had to allocate)."""
+    if st.get("plugin") != "DynamicResources" or "cannot allocate all claims" not in st.get("reasons", []):
+        return ""
+    names = getattr(r, "unallocated_claims", None) or []
+    return f" [claim{'s' if len(names) > 1 else ''}: {', '.join(names)}]" if names else ""
+
+
+def _print_claims(r: Any, out: TextIO) -> None:
+    """The devices each of the pod's ResourceClaims got (DRA), under the pod's explain table."""
+    for c in getattr(r, "claims", None) or []:
+        name = c.get("name") or f"<{c.get('podClaimName')}: not created>"
+        alloc = c.get("allocation")
+        if alloc is None:
+            out.write(f"  claim {name}: not allocated\n")
+            continue
+        devices = ", ".join(f"{d['request']}={d['driver']}/{d['pool']}/{d['device']}" for d in alloc["devices"])
+        out.write(f"  claim {name}: {devices or 'no devices'}\n")
 
 
 def _score_cell(sc: dict[str, int]) -> str:

@@ -76,6 +76,15 @@ def has_resource_claims(pod: Pod) -> bool:
     return bool(_map(_raw_of(pod).get("spec")).get("resourceClaims"))
 
 
+def needs_generated_claims(pod: Pod) -> bool:
+    """Whether the pod names a ResourceClaimTemplate whose claim has not been generated yet."""
+    entries = pod_resource_claims(pod)
+    if not entries:
+        return False
+    done = {str(s.get("name")) for s in pod_claim_statuses(pod)}
+    return any(e.get("resourceClaimTemplateName") and str(e.get("name")) not in done for e in entries)
+
+
 def pod_claim_statuses(pod: Pod) -> list[Mapping[str, Any]]:
     return [s for s in _list(_map(_raw_of(pod).get("status")).get("resourceClaimStatuses"))
             if isinstance(s, Mapping)]

@@ -94,7 +94,7 @@ class PodResult:
     """What happened to one pod: its latest outcome, and the explanation of the cycle that decided it."""
 
     __slots__ = ("pod", "scheduler_name", "outcome", "node", "nominated_node", "victims", "message",
-                 "filter", "scores", "total_scores", "attempts", "plugin", "claims")
+                 "filter", "scores", "total_scores", "attempts", "plugin", "claims", "unallocated_claims")
 
     def __init__(self, pod: Pod) -> None:
         self.pod = pod.key
@@ -111,6 +111,8 @@ class PodResult:
         self.plugin = ""
         # DRA: the pod's claims and the devices allocated to them (None: the pod references no claim)
         self.claims: list[dict[str, Any]] | None = None
+        # names of the pod's claims that had no allocation when the pod was queued (the ones DRA had to allocate)
+        self.unallocated_claims: list[str] = []
 
     def to_dict(self, explain: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {"pod": self.pod, "schedulerName": self.scheduler_name, "outcome": self.outcome,
@@ -280,6 +282,7 @@ class Scheduler:
             if has_resource_claims(pod):
                 pod = self._generate_claims(pod)
                 r.claims = claim_summaries(pod, self.objects.get)
+                r.unallocated_claims = [str(c["name"]) for c in r.claims if c["name"] and c["allocation"] is None]
             qpi = self.queue.new_info(pod)
             if pod.status.nominated_node_name:
                 self.nominator.add_nominated_pod(qpi.pod_info, pod.status.nominated_node_name)

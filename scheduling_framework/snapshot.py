@@ -7,7 +7,8 @@ round-robin across zones, so the first nodes evaluated are spread over zones.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from scheduling_framework.api.node import Node
@@ -62,16 +63,34 @@ class ObjectStore:
         self._by_kind: dict[str, dict[tuple[str, str], KubeObject]] = {}
         # Bumped on every change, so readers can cache what they derive from the objects.
         self.generation = 0
+        # When set, told how to undo each change (a ClusterSnapshot fork records it, see Simulator).
+        self.journal: Callable[[Callable[[], None]], None] | None = None
         for o in objects:
             self.add(o)
 
     def add(self, obj: KubeObject) -> None:
-        self._by_kind.setdefault(obj.kind, {})[(obj.metadata.namespace, obj.metadata.name)] = obj
+        bucket = self._by_kind.setdefault(obj.kind, {})
+        key = (obj.metadata.namespace, obj.metadata.name)
+        if self.journal is not None:
+            self.journal(functools.partial(self._restore, obj.kind, key, bucket.get(key)))
+        bucket[key] = obj
         self.generation += 1
 
     def remove(self, kind: str, namespace: str, name: str) -> None:
-        if self._by_kind.get(kind, {}).pop((namespace, name), None) is not None:
+        bucket = self._by_kind.get(kind, {})
+        old = bucket.pop((namespace, name), None)
+        if old is not None:
+            if self.journal is not None:
+                self.journal(functools.partial(self._restore, kind, (namespace, name), old))
             self.generation += 1
+
+    def _restore(self, kind: str, key: tuple[str, str], obj: KubeObject | None) -> None:
+        bucket = self._by_kind.setdefault(kind, {})
+        if obj is None:
+            bucket.pop(key, None)
+        else:
+            bucket[key] = obj
+        self.generation += 1
 
     def get(self, kind: str, namespace: str, name: str) -> KubeObject | None:
         return self._by_kind.get(kind, {}).get((namespace, name))

@@ -147,7 +147,6 @@ class DynamicResources:
         store = getattr(handle, "objects", None)
         self._store: ObjectStore = store if isinstance(store, ObjectStore) else ObjectStore()
         self.manager: DraManager = manager_for(self._store)
-        self._cel_cache: Any = None
 
     # events ----------------------------------------------------------------------------------------
     def events_to_register(self) -> list[tuple[str, str]]:
@@ -270,16 +269,10 @@ class DynamicResources:
         """The structured allocator for this cycle: devices allocated to any claim are taken."""
         # Imported by name: the allocator module is optional at type-checking time (it ships separately).
         alloc_mod: Any = importlib.import_module("scheduling_framework.dra.allocator")
-        AllocatedState, Allocator, DeviceID, Features = (
-            alloc_mod.AllocatedState, alloc_mod.Allocator, alloc_mod.DeviceID, alloc_mod.Features)
         mgr = self.manager
-        allocated = {DeviceID(d, p, n) for d, p, n in mgr.allocated_device_ids()}
         classes = {c.name: mgr.typed(c) for c in mgr.device_classes()}
         slices = mgr.typed_all(mgr.slices())
-        if self._cel_cache is None:
-            self._cel_cache = _new_cel_cache()
-        return Allocator(Features(), AllocatedState(allocated_devices=allocated), classes, slices,
-                         self._cel_cache)
+        return alloc_mod.Allocator(alloc_mod.Features(), mgr.allocated_state(), classes, slices, mgr.cel_cache())
 
     def pre_filter_extensions(self) -> None:
         return None
@@ -473,17 +466,3 @@ def compute_score(claims: Sequence[Any], allocations: Sequence[Mapping[str, Any]
                 if f"{req.name}/{sub.name}" in allocated_sub:
                     score += FIRST_AVAILABLE_MAX_SIZE - idx
     return score
-
-
-def _new_cel_cache() -> Any:
-    try:
-        cel: Any = importlib.import_module("scheduling_framework.dra.cel")
-    except ImportError:  # pragma: no cover - the CEL module ships with the allocator
-        return None
-    factory = getattr(cel, "Cache", None) or getattr(cel, "CelCache", None)
-    if factory is None:
-        return None
-    try:
-        return factory(10)
-    except TypeError:
-        return factory()

@@ -13,6 +13,7 @@ until PreBind records the reservation; another pod that shares such a claim wait
 
 from __future__ import annotations
 
+import importlib
 import threading
 import weakref
 from collections.abc import Iterable
@@ -40,6 +41,9 @@ class DraManager:
         self._typed: weakref.WeakKeyDictionary[KubeObject, Any] = weakref.WeakKeyDictionary()
         self._alloc_gen = -1
         self._allocated: set[tuple[str, str, str]] = set()
+        self._state_gen = -1
+        self._state: Any = None
+        self._cel: Any = None
 
     @property
     def store(self) -> ObjectStore:
@@ -73,6 +77,27 @@ class DraManager:
         self._allocated = out
         self._alloc_gen = gen if gen is not None else -1
         return out
+
+    def allocated_state(self) -> Any:
+        """The allocator's AllocatedState for the claims in the store (whole devices, shares of shareable
+        devices and the capacity they consume; admin-access allocations excluded); cached until the store
+        changes (the allocator does not modify it)."""
+        store = self.store
+        gen = store.generation
+        if gen == self._state_gen and self._state is not None:
+            return self._state
+        alloc_mod: Any = importlib.import_module("scheduling_framework.dra.allocator")
+        claims = [self.typed(c) for c in store.list(RESOURCE_CLAIM) if c.status.get("allocation") is not None]
+        self._state = alloc_mod.AllocatedState.from_claims(claims)
+        self._state_gen = gen
+        return self._state
+
+    def cel_cache(self) -> Any:
+        """One cache of compiled selectors and their results per device, shared by every cycle."""
+        if self._cel is None:
+            cel: Any = importlib.import_module("scheduling_framework.dra.cel")
+            self._cel = cel.CELCache()
+        return self._cel
 
     def has_pending_allocation(self, claim: KubeObject) -> bool:
         return claim_key(claim) in self.in_flight

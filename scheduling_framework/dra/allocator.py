@@ -24,6 +24,7 @@ order is unspecified).
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -127,8 +128,11 @@ class AllocatorError(SchedulingFrameworkError):
     ErrFailedAllocationOnNode): the scheduler reports them as that node's failure, not as an error.
     """
 
-    def __init__(self, message: str, failed_on_node: bool = False) -> None:
+    def __init__(self, message: str, failed_on_node: bool = False, timed_out: bool = False) -> None:
         self.failed_on_node = failed_on_node
+        # The search hit ``allocate(timeout=...)`` (upstream's DRASchedulerFilterTimeout): the scheduler
+        # reports "timed out trying to allocate devices" for the node.
+        self.timed_out = timed_out
         super().__init__(message)
 
 
@@ -541,12 +545,16 @@ class Allocator:
         self._available_counters: dict[tuple[str, str], dict[str, dict[str, Quantity]]] = {}
         self.num_allocate_one = 0
 
-    def allocate(self, node: Node, claims: Sequence[ResourceClaim]) -> list[AllocationResult] | None:
+    def allocate(self, node: Node, claims: Sequence[ResourceClaim],
+                 timeout: float | None = None) -> list[AllocationResult] | None:
         """One AllocationResult per claim (same order), or None when they cannot all be allocated here.
 
-        Raises AllocatorError with upstream's message when the input is unusable.
+        Raises AllocatorError with upstream's message when the input is unusable. ``timeout`` (seconds) bounds
+        the search as upstream's filter timeout does; when hit, the AllocatorError has ``timed_out`` set.
         """
         run = _Run(self, node, list(claims))
+        if timeout is not None:
+            run.deadline = time.monotonic() + timeout
         return run.run()
 
 
@@ -555,6 +563,8 @@ class _Run:
 
     def __init__(self, a: Allocator, node: Node, claims: list[ResourceClaim]) -> None:
         self.a = a
+        self.deadline: float | None = None
+        self.steps = 0
         self.features = a.features
         self.node = node
         self.claims = claims
@@ -673,6 +683,11 @@ class _Run:
     def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool,
                       start: tuple[int, int, int]) -> bool:
         self.a.num_allocate_one += 1
+        if self.deadline is not None:
+            # Reading the clock on every step would dominate small searches: look every 256 steps.
+            self.steps += 1
+            if not self.steps & 0xFF and time.monotonic() > self.deadline:
+                raise AllocatorError("filter operation aborted: context deadline exceeded", timed_out=True)
         if ci >= len(self.claims):
             return True
         claim = self.claims[ci]

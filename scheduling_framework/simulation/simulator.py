@@ -33,6 +33,15 @@ from scheduling_framework.errors import SnapshotError
 from scheduling_framework.interfaces import QueuedPodInfo
 from scheduling_framework.node_info import NodeInfo, PodInfo
 from scheduling_framework.registry import Registry, default_registry
+from scheduling_framework.resource_claims import (
+    RESOURCE_CLAIM,
+    RESOURCE_SLICE,
+    claim_summaries,
+    generate_claims,
+    has_resource_claims,
+    needs_generated_claims,
+    release_pod_claims,
+)
 from scheduling_framework.runtime.algorithm import Algorithm, CycleError, Diagnosis, FitError
 from scheduling_framework.runtime.framework import Framework, Nominator
 from scheduling_framework.simulation.cluster_snapshot import ClusterSnapshot, Fork
@@ -158,6 +167,11 @@ class Simulator:
         self.warnings = Warnings()
         self._admission: Admission | None = None
         self._admitted: dict[str, tuple[Pod, Pod, str]] = {}
+        # DRA: claims generated from templates get seeded suffixes; changes to objects (claim allocations,
+        # generated claims, cloned ResourceSlices) are undone with the fork that made them.
+        self.claim_rng = random.Random(seed)
+        self._journal_paused = 0
+        self.objects.journal = self._journal
 
     @classmethod
     def from_cluster(cls, cluster: Cluster, config: KubeSchedulerConfiguration | Mapping[str, Any] | str | None = None,
@@ -227,16 +241,22 @@ class Simulator:
         return self.cluster.add_node(node, pods)
 
     def add_node_from_template(self, template: Node, count: int = 1, name_prefix: str | None = None,
-                               pods: Iterable[Pod] = (), *, daemon_sets: bool = False) -> list[str]:
+                               pods: Iterable[Pod] = (), *, daemon_sets: bool = False,
+                               resource_slices: bool = True) -> list[str]:
         """Add ``count`` copies of a node template (see :meth:`ClusterSnapshot.add_node_from_template`).
 
         With ``daemon_sets=True``, each new node also gets the pods of the DaemonSets among the simulator's
         objects that would run on it (node selector, required node affinity and taints checked as the
         DaemonSet controller does, with its default tolerations), named ``<daemonset>-<node>`` and going
         through priority admission — as cluster-autoscaler adds DaemonSet pods to node-group templates.
+
+        With ``resource_slices`` (the default), the template node's ResourceSlices (those whose
+        ``spec.nodeName`` is the template's name) are copied to each new node, so DRA devices come with it.
         """
         if not daemon_sets or count <= 0:
-            return self.cluster.add_node_from_template(template, count, name_prefix, pods)
+            names = self.cluster.add_node_from_template(template, count, name_prefix, pods)
+            self._clone_slices(template, names, resource_slices)
+            return names
         from scheduling_framework.simulation.templates import node_from_template, pod_for_node, template_node_names
         from scheduling_framework.workloads import daemonset_pods_for_node
 
@@ -256,7 +276,23 @@ class Simulator:
                                         f'"{self.cluster.pod_node(p)}"')
         for node, node_pods in copies:
             self.cluster.add_node(node, node_pods)
+        self._clone_slices(template, names, resource_slices)
         return names
+
+    def _clone_slices(self, template: Node, names: Sequence[str], enabled: bool) -> None:
+        """Copies of the template node's ResourceSlices for each new node: ``spec.nodeName`` and the pool
+        name become the new node's, the slice name has the template node's name replaced by the new one
+        (or the new node's name appended)."""
+        if not enabled or not names:
+            return
+        from scheduling_framework.api.resource import ResourceSlice
+
+        own = [o for o in self.objects.list(RESOURCE_SLICE) if o.spec.get("nodeName") == template.name]
+        for name in names:
+            for o in own:
+                new_name = o.name.replace(template.name, name) if template.name in o.name else f"{o.name}-{name}"
+                clone = ResourceSlice.from_dict(o.raw).with_node_name(new_name, name)
+                self.objects.add(KubeObject.from_dict(clone.to_dict()))
 
     def remove_node(self, node_name: str) -> list[Pod]:
         return self.cluster.remove_node(node_name)
@@ -299,6 +335,13 @@ class Simulator:
         UnschedulableAndUnresolvable "node(s) didn't satisfy plugin(s) [...]". A plugin failure gives an
         ERROR status. Raises SnapshotError when the node is not in the snapshot.
         """
+        if not needs_generated_claims(pod):
+            return self._check_pod_on_node(pod, node_name)
+        # Claims a template would give the pod exist only for the question (the fork is reverted).
+        with self.fork():
+            return self._check_pod_on_node(self._generate_claims(pod), node_name)
+
+    def _check_pod_on_node(self, pod: Pod, node_name: str) -> Status | None:
         ni = self.cluster.get(node_name)
         fwk = self.framework
         state = CycleState()
@@ -319,6 +362,13 @@ class Simulator:
         ``node_filter`` restricts the nodes tried. The next search starts after the node found. Raises
         CycleError when a plugin fails.
         """
+        if not needs_generated_claims(pod):
+            return self._find_node_for_pod(pod, node_filter)
+        # Claims a template would give the pod exist only for the question (the fork is reverted).
+        with self.fork():
+            return self._find_node_for_pod(self._generate_claims(pod), node_filter)
+
+    def _find_node_for_pod(self, pod: Pod, node_filter: Callable[[NodeInfo], bool] | None = None) -> str | None:
         fwk = self.framework
         nodes = fwk.snapshot.list()
         n = len(nodes)
@@ -351,6 +401,13 @@ class Simulator:
     def best_node_for_pod(self, pod: Pod) -> Placement:
         """The node a full scheduling cycle (Filter, Score, host selection) picks, with the total scores;
         or, when no node fits, ``node`` None and upstream's FitError message. The snapshot is unchanged."""
+        if not needs_generated_claims(pod):
+            return self._best_node_for_pod(pod)
+        # Claims a template would give the pod exist only for the question (the fork is reverted).
+        with self.fork():
+            return self._best_node_for_pod(self._generate_claims(pod))
+
+    def _best_node_for_pod(self, pod: Pod) -> Placement:
         return self._cycle(CycleState(), self.admit(pod)[0], None)[0]
 
     def schedule_pods(self, pods: Iterable[Pod], nodes: Iterable[str] | None = None) -> ScheduleOutcome:
@@ -471,6 +528,11 @@ class Simulator:
         f = self.fork()
         try:
             self.cluster.remove_node(node_name)
+            for p in movable:
+                # an evicted pod no longer holds its claims (a claim nobody holds is deallocated)
+                if has_resource_claims(p):
+                    for c in release_pod_claims(p, self.objects.list(RESOURCE_CLAIM, p.namespace)):
+                        self.objects.add(c)
             pending = [p.with_node_name("") for p in movable]
             outcome = self.schedule_pods([p.with_nominated_node_name("") if p.status.nominated_node_name else p
                                           for p in pending])
@@ -495,8 +557,46 @@ class Simulator:
             pi = cache[pod.uid] = PodInfo(pod)
         return pi
 
+    # objects follow forks ---------------------------------------------------------------------------
+    def _journal(self, undo: Callable[[], None]) -> None:
+        if self.cluster.depth and not self._journal_paused:
+            self.cluster.on_revert(undo)
+
+    def _unjournaled(self, fn: Callable[[], object]) -> None:
+        """Run ``fn`` (an Unreserve replayed by a revert) without recording its object changes: the revert
+        restores the objects itself."""
+        self._journal_paused += 1
+        try:
+            fn()
+        finally:
+            self._journal_paused -= 1
+
+    def pod_claims(self, pod: Pod | str) -> list[dict[str, Any]]:
+        """The pod's ResourceClaims and the devices allocated to them (the CLI's per-pod ``claims``).
+
+        ``pod`` is a Pod or a ``namespace/name`` key of a pod in the snapshot; a pod placed by
+        :meth:`schedule_pods` is found with the claims generated for it from templates."""
+        p = self._placed_pod(pod)
+        return claim_summaries(p, self.objects.get) if p is not None else []
+
+    def _placed_pod(self, pod: Pod | str) -> Pod | None:
+        key = pod if isinstance(pod, str) else pod.key
+        for q in self.cluster.pods():
+            if q.key == key:
+                return q
+        return pod if isinstance(pod, Pod) else None
+
+    def _generate_claims(self, pod: Pod) -> Pod:
+        """What the resourceclaim controller does before the scheduler sees the pod: claims from templates."""
+        pod, claims = generate_claims(pod, self.objects.get, self.claim_rng)
+        for c in claims:
+            self.objects.add(c)
+        return pod
+
     def _schedule_one(self, pod: Pod, candidates: list[str] | None) -> Placement:
         fwk = self.framework
+        if has_resource_claims(pod):
+            pod = self._generate_claims(pod)
         st = fwk.run_pre_enqueue_plugins(pod)
         if st is not None and not st.is_success():
             return Placement(pod.key, None, st.message(), st)
@@ -515,7 +615,17 @@ class Simulator:
                 self.cluster.remove_pod(assumed)
                 msg = f"0/1 nodes are available: 1 {st.message()}." if st.is_rejected() else st.message()
                 return Placement(pod.key, None, msg, st)
-            self.cluster.on_revert(functools.partial(fwk.run_reserve_plugins_unreserve, state, assumed, host))
+            self.cluster.on_revert(functools.partial(
+                self._unjournaled, functools.partial(fwk.run_reserve_plugins_unreserve, state, assumed, host)))
+            dra = fwk.plugins.get("DynamicResources")
+            if dra is not None and has_resource_claims(assumed):
+                # The claim's reservation for the pod is what makes a shared claim usable by the next pod;
+                # DynamicResources records it at PreBind, which a what-if placement otherwise skips.
+                st = dra.pre_bind(state, assumed, host)
+                if st is not None and not st.is_success():
+                    self._unjournaled(functools.partial(fwk.run_reserve_plugins_unreserve, state, assumed, host))
+                    self.cluster.remove_pod(assumed)
+                    return Placement(pod.key, None, st.message(), st)
         if fwk.nominator.nominated_node_of(pod.uid):
             self.nominate(pod, "")
         return placement

@@ -119,3 +119,17 @@ def test_taints_block_unless_tolerated() -> None:
     assert a.allocate(NODE, [claim()]) is None
     assert Allocator(Features(device_taints=False), AllocatedState(), {"gpu": gpu_class()}, [s]).allocate(
         NODE, [claim()]) is not None
+
+
+def test_timeout_aborts_an_exhaustive_search() -> None:
+    # 16 of 32 devices for req-0, then a req-1 that no device satisfies: every combination would be tried.
+    c = ResourceClaim.from_dict({
+        "apiVersion": V1, "kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "ns"},
+        "spec": {"devices": {"requests": [
+            {"name": "many", "exactly": {"deviceClassName": "gpu", "count": 16}},
+            {"name": "none", "exactly": {"deviceClassName": "gpu",
+                                         "selectors": [{"cel": {"expression": "false"}}]}}]}}})
+    a = Allocator(Features(), AllocatedState(), {"gpu": gpu_class()}, [gpu_slice(32)])
+    with pytest.raises(AllocatorError, match="filter operation aborted: context deadline exceeded") as ei:
+        a.allocate(NODE, [c], timeout=0.05)
+    assert ei.value.timed_out

@@ -6,6 +6,8 @@ import copy
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scheduling_framework.api import Pod
 from scheduling_framework.api.pod import PodResourceClaimStatus
@@ -219,3 +221,37 @@ def test_bad_input(cls: Any, manifest: dict[str, Any], message: str) -> None:
         cls.from_dict(manifest)
     assert isinstance(ei.value, SchedulingFrameworkError)
     assert message in str(ei.value)
+
+
+# --- property: parse(to_dict(parse(m))) == parse(m) for generated claims and slices -------------------
+
+_names = st.from_regex(r"[a-z][a-z0-9-]{0,8}", fullmatch=True)
+_attr = st.one_of(st.builds(lambda v: {"int": v}, st.integers(-5, 5)),
+                  st.builds(lambda v: {"bool": v}, st.booleans()),
+                  st.builds(lambda v: {"string": v}, _names),
+                  st.builds(lambda a, b: {"version": f"{a}.{b}.0"}, st.integers(0, 9), st.integers(0, 9)))
+_device = st.builds(lambda n, attrs, mem: {"name": n, "attributes": attrs,
+                                           "capacity": {"memory": {"value": f"{mem}Gi"}}},
+                    _names, st.dictionaries(_names, _attr, max_size=3), st.integers(0, 64))
+_request = st.one_of(
+    st.builds(lambda n, c, k: {"name": n, "exactly": {"deviceClassName": c, "count": k}},
+              _names, _names, st.integers(1, 4)),
+    st.builds(lambda n, subs: {"name": n, "firstAvailable": [{"name": f"s{i}", "deviceClassName": c}
+                                                            for i, c in enumerate(subs)]},
+              _names, st.lists(_names, min_size=1, max_size=3)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_request, min_size=1, max_size=3, unique_by=lambda r: r["name"]))
+def test_claim_round_trip(requests: list[dict[str, Any]]) -> None:
+    c = ResourceClaim.from_dict(claim(requests))
+    assert ResourceClaim.from_dict(c.to_dict()) == c
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_device, max_size=4))
+def test_slice_round_trip(devices: list[dict[str, Any]]) -> None:
+    s = ResourceSlice.from_dict(slice_(devices))
+    again = ResourceSlice.from_dict(s.to_dict())
+    assert [(d.name, d.attributes, {k: c.value for k, c in d.capacity.items()}) for d in again.spec.devices] == \
+        [(d.name, d.attributes, {k: c.value for k, c in d.capacity.items()}) for d in s.spec.devices]
