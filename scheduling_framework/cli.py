@@ -24,6 +24,8 @@ EXIT_UNSCHEDULABLE = 3
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="scheduling-framework",
                                 description="Kubernetes scheduling decisions, in-process, explained.")
+    p.add_argument("--version", action="version", version=_version_banner(),
+                   help="print the package version and the Kubernetes releases it can follow")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("schedule", help="schedule the pending pods of a cluster file")
     s.add_argument("--cluster", required=True,
@@ -39,6 +41,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="add the pods that Deployments, ReplicaSets, StatefulSets, Jobs and DaemonSets would create")
     s.add_argument("--fail-on-unschedulable", action="store_true",
                    help=f"exit {EXIT_UNSCHEDULABLE} when any pod ends Unschedulable or Error (a CI gate)")
+    add_release_flags(s)
     _add_max_input_bytes(s)
     c = sub.add_parser("config", help="configuration commands")
     csub = c.add_subparsers(dest="config_command", required=True)
@@ -47,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--output", choices=("json", "yaml", "config"), default="yaml",
                    help="json/yaml: the effective profiles; config: a KubeSchedulerConfiguration that --config "
                         "accepts and that yields the same effective profiles")
+    add_release_flags(v)
     _add_max_input_bytes(v)
     from scheduling_framework.scenario import cli as scenario_cli
 
@@ -54,6 +58,35 @@ def _parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plugins", help="list registered plugins, their origin and extension points")
     pl.add_argument("--output", choices=("table", "json"), default="table")
     return p
+
+
+def _version_banner() -> str:
+    from scheduling_framework import __version__
+    from scheduling_framework.versions import version_banner
+
+    return version_banner(__version__)
+
+
+def add_release_flags(parser: argparse.ArgumentParser) -> None:
+    """``--kubernetes-version`` and ``--feature-gates``, for every command that builds a profile."""
+    from scheduling_framework.versions import NEWEST_RELEASE, SUPPORTED_RELEASES
+
+    parser.add_argument("--kubernetes-version", metavar="1.N", default=None,
+                        help=f"follow the scheduler of this Kubernetes release ({', '.join(SUPPORTED_RELEASES)}; "
+                             f"default {NEWEST_RELEASE})")
+    parser.add_argument("--feature-gates", metavar="NAME=BOOL,...", default=None,
+                        help="feature gates to set, checked against the chosen release "
+                             "(e.g. StorageCapacityScoring=true)")
+
+
+def load_config_for(args: argparse.Namespace) -> Any:
+    """``load_config(args.config)`` for the release and gates chosen on the command line (gate settings
+    whose effect is not reproduced are in ``cfg.feature_gates.warnings()``)."""
+    from scheduling_framework.config import load_config
+
+    return load_config(getattr(args, "config", None), max_input_bytes=getattr(args, "max_input_bytes", None),
+                       kubernetes_version=getattr(args, "kubernetes_version", None),
+                       feature_gates=getattr(args, "feature_gates", None))
 
 
 def _max_bytes(text: str) -> int:
@@ -73,10 +106,14 @@ def _add_max_input_bytes(p: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     out = stdout or sys.stdout
     err = stderr or sys.stderr
+    if list(sys.argv[1:] if argv is None else argv) == ["--version"]:
+        out.write(_version_banner() + "\n")
+        return EXIT_OK
     try:
         args = _parser().parse_args(argv)
     except SystemExit as e:
         return EXIT_BAD_INPUT if e.code not in (0, None) else EXIT_OK
+    args.stderr = err
     try:
         from scheduling_framework.registry import default_registry
 
@@ -112,13 +149,12 @@ def _one_line(s: str) -> str:
 
 def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from scheduling_framework.cluster import load_cluster
-    from scheduling_framework.config import load_config
     from scheduling_framework.scheduler import ERROR, PREEMPTED, SCHEDULED, SKIPPED, UNSCHEDULABLE, Scheduler
     from scheduling_framework.warning_list import merged
 
     if args.cluster == "-" and args.config == "-":
         raise InputError("--config", "only one of --cluster and --config can read standard input ('-')")
-    cfg = load_config(args.config, max_input_bytes=args.max_input_bytes)
+    cfg = load_config_for(args)
     cluster = load_cluster(args.cluster, max_input_bytes=args.max_input_bytes)
     if args.expand_workloads:
         from scheduling_framework.workloads import expand_workloads
@@ -137,12 +173,13 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
              "skipped": sum(r.outcome == SKIPPED for r in results),
              "preempted": sum(r.outcome == PREEMPTED for r in results),
              "seconds": round(seconds, 6)}
-    warnings = merged(cluster.warnings, sched.warnings)
+    warnings = merged(cfg.feature_gates.warnings(), cluster.warnings, sched.warnings)
     status = EXIT_OK
     if args.fail_on_unschedulable and any(r.outcome in (UNSCHEDULABLE, ERROR) for r in results):
         status = EXIT_UNSCHEDULABLE
     if args.output == "json":
-        doc = {"pods": [r.to_dict(args.explain) for r in results], "stats": stats, "warnings": warnings}
+        doc = {"kubernetesVersion": cfg.kubernetes_version, "pods": [r.to_dict(args.explain) for r in results],
+               "stats": stats, "warnings": warnings}
         json.dump(doc, out, separators=(",", ":") if not args.explain else (", ", ": "))
         out.write("\n")
         return status
@@ -241,10 +278,12 @@ def _table(rows: Sequence[Sequence[str]], out: TextIO, indent: str = "") -> None
 
 
 def _config_view(args: argparse.Namespace, out: TextIO) -> int:
-    from scheduling_framework.config import config_view, load_config
+    from scheduling_framework.config import config_view
     from scheduling_framework.registry import default_registry
 
-    cfg = load_config(args.config, max_input_bytes=args.max_input_bytes)
+    cfg = load_config_for(args)
+    for msg in cfg.feature_gates.warnings():
+        print(f"warning: {msg}", file=getattr(args, "stderr", None) or sys.stderr)
     if args.output == "config":
         from scheduling_framework.config import config_document
 

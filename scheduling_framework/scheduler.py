@@ -24,7 +24,7 @@ from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cache import Cache
-from scheduling_framework.config import KubeSchedulerConfiguration, expand_profile, load_config
+from scheduling_framework.config import KubeSchedulerConfiguration, expand_profile, resolve_config
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ConfigError, PluginError, SchedulerBusyError
 from scheduling_framework.interfaces import QueuedPodInfo
@@ -158,8 +158,10 @@ class Scheduler:
     def __init__(self, config: KubeSchedulerConfiguration | Mapping[str, Any] | str | None = None,
                  registry: Registry | None = None, *, binder: Any = None, seed: int | None = None,
                  clock: Callable[[], float] | None = None, explain: bool = False,
-                 bind_in_thread: bool = True) -> None:
-        self.config = config if isinstance(config, KubeSchedulerConfiguration) else load_config(config)
+                 bind_in_thread: bool = True, kubernetes_version: str | None = None,
+                 feature_gates: str | Mapping[str, Any] | None = None) -> None:
+        # kubernetes_version / feature_gates: the release whose behaviour to follow (default newest)
+        self.config = resolve_config(config, kubernetes_version=kubernetes_version, feature_gates=feature_gates)
         self.registry = registry if registry is not None else default_registry()
         self.cache = Cache()
         self.objects = ObjectStore()
@@ -181,7 +183,7 @@ class Scheduler:
                             parallelism=self.config.parallelism,
                             percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
                             binder=self._binder, nominator=self.nominator, rng=self.rng,
-                            pod_deleter=self.delete_pod)
+                            pod_deleter=self.delete_pod, feature_gates=self.config.feature_gates)
             fwk.nomination_cleared = self._nomination_cleared
             if isinstance(self.clock, VirtualClock):
                 fwk.permit_clock = self.clock  # Permit timeouts pass on the virtual clock, as backoffs do
@@ -210,6 +212,7 @@ class Scheduler:
         # The pod whose PostFilter (preemption) is running: the pods deleted meanwhile are its victims.
         self._preemptor: PodResult | None = None
         self.warnings = Warnings()
+        self.warnings.extend(self.config.feature_gates.warnings())  # gates set without effect here
         self._admission: Admission | None = None  # built from the PriorityClasses on first use
 
     # events from the embedding application ----------------------------------------------------

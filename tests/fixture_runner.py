@@ -10,7 +10,8 @@ Usage from a test module::
         assert run_case(plugin, case) == []
 
 ``run_case`` returns a list of problems (empty = pass). Besides the shared format it honours the optional
-keys ``expect.rawScores`` and ``expect.prefilterResult`` (checked only when the Python API can see them).
+keys ``expect.rawScores`` and ``expect.prefilterResult`` (checked only when the Python API can see them) and
+``kubernetesVersion`` (on a case or a whole file: the release whose behaviour the expectations follow).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ def fixture_cases(*paths: str | pathlib.Path) -> list[tuple[str, dict[str, Any]]
                 continue
             loose = bool(doc.get("looseFailureCodes"))
             for case in doc.get("cases") or []:
+                if doc.get("kubernetesVersion") and "kubernetesVersion" not in case:
+                    case = {**case, "kubernetesVersion": doc["kubernetesVersion"]}
                 out.append((doc.get("plugin", ""), {**case, "_looseFailureCodes": True} if loose else case))
     return out
 
@@ -69,7 +72,9 @@ def schedule_case(plugin: str, case: dict[str, Any]) -> dict[str, Any]:
         docs += case.get(key) or []
     docs.append(case["pod"])
     cluster = cluster_from_documents(docs)
-    sched = Scheduler(load_config(case_config(case, plugin)), seed=1, explain=True)
+    # optional ``kubernetesVersion``: the release whose behaviour the case expects (default newest)
+    sched = Scheduler(load_config(case_config(case, plugin), kubernetes_version=case.get("kubernetesVersion")),
+                      seed=1, explain=True)
     sched.load(cluster.nodes, cluster.pods, cluster.objects)
     sched.run()
     pod = cluster.pending_pods[-1]

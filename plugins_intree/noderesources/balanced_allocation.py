@@ -1,10 +1,12 @@
 """NodeResourcesBalancedAllocation: favour nodes whose resource utilizations end up close to each other.
 
 A node's balance is ``(1 - std) * 100`` where ``std`` is the standard deviation of its utilization fractions
-(requested / allocatable, capped at 1) over the configured resources. The score rewards the *change* the pod
-brings: ``50 + (50 + balance_with_pod - balance_without_pod) / 2``, so a pod that leaves the balance as it was
-scores 75, one that evens it out scores more and one that skews it less. Best-effort pods (requesting none of
-the resources) are not scored at all: PreScore returns Skip, so they do not pile onto one node.
+(requested / allocatable, capped at 1) over the configured resources. Since Kubernetes 1.36 the score rewards
+the *change* the pod brings: ``50 + (50 + balance_with_pod - balance_without_pod) / 2``, so a pod that leaves
+the balance as it was scores 75, one that evens it out scores more and one that skews it less. Up to 1.35 the
+score is the node's balance with the pod, whatever it was before (the framework handle's
+``kubernetes_version`` picks the formula). Best-effort pods (requesting none of the resources) are not scored
+at all: PreScore returns Skip, so they do not pile onto one node.
 """
 
 from __future__ import annotations
@@ -22,9 +24,12 @@ from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import MAX_NODE_SCORE
 from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.status import Code, Status
+from scheduling_framework.versions import at_least, release_of
 
 NAME: Final = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
+#: the first release whose score is the change in balance (upstream PR #135573); older ones score the balance.
+SCORES_CHANGE_SINCE: Final = "1.36"
 
 
 def balance_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
@@ -59,6 +64,42 @@ def balanced_resource_scorer(requested: Sequence[int], allocated: Sequence[int],
     without_pod = balance_score(allocated, allocatable)
     half = MAX_NODE_SCORE // 2
     return half + div_trunc(half + with_pod - without_pod, 2)
+
+
+def balance_with_pod_scorer(requested: Sequence[int], allocated: Sequence[int], allocatable: Sequence[int]) -> int:
+    """The score up to Kubernetes 1.35: the node's balance with the pod, ``(1 - std) * 100``."""
+    return balance_score(requested, allocatable)
+
+
+def balance_with_pod_nodes_scorer(resources: Sequence[ResourceSpec]) -> NodesScorer | None:
+    """``balance_with_pod_scorer`` for many nodes over cpu and memory (None for other resource lists)."""
+    if tuple(r.name for r in resources) != CPU_MEMORY:
+        return None
+    max_score = float(MAX_NODE_SCORE)
+    one_fraction = int((1 - 0.0) * max_score)
+
+    def nodes_scorer(node_infos: Sequence[NodeInfo], requests: Sequence[int]) -> list[int]:
+        req_cpu, req_mem = requests[0], requests[1]
+        out: list[int] = []
+        append = out.append
+        for ni in node_infos:
+            alloc = ni.allocatable
+            cap_cpu = float(alloc.milli_cpu)
+            cap_mem = float(alloc.memory)
+            if not (cap_cpu and cap_mem):
+                append(one_fraction)
+                continue
+            used = ni.requested
+            f_cpu = float(used.milli_cpu + req_cpu) / cap_cpu
+            if f_cpu > 1:
+                f_cpu = 1.0
+            f_mem = float(used.memory + req_mem) / cap_mem
+            if f_mem > 1:
+                f_mem = 1.0
+            append(int((1 - abs((f_cpu - f_mem) / 2)) * max_score))
+        return out
+
+    return nodes_scorer
 
 
 def balanced_nodes_scorer(resources: Sequence[ResourceSpec]) -> NodesScorer | None:
@@ -129,8 +170,15 @@ class BalancedAllocation:
         ba_args = coerce_args(NAME, args, NodeResourcesBalancedAllocationArgs)
         self.args = ba_args
         self.handle = handle
-        self.scorer = ResourceAllocationScorer(NAME, ba_args.resources, balanced_resource_scorer, use_requested=True,
-                                               nodes_scorer=balanced_nodes_scorer(ba_args.resources))
+        self.scores_change = at_least(release_of(handle), SCORES_CHANGE_SINCE)
+        if self.scores_change:
+            self.scorer = ResourceAllocationScorer(NAME, ba_args.resources, balanced_resource_scorer,
+                                                   use_requested=True,
+                                                   nodes_scorer=balanced_nodes_scorer(ba_args.resources))
+        else:
+            self.scorer = ResourceAllocationScorer(NAME, ba_args.resources, balance_with_pod_scorer,
+                                                   use_requested=True,
+                                                   nodes_scorer=balance_with_pod_nodes_scorer(ba_args.resources))
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         requests = self.scorer.pod_requests(pod)

@@ -26,7 +26,7 @@ from scheduling_framework.config.args import (
 from scheduling_framework.config.defaults import default_plugins, merge_plugin_set, merge_plugins
 from scheduling_framework.config.expand import expand_profile
 from scheduling_framework.config.intree import INTREE_POINTS, intree_points_of
-from scheduling_framework.config.loader import load_config
+from scheduling_framework.config.loader import load_config, resolve_config
 from scheduling_framework.config.types import (
     API_VERSION,
     DEFAULT_SCHEDULER_NAME,
@@ -80,5 +80,6 @@ __all__ = [
     "merge_plugin_set",
     "merge_plugins",
     "parse_args",
+    "resolve_config",
     "validate_profiles",
 ]

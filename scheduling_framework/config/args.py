@@ -20,12 +20,13 @@ from scheduling_framework.api.names import is_qualified_name, is_valid_label_val
 from scheduling_framework.config import _field as f
 from scheduling_framework.config.types import API_VERSION
 from scheduling_framework.errors import ConfigError
+from scheduling_framework.features import FeatureGates
 
 _GROUP = API_VERSION.split("/")[0]
 
-#: whether the StorageCapacityScoring feature (beta and on by default since v1.37) is enabled:
-#: it gives VolumeBindingArgs a default ``shape`` and makes ``shape`` valid.
-STORAGE_CAPACITY_SCORING = True
+#: the feature gate (beta and on by default since v1.37) that gives VolumeBindingArgs a default
+#: ``shape`` and makes ``shape`` valid; off in older releases.
+STORAGE_CAPACITY_SCORING_GATE = "StorageCapacityScoring"
 
 MAX_CUSTOM_PRIORITY_SCORE = 10
 
@@ -183,8 +184,10 @@ class _Args:
         return obj
 
     @classmethod
-    def decode(cls, data: Any, path: str, errors: list[str]) -> Self:
-        """Like :meth:`from_dict` but appends problems to ``errors`` and returns a best-effort value."""
+    def decode(cls, data: Any, path: str, errors: list[str], features: FeatureGates | None = None) -> Self:
+        """Like :meth:`from_dict` but appends problems to ``errors`` and returns a best-effort value.
+
+        ``features`` are the gates of the release being configured (default: the newest release's)."""
         r = f.Reader(errors)
         m = r.obj(data, path, (*cls.FIELDS, "apiVersion", "kind"))
         if m is None:
@@ -199,9 +202,17 @@ class _Args:
         version = m.get("apiVersion")
         if version is not None and version != API_VERSION:
             errors.append(f.not_supported(f.child(path, "apiVersion"), version, (API_VERSION,)))
-        obj = cls._decode_fields(r, m, path)
-        errors.extend(obj.validate(path))
+        obj = cls._decode_fields(r, m, path).apply_gates(features)
+        errors.extend(obj.validate_for(path, features))
         return obj
+
+    def apply_gates(self, features: FeatureGates | None) -> Self:
+        """The defaults that depend on feature gates (most kinds have none)."""
+        return self
+
+    def validate_for(self, path: str, features: FeatureGates | None) -> list[str]:
+        """:meth:`validate` under the gates of a given release (most kinds do not depend on them)."""
+        return self.validate(path)
 
     @classmethod
     def _decode_fields(cls, r: f.Reader, m: Mapping[str, Any], path: str) -> Self:
@@ -672,17 +683,24 @@ class VolumeBindingArgs(_Args):
     FIELDS: ClassVar[tuple[str, ...]] = ("bindTimeoutSeconds", "shape")
 
     bind_timeout_seconds: int = 600
-    shape: tuple[UtilizationShapePoint, ...] = DEFAULT_VOLUME_BINDING_SHAPE if STORAGE_CAPACITY_SCORING else ()
+    shape: tuple[UtilizationShapePoint, ...] = DEFAULT_VOLUME_BINDING_SHAPE
 
     @classmethod
     def _decode_fields(cls, r: f.Reader, m: Mapping[str, Any], path: str) -> Self:
         timeout = r.integer(m.get("bindTimeoutSeconds"), f.child(path, "bindTimeoutSeconds"), bits=64)
         shape = _decode_shape(r, m.get("shape"), f.child(path, "shape"))
-        if not shape and STORAGE_CAPACITY_SCORING:
-            shape = DEFAULT_VOLUME_BINDING_SHAPE
         return cls(600 if timeout is None else timeout, shape)
 
+    def apply_gates(self, features: FeatureGates | None) -> Self:
+        # upstream defaults the shape only while StorageCapacityScoring is on
+        if not self.shape and _gate(features, STORAGE_CAPACITY_SCORING_GATE):
+            return attrs.evolve(self, shape=DEFAULT_VOLUME_BINDING_SHAPE)
+        return self
+
     def validate(self, path: str = "") -> list[str]:
+        return self.validate_for(path, None)
+
+    def validate_for(self, path: str, features: FeatureGates | None) -> list[str]:
         errs: list[str] = []
         if self.bind_timeout_seconds < 0:
             errs.append(
@@ -693,7 +711,7 @@ class VolumeBindingArgs(_Args):
                 )
             )
         sp = f.child(path, "shape")
-        if STORAGE_CAPACITY_SCORING:
+        if _gate(features, STORAGE_CAPACITY_SCORING_GATE):
             errs.extend(validate_function_shape(self.shape, sp))
         elif self.shape:
             errs.append(
@@ -835,25 +853,31 @@ ARGS_TYPES: dict[str, type[Any]] = {
 }
 
 
-def decode_args(plugin_name: str, raw: Any, path: str, errors: list[str]) -> Any:
-    """Typed args for in-tree args kinds (problems appended to ``errors``); anything else unchanged."""
+def _gate(features: FeatureGates | None, name: str) -> bool:
+    return (features if features is not None else FeatureGates()).enabled(name)
+
+
+def decode_args(plugin_name: str, raw: Any, path: str, errors: list[str], features: FeatureGates | None = None) -> Any:
+    """Typed args for in-tree args kinds (problems appended to ``errors``); anything else unchanged.
+
+    ``features``: the gates of the release being configured (default: the newest release's)."""
     cls = ARGS_TYPES.get(plugin_name)
     if cls is None:
         return copy.deepcopy(raw)
     if isinstance(raw, cls):
         # already typed (a document built in Python): validate it as it is
-        errors.extend(raw.validate(path))
+        errors.extend(raw.validate_for(path, features))
         return raw
-    return cls.decode(raw, path, errors)
+    return cls.decode(raw, path, errors, features)
 
 
-def parse_args(plugin_name: str, raw: Any, path: str = "") -> Any:
+def parse_args(plugin_name: str, raw: Any, path: str = "", features: FeatureGates | None = None) -> Any:
     """The typed, defaulted, validated args of an in-tree plugin, or ``raw`` for any other plugin.
 
     Raises ConfigError listing every problem (field paths are prefixed with ``path``).
     """
     errors: list[str] = []
-    args = decode_args(plugin_name, raw, path, errors)
+    args = decode_args(plugin_name, raw, path, errors, features)
     if errors:
         raise ConfigError(errors)
     return args
@@ -867,7 +891,7 @@ def args_to_dict(args: Any) -> Any:
     return copy.deepcopy(args)
 
 
-def default_args(plugin_name: str) -> Any:
+def default_args(plugin_name: str, features: FeatureGates | None = None) -> Any:
     """The defaulted args object of an in-tree plugin that has an args kind (None otherwise)."""
     cls = ARGS_TYPES.get(plugin_name)
-    return None if cls is None else cls.decode(None, "", [])
+    return None if cls is None else cls.decode(None, "", [], features)

@@ -5,13 +5,35 @@ the default ``pluginConfig`` entries added for in-tree plugins that take argumen
 from __future__ import annotations
 
 from scheduling_framework.config.args import ARGS_TYPES, default_args
-from scheduling_framework.config.intree import DEFAULT_MULTI_POINT
+from scheduling_framework.config.intree import DEFAULT_MULTI_POINT, INTREE_POINTS
 from scheduling_framework.config.types import MULTI_POINT, POINTS, PluginConfig, PluginRef, Plugins, PluginSet
+from scheduling_framework.features import FeatureGates
+
+DYNAMIC_RESOURCES = "DynamicResources"
 
 
-def default_plugins() -> Plugins:
-    """Upstream's ``getDefaultPlugins``: every default plugin enabled through multiPoint."""
-    return Plugins(multi_point=PluginSet(enabled=tuple(PluginRef(n, w) for n, w in DEFAULT_MULTI_POINT)))
+def default_multi_point(features: FeatureGates | None = None) -> tuple[tuple[str, int], ...]:
+    """(name, weight) of upstream's default multiPoint list for the release and gates of ``features``.
+
+    DynamicResources joins (before DefaultPreemption, as upstream's ``applyFeatureGates`` puts it) while
+    the DynamicResourceAllocation gate is on, provided this distribution ships the plugin; it leaves
+    when the gate is off.
+    """
+    gates = features if features is not None else FeatureGates()
+    entries = list(DEFAULT_MULTI_POINT)
+    names = [n for n, _ in entries]
+    dra_on = gates.enabled("DynamicResourceAllocation")
+    if not dra_on and DYNAMIC_RESOURCES in names:
+        entries = [e for e in entries if e[0] != DYNAMIC_RESOURCES]
+    elif dra_on and DYNAMIC_RESOURCES not in names and DYNAMIC_RESOURCES in INTREE_POINTS:
+        at = names.index("DefaultPreemption") if "DefaultPreemption" in names else len(entries)
+        entries.insert(at, (DYNAMIC_RESOURCES, 0))
+    return tuple(entries)
+
+
+def default_plugins(features: FeatureGates | None = None) -> Plugins:
+    """Upstream's ``getDefaultPlugins``: every default plugin of the release enabled through multiPoint."""
+    return Plugins(multi_point=PluginSet(enabled=tuple(PluginRef(n, w) for n, w in default_multi_point(features))))
 
 
 def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
@@ -54,12 +76,13 @@ def enabled_plugin_names(plugins: Plugins) -> list[str]:
     return sorted({p.name for key in (MULTI_POINT, *POINTS) for p in plugins.get(key).enabled})
 
 
-def default_plugin_configs(plugins: Plugins, existing: tuple[PluginConfig, ...]) -> tuple[PluginConfig, ...]:
+def default_plugin_configs(plugins: Plugins, existing: tuple[PluginConfig, ...],
+                           features: FeatureGates | None = None) -> tuple[PluginConfig, ...]:
     """``existing`` followed by defaulted args for each enabled in-tree plugin that has an args kind
     and no entry yet, in name order (as upstream's profile defaulting appends them)."""
     have = {pc.name for pc in existing}
     added = [
-        PluginConfig(name, default_args(name))
+        PluginConfig(name, default_args(name, features))
         for name in enabled_plugin_names(plugins)
         if name in ARGS_TYPES and name not in have
     ]

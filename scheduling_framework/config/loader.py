@@ -38,6 +38,7 @@ from scheduling_framework.config.validation import (
     validate_profiles,
 )
 from scheduling_framework.errors import ConfigError, InputError
+from scheduling_framework.features import FeatureGates
 
 _TOP_FIELDS = (
     "apiVersion",
@@ -92,15 +93,23 @@ _LEADER_ELECTION_DEFAULTS: dict[str, Any] = {
 }
 
 
+GateValues = str | Mapping[str, Any] | FeatureGates | None
+
+
 def load_config(source: str | os.PathLike[str] | Mapping[str, Any] | None, *,
-                max_input_bytes: int | None = None) -> KubeSchedulerConfiguration:
+                max_input_bytes: int | None = None, kubernetes_version: str | None = None,
+                feature_gates: GateValues = None) -> KubeSchedulerConfiguration:
     """Load a KubeSchedulerConfiguration (``kubescheduler.config.k8s.io/v1``).
 
     ``source`` is a file path (``-`` reads standard input), an already-parsed document, or None for the
     default configuration (one profile, ``default-scheduler``, with upstream's default plugins).  Files
     are read as cluster files are (regular files only, at most ``max_input_bytes``, UTF-8/16/32, bounded
-    nesting and aliases).  Raises ConfigError listing every problem with its field path.
+    nesting and aliases).  ``kubernetes_version`` ("1.35") selects the release whose defaults apply
+    (default plugins, args defaults, feature-gate defaults; default: the newest supported);
+    ``feature_gates`` overrides gates (``{"Name": True}`` or ``"Name=true,Other=false"``), validated
+    against that release.  Raises ConfigError listing every problem with its field path.
     """
+    features = feature_gates_for(kubernetes_version, feature_gates)
     if source is None:
         doc: Any = {"apiVersion": API_VERSION, "kind": KIND}
     elif isinstance(source, Mapping):
@@ -108,10 +117,39 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any] | None, *,
     else:
         doc = _read_file(os.fspath(source), max_input_bytes)
     errors: list[str] = []
-    cfg = _build(doc, errors)
+    cfg = _build(doc, errors, features)
     if errors or cfg is None:
         raise ConfigError(errors or ["invalid configuration"])
     return cfg
+
+
+def feature_gates_for(kubernetes_version: str | None, feature_gates: GateValues) -> FeatureGates:
+    """The validated gates of ``kubernetes_version`` (default newest) with ``feature_gates`` applied."""
+    if isinstance(feature_gates, FeatureGates):
+        if kubernetes_version is None or kubernetes_version == feature_gates.release:
+            return feature_gates
+        return FeatureGates.for_release(kubernetes_version, dict(feature_gates.overrides))
+    return FeatureGates.for_release(kubernetes_version, feature_gates)
+
+
+def resolve_config(config: KubeSchedulerConfiguration | str | os.PathLike[str] | Mapping[str, Any] | None, *,
+                   kubernetes_version: str | None = None,
+                   feature_gates: GateValues = None) -> KubeSchedulerConfiguration:
+    """What ``Scheduler`` and ``Simulator`` do with their ``config``, ``kubernetes_version`` and
+    ``feature_gates``: load it for that release, or, for a configuration already loaded for another
+    release or other gates, load its document again for the one asked."""
+    if not isinstance(config, KubeSchedulerConfiguration):
+        return load_config(config, kubernetes_version=kubernetes_version, feature_gates=feature_gates)
+    if kubernetes_version is None and feature_gates is None:
+        return config
+    release = config.kubernetes_version if kubernetes_version is None else kubernetes_version
+    gates = feature_gates_for(release, config.feature_gates if feature_gates is None else feature_gates)
+    if gates == config.feature_gates:
+        return config
+    if config.source is None:
+        raise ConfigError(f"this configuration was built for Kubernetes {config.kubernetes_version} and cannot be "
+                          f"loaded again; pass kubernetes_version / feature_gates to load_config instead")
+    return load_config(config.source, kubernetes_version=gates.release, feature_gates=gates)
 
 
 def _read_file(path: str, max_input_bytes: int | None = None) -> Any:
@@ -161,7 +199,7 @@ def _plugins(r: f.Reader, value: Any, path: str) -> Plugins | None:
     return Plugins().replace(**{key: _plugin_set(r, m.get(key), f.child(path, key)) for key in (*POINTS, MULTI_POINT)})
 
 
-def _profile(r: f.Reader, value: Any, path: str, single: bool) -> Profile | None:
+def _profile(r: f.Reader, value: Any, path: str, single: bool, features: FeatureGates) -> Profile | None:
     m = r.obj(value, path, _PROFILE_FIELDS)
     if m is None:
         return None
@@ -170,7 +208,7 @@ def _profile(r: f.Reader, value: Any, path: str, single: bool) -> Profile | None
         # only a lone profile gets the default name; validation requires one otherwise
         name = DEFAULT_SCHEDULER_NAME if single and m.get("schedulerName") is None else ""
     pct = r.integer(m.get("percentageOfNodesToScore"), f.child(path, "percentageOfNodesToScore"))
-    plugins = merge_plugins(default_plugins(), _plugins(r, m.get("plugins"), f.child(path, "plugins")))
+    plugins = merge_plugins(default_plugins(features), _plugins(r, m.get("plugins"), f.child(path, "plugins")))
     configs: list[PluginConfig] = []
     cp = f.child(path, "pluginConfig")
     for i, item in enumerate(r.seq(m.get("pluginConfig"), cp) or ()):
@@ -179,11 +217,11 @@ def _profile(r: f.Reader, value: Any, path: str, single: bool) -> Profile | None
         if pm is None:
             continue
         pname = r.string(pm.get("name"), f.child(ip, "name")) or ""
-        configs.append(PluginConfig(pname, decode_args(pname, pm.get("args"), f.child(ip, "args"), r.errors)))
+        configs.append(PluginConfig(pname, decode_args(pname, pm.get("args"), f.child(ip, "args"), r.errors, features)))
     return Profile(
         scheduler_name=name,
         plugins=plugins,
-        plugin_config=default_plugin_configs(plugins, tuple(configs)),
+        plugin_config=default_plugin_configs(plugins, tuple(configs), features),
         percentage_of_nodes_to_score=pct,
     )
 
@@ -281,7 +319,9 @@ def _int_or(value: int | None, default: int) -> int:
     return default if value is None else value
 
 
-def _build(doc: Any, errors: list[str]) -> KubeSchedulerConfiguration | None:
+def _build(doc: Any, errors: list[str], features: FeatureGates | None = None) -> KubeSchedulerConfiguration | None:
+    if features is None:
+        features = FeatureGates()
     r = f.Reader(errors)
     if not isinstance(doc, Mapping):
         errors.append(f"expected a KubeSchedulerConfiguration object, got {type(doc).__name__}")
@@ -315,7 +355,7 @@ def _build(doc: Any, errors: list[str]) -> KubeSchedulerConfiguration | None:
         raw_profiles = [{}]
     profiles: list[Profile] = []
     for i, item in enumerate(raw_profiles):
-        prof = _profile(r, item, f.index("profiles", i), single=len(raw_profiles) == 1)
+        prof = _profile(r, item, f.index("profiles", i), single=len(raw_profiles) == 1, features=features)
         if prof is not None:
             profiles.append(prof)
     extenders = _extenders(r, m.get("extenders"))
@@ -363,6 +403,9 @@ def _build(doc: Any, errors: list[str]) -> KubeSchedulerConfiguration | None:
         pod_initial_backoff_seconds=initial,
         pod_max_backoff_seconds=maximum,
         raw=raw,
+        kubernetes_version=features.release,
+        feature_gates=features,
+        source=copy.deepcopy(doc),
     )
 
 

@@ -12,6 +12,9 @@ from typing import Any
 
 import attrs
 
+from scheduling_framework.features import FeatureGates
+from scheduling_framework.versions import NEWEST_RELEASE
+
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -153,6 +156,12 @@ class KubeSchedulerConfiguration:
     pod_initial_backoff_seconds: int = 1
     pod_max_backoff_seconds: int = 10
     raw: dict[str, Any] = attrs.field(factory=dict, eq=False)
+    #: the Kubernetes minor release ("1.N") whose scheduler behaviour the configuration follows.
+    kubernetes_version: str = NEWEST_RELEASE
+    #: every feature gate's state: the release's defaults and the validated overrides.
+    feature_gates: FeatureGates = attrs.field(factory=FeatureGates)
+    #: the document it was loaded from (to load it again for another release), None when unknown.
+    source: Any = attrs.field(default=None, eq=False, repr=False)
 
     def profile(self, scheduler_name: str) -> Profile:
         """The profile serving ``scheduler_name``; KeyError when there is none."""

@@ -41,11 +41,13 @@ def config_view(cfg: KubeSchedulerConfiguration, points_of: PointsOf) -> dict[st
     Raises ConfigError when a profile cannot be built (unknown plugin, missing binder, ...).
     """
     return {
+        "kubernetesVersion": cfg.kubernetes_version,
         "profiles": [_profile_view(p, points_of) for p in cfg.profiles],
         "parallelism": cfg.parallelism,
         "percentageOfNodesToScore": cfg.percentage_of_nodes_to_score,
         "podInitialBackoffSeconds": cfg.pod_initial_backoff_seconds,
         "podMaxBackoffSeconds": cfg.pod_max_backoff_seconds,
+        "featureGates": cfg.feature_gates.to_dict(),
     }
 
 

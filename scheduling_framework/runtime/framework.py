@@ -17,6 +17,7 @@ from typing import Any
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ConfigError, PluginError, RegistryError
+from scheduling_framework.features import FeatureGates
 from scheduling_framework.interfaces import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -313,8 +314,12 @@ class Framework:
                  parallelism: int = 16, percentage_of_nodes_to_score: int | None = None,
                  binder: Any = None, event_recorder: Any = None,
                  nominator: Nominator | None = None, rng: random.Random | None = None,
-                 pod_deleter: Callable[[Pod], None] | None = None) -> None:
+                 pod_deleter: Callable[[Pod], None] | None = None,
+                 feature_gates: FeatureGates | None = None) -> None:
         self.profile = profile
+        # The release this profile follows and its feature gates; plugins read both from the handle.
+        self.feature_gates: FeatureGates = feature_gates if feature_gates is not None else FeatureGates()
+        self.kubernetes_version: str = self.feature_gates.release
         self.profile_name: str = profile.scheduler_name
         self.registry = registry if registry is not None else default_registry()
         self.snapshot: Snapshot = snapshot if snapshot is not None else Snapshot()
@@ -358,6 +363,7 @@ class Framework:
         eff = expand_profile(prof, reg.points_of)
         kwargs.setdefault("parallelism", cfg.parallelism)
         kwargs.setdefault("percentage_of_nodes_to_score", cfg.percentage_of_nodes_to_score)
+        kwargs.setdefault("feature_gates", cfg.feature_gates)
         return cls(eff, reg, **kwargs)
 
     def _build(self) -> None:

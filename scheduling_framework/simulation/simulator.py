@@ -27,7 +27,7 @@ from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cluster import Cluster
-from scheduling_framework.config import KubeSchedulerConfiguration, load_config
+from scheduling_framework.config import KubeSchedulerConfiguration, resolve_config
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import SnapshotError
 from scheduling_framework.interfaces import QueuedPodInfo
@@ -148,8 +148,10 @@ class Simulator:
     def __init__(self, config: KubeSchedulerConfiguration | Mapping[str, Any] | str | None = None,
                  registry: Registry | None = None, seed: int | None = None, *, profile: str | None = None,
                  cluster: ClusterSnapshot | None = None, objects: Iterable[KubeObject] = (),
-                 reuse_failures: bool = True) -> None:
-        self.config = config if isinstance(config, KubeSchedulerConfiguration) else load_config(config)
+                 reuse_failures: bool = True, kubernetes_version: str | None = None,
+                 feature_gates: str | Mapping[str, Any] | None = None) -> None:
+        # kubernetes_version / feature_gates: the release whose behaviour to follow (default newest)
+        self.config = resolve_config(config, kubernetes_version=kubernetes_version, feature_gates=feature_gates)
         self.registry = registry if registry is not None else default_registry()
         self.cluster = cluster if cluster is not None else ClusterSnapshot()
         self.objects = ObjectStore(objects)
@@ -165,6 +167,7 @@ class Simulator:
         self._last_index = 0
         #: what building this simulator ignored or assumed (see scheduling_framework.warning_list)
         self.warnings = Warnings()
+        self.warnings.extend(self.config.feature_gates.warnings())  # gates set without effect here
         self._admission: Admission | None = None
         self._admitted: dict[str, tuple[Pod, Pod, str]] = {}
         # DRA: claims generated from templates get seeded suffixes; changes to objects (claim allocations,
@@ -176,7 +179,8 @@ class Simulator:
     @classmethod
     def from_cluster(cls, cluster: Cluster, config: KubeSchedulerConfiguration | Mapping[str, Any] | str | None = None,
                      registry: Registry | None = None, seed: int | None = None, *,
-                     profile: str | None = None) -> Simulator:
+                     profile: str | None = None, kubernetes_version: str | None = None,
+                     feature_gates: str | Mapping[str, Any] | None = None) -> Simulator:
         """A Simulator over a loaded cluster (``load_cluster(path)``): its nodes, bound pods and objects.
 
         Pending pods are not added: pass ``cluster.pending_pods`` to :meth:`schedule_pods`. Pods that
@@ -202,7 +206,8 @@ class Simulator:
                 warnings.add_item(WARN_BOUND_REFUSED, refused_item(p, refusal))
             bound.append(p)
         sim = cls(config, registry, seed, profile=profile, cluster=ClusterSnapshot(cluster.nodes, bound),
-                  objects=cluster.objects)
+                  objects=cluster.objects, kubernetes_version=kubernetes_version, feature_gates=feature_gates)
+        warnings.extend(sim.warnings)
         sim.warnings = warnings
         sim._admission = adm
         return sim

@@ -33,6 +33,8 @@ def _load(pattern: str) -> list[Any]:
     for path in sorted(FIXTURES.glob(pattern)):
         doc = yaml.safe_load(path.read_text())
         for case in doc["cases"]:
+            if doc.get("kubernetesVersion"):
+                case = {**case, "kubernetesVersion": doc["kubernetesVersion"]}
             out.append(pytest.param(doc["plugin"], case, id=f"{path.stem}::{case['name']}"))
     return out
 
@@ -44,7 +46,14 @@ SAMPLES = _load("samples/noderesources-*.yaml")
 def _make_plugin(plugin: str, case: dict[str, Any]) -> Any:
     cls, args_cls = PLUGINS[plugin]
     raw = next((pc.get("args") for pc in case.get("pluginConfig", ()) if pc["name"] == plugin), None)
-    return cls(args_cls.from_dict(raw or {}), None)
+    # the release the expectations follow reaches the plugin through its handle, as in a framework
+    handle = _Handle(case["kubernetesVersion"]) if case.get("kubernetesVersion") else None
+    return cls(args_cls.from_dict(raw or {}), handle)
+
+
+class _Handle:
+    def __init__(self, kubernetes_version: str) -> None:
+        self.kubernetes_version = kubernetes_version
 
 
 def _code(status: Status | None) -> str:
