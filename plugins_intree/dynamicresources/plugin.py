@@ -33,6 +33,7 @@ from scheduling_framework.api.selectors import NodeSelector
 from scheduling_framework.config.args import DynamicResourcesArgs
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ConfigError, PluginError, SchedulingFrameworkError, ValidationError
+from scheduling_framework.features import dra_allocator_flags, features_of
 from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore, PostFilterResult, PreFilterResult
 from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.resource_claims import (
@@ -136,6 +137,13 @@ def allocation_to_dict(a: Any) -> dict[str, Any]:
     raise TypeError(f"allocation result of type {type(a).__name__} has no to_dict()")
 
 
+def _gate_overrides(handle: Any) -> Mapping[str, bool]:
+    """Gates given to the handle as a plain mapping (tests, embedding applications); a FeatureGates object
+    (``--feature-gates`` / release) is read through :func:`features_of` instead."""
+    gates = getattr(handle, "feature_gates", None)
+    return {str(k): bool(v) for k, v in gates.items()} if isinstance(gates, Mapping) else {}
+
+
 class DynamicResources:
     """PreEnqueue, PreFilter, Filter, PostFilter, PreScore/Score, Reserve/Unreserve and PreBind for DRA."""
 
@@ -144,6 +152,24 @@ class DynamicResources:
     def __init__(self, args: Any, handle: Any) -> None:
         self.handle = handle
         self.args = _args(args)
+        gates = features_of(handle)
+        overrides = _gate_overrides(handle)
+
+        def on(name: str) -> bool:
+            return overrides[name] if name in overrides else gates.enabled(name)
+
+        # DynamicResourceAllocation off: the plugin does nothing, as upstream's.
+        self.enabled = on("DynamicResourceAllocation")
+        self._features: dict[str, bool] = dict(dra_allocator_flags(gates))
+        for gate, field in (("DRAAdminAccess", "admin_access"), ("DRAPrioritizedList", "prioritized_list"),
+                            ("DRAPartitionableDevices", "partitionable_devices"),
+                            ("DRADeviceTaints", "device_taints"), ("DRAConsumableCapacity", "consumable_capacity")):
+            if gate in overrides:
+                self._features[field] = overrides[gate]
+        if "DRADeviceBindingConditions" in overrides or "DRAResourceClaimDeviceStatus" in overrides:
+            self._features["device_binding_and_status"] = (on("DRADeviceBindingConditions")
+                                                           and on("DRAResourceClaimDeviceStatus"))
+        self.prioritized_list = self._features["prioritized_list"]
         store = getattr(handle, "objects", None)
         self._store: ObjectStore = store if isinstance(store, ObjectStore) else ObjectStore()
         self.manager: DraManager = manager_for(self._store)
@@ -179,7 +205,7 @@ class DynamicResources:
 
     # PreEnqueue --------------------------------------------------------------------------------------
     def pre_enqueue(self, pod: Pod) -> Status | None:
-        if not pod_resource_claims(pod):
+        if not self.enabled or not pod_resource_claims(pod):
             return None
         try:
             self._pod_claims(pod)
@@ -190,6 +216,8 @@ class DynamicResources:
     # PreFilter ---------------------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
                    ) -> tuple[PreFilterResult | None, Status | None]:
+        if not self.enabled:
+            return None, Status(Code.SKIP)
         s = _StateData()
         state.write(STATE_KEY, s)
         if not pod_resource_claims(pod):
@@ -249,6 +277,9 @@ class DynamicResources:
                 if st is not None:
                     return st
             elif req.first_available:
+                if not self.prioritized_list:
+                    return _unresolvable(f"resource claim {claim.namespace}/{claim.name}, request {req.name}: has "
+                                         "subrequests, but the DRAPrioritizedList feature is disabled")
                 for sub in req.first_available:
                     st = self._validate_device_class(sub.request.device_class_name, f"{req.name}/{sub.name}")
                     if st is not None:
@@ -272,13 +303,17 @@ class DynamicResources:
         mgr = self.manager
         classes = {c.name: mgr.typed(c) for c in mgr.device_classes()}
         slices = mgr.typed_all(mgr.slices())
-        return alloc_mod.Allocator(alloc_mod.Features(), mgr.allocated_state(), classes, slices, mgr.cel_cache())
+        # the allocator's features follow the DRA gates of the release the profile follows
+        return alloc_mod.Allocator(alloc_mod.Features(**self._features), mgr.allocated_state(), classes, slices,
+                                   mgr.cel_cache())
 
     def pre_filter_extensions(self) -> None:
         return None
 
     # Filter ----------------------------------------------------------------------------------------
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        if not self.enabled:
+            return None
         s = _read(state)
         if isinstance(s, Status):
             return s
@@ -298,6 +333,7 @@ class DynamicResources:
                 typed = [self.manager.typed(s.claims[i]) for i in s.to_allocate]
                 result = s.allocator.allocate(node, typed)
             except SchedulingFrameworkError as e:
+                # something is wrong with a claim, class or pool (a CEL error, ...): abort the pod's cycle
                 return Status(Code.ERROR, str(e))
             if result is None or len(result) != len(s.to_allocate):
                 return _unresolvable(ERR_CANNOT_ALLOCATE)
@@ -314,6 +350,8 @@ class DynamicResources:
     # PostFilter ------------------------------------------------------------------------------------
     def post_filter(self, state: CycleState, pod: Pod, filtered_node_status_map: Mapping[str, Status]
                     ) -> tuple[PostFilterResult | None, Status | None]:
+        if not self.enabled:
+            return None, Status(Code.UNSCHEDULABLE, "plugin disabled")
         s = _read(state)
         if isinstance(s, Status):
             return None, s
@@ -333,6 +371,8 @@ class DynamicResources:
 
     # Score -----------------------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        if not self.enabled:
+            return None
         s = _read(state)
         if isinstance(s, Status):
             return s
@@ -341,6 +381,8 @@ class DynamicResources:
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        if not self.enabled:
+            return 0, None
         s = _read(state)
         if isinstance(s, Status):
             return 0, s
@@ -364,6 +406,8 @@ class DynamicResources:
 
     # Reserve / Unreserve ---------------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        if not self.enabled:
+            return None
         s = _read(state)
         if isinstance(s, Status):
             return s
@@ -388,6 +432,8 @@ class DynamicResources:
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        if not self.enabled:
+            return
         s = _read(state)
         if isinstance(s, Status) or not s.claims:
             return
@@ -414,6 +460,8 @@ class DynamicResources:
 
     # PreBind ---------------------------------------------------------------------------------------
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        if not self.enabled:
+            return None
         s = _read(state)
         if isinstance(s, Status):
             return s
