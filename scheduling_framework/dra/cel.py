@@ -547,15 +547,104 @@ def device_variable(device: Device, driver: str, allow_multiple_allocations: boo
     return var
 
 
+# --- fast path ---------------------------------------------------------------------------------------
+#
+# Most selectors in practice are conjunctions of equality tests on the driver or on one attribute
+# (``device.driver == "gpu.example.com" && device.attributes["gpu.example.com"].model == "a100"``). Those
+# are decided here in Python, which is ~50x cheaper than handing a device to the interpreter; anything else
+# goes to the interpreter. The semantics are CEL's: values of different types are never equal, a missing
+# attribute is the error "no such key", and ``&&`` is false if any side is false even when another errs.
+
+_STR_LIT = r'"[^"\\\n]*"|\'[^\'\\\n]*\''
+_LIT = rf"{_STR_LIT}|-?[0-9]+|true|false"
+_DRIVER_TERM = re.compile(rf"^device\.driver\s*==\s*({_STR_LIT})$|^({_STR_LIT})\s*==\s*device\.driver$")
+_ATTR_TERM = re.compile(
+    rf"^device\.attributes\[({_STR_LIT})\](?:\.([A-Za-z_][A-Za-z0-9_]*)|\[({_STR_LIT})\])\s*==\s*({_LIT})$")
+
+_FastTerm = tuple[str, str, str, Any]  # (kind "driver"|"attr", domain, name, literal)
+
+
+def _literal(text: str) -> Any:
+    if text[0] in "\"'":
+        return text[1:-1]
+    if text in ("true", "false"):
+        return text == "true"
+    return int(text)
+
+
+def _fast_terms(source: str) -> list[_FastTerm] | None:
+    """The terms of a conjunction of simple equality tests, or None when the expression is anything else."""
+    if "&&" in source:
+        parts = source.split("&&")
+    else:
+        parts = [source]
+    terms: list[_FastTerm] = []
+    for raw in parts:
+        part = raw.strip()
+        m = _DRIVER_TERM.match(part)
+        if m is not None:
+            terms.append(("driver", "", "", _literal(m.group(1) or m.group(2))))
+            continue
+        m = _ATTR_TERM.match(part)
+        if m is None:
+            return None
+        name = m.group(2) if m.group(2) is not None else _literal(m.group(3))
+        terms.append(("attr", _literal(m.group(1)), name, _literal(m.group(4))))
+    # A literal that contains "&&" would have been split apart and then failed to match: no false positives.
+    return terms
+
+
+_KIND_OF_LITERAL = {str: "string", bool: "bool", int: "int"}
+
+
+def _fast_eval(terms: list[_FastTerm], device: Device, driver: str) -> bool:
+    error: str | None = None
+    result = True
+    for kind, domain, name, lit in terms:
+        if kind == "driver":
+            if driver != lit:
+                result = False
+            continue
+        attr = _lookup_attribute(device, driver, domain, name)
+        if attr is None:
+            error = error or f"no such key: {name}"
+            continue
+        if attr.kind != _KIND_OF_LITERAL[type(lit)] or attr.value != lit:
+            result = False
+    if not result:
+        return False
+    if error is not None:
+        raise CELRuntimeError(error)
+    return True
+
+
+def _lookup_attribute(device: Device, driver: str, domain: str, name: str) -> DeviceAttribute | None:
+    # As device_variable builds the map: the later of "<domain>/<name>" and (driver domain) "<name>" wins.
+    attrs_ = device.attributes
+    qualified = f"{domain}/{name}"
+    found_q = qualified in attrs_
+    found_u = domain == driver and name in attrs_
+    if found_q and found_u:
+        keys = list(attrs_)
+        return attrs_[qualified] if keys.index(qualified) > keys.index(name) else attrs_[name]
+    if found_q:
+        return attrs_[qualified]
+    if found_u:
+        return attrs_[name]
+    return None
+
+
 class CompiledExpression:
     """One compiled selector. ``error`` is set (and ``matches`` raises it) when compilation failed."""
 
-    __slots__ = ("expression", "error", "_program")
+    __slots__ = ("expression", "error", "_program", "fast")
 
-    def __init__(self, expression: str, program: Any, error: CELCompileError | None) -> None:
+    def __init__(self, expression: str, program: Any, error: CELCompileError | None,
+                 fast: list[_FastTerm] | None = None) -> None:
         self.expression = expression
         self._program = program
         self.error = error
+        self.fast = fast
 
     def evaluate(self, context: Any, variable: dict[str, Any]) -> bool:
         """Evaluate against one ``device`` variable already set on ``context`` (mutated for missing domains)."""
@@ -657,7 +746,7 @@ def compile_expression(expression: str) -> CompiledExpression:
         if not isinstance(value, bool):
             return CompiledExpression(expression, None, CELCompileError(
                 f"must evaluate to bool or the unknown type, not {_cel_type_name(value)}"))
-    return CompiledExpression(expression, program, None)
+    return CompiledExpression(expression, program, None, _fast_terms(source.strip()))
 
 
 _local = threading.local()
@@ -711,6 +800,10 @@ class CELCache:
         prog = self.compile(expression)
         if prog.error is not None:
             raise prog.error
+        if prog.fast is not None:
+            result = _fast_eval(prog.fast, device, driver)
+            self._results[key] = (device, result)
+            return result
         variable = device_variable(device, driver, allow_multiple_allocations)
         with self._lock:
             ctx = _base_context()

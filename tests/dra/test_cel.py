@@ -124,3 +124,54 @@ def test_parse_semver_rules() -> None:
     assert parse_semver("01.2.3") is None
     assert parse_semver("1.2.3-01") is None
     assert str(parse_semver("v1", True)) == "1.0.0"
+
+
+FAST = [
+    'device.driver == "d"',
+    '"d" == device.driver',
+    "device.driver == 'other'",
+    'device.attributes["d"].model == "a"',
+    'device.attributes["d"]["model"] == "a"',
+    'device.attributes["d"].n == 4',
+    'device.attributes["d"].n == "4"',
+    'device.attributes["d"].ok == true',
+    'device.attributes["d"].v == "1.0.0"',
+    'device.attributes["other.io"].model == "b"',
+    'device.attributes["d"].missing == "a"',
+    'device.driver == "x" && device.attributes["d"].missing == "a"',
+    'device.driver == "d" && device.attributes["d"].model == "a" && device.attributes["d"].n == 4',
+]
+FAST_DEVICES = [
+    {"model": {"string": "a"}, "n": {"int": 4}, "ok": {"bool": True}, "v": {"version": "1.0.0"},
+     "other.io/model": {"string": "b"}},
+    {"d/model": {"string": "a"}, "model": {"string": "z"}, "n": {"int": 1}, "ok": {"bool": False}},
+    {},
+]
+
+
+@pytest.mark.parametrize("expression", FAST, ids=range(len(FAST)))
+def test_fast_path_agrees_with_the_interpreter(expression: str) -> None:
+    compiled = compile_expression(expression)
+    assert compiled.fast is not None, "expected the fast path to apply"
+    slow = compile_expression(expression)
+    slow.fast = None
+    for attrs in FAST_DEVICES:
+        dev = make_device(attrs)
+        outcomes = []
+        for prog in (compiled, slow):
+            cache = CELCache()
+            cache._programs[expression] = prog
+            try:
+                outcomes.append(cache.matches(expression, dev, "d"))
+            except CELRuntimeError as e:
+                outcomes.append(e.detail)
+        # both evaluations fail, or agree (with two failing terms the interpreter may name the other key)
+        both_fail = all(isinstance(o, str) and o.startswith("no such key") for o in outcomes)
+        assert both_fail or outcomes[0] == outcomes[1], (attrs, outcomes)
+
+
+@pytest.mark.parametrize("expression", ['device.driver != "d"', 'device.driver == "a" || true',
+                                        'device.driver == "a\\"b"', 'device.attributes["d"].n == 4u',
+                                        'device.driver == "a&&b"'])
+def test_fast_path_declines_other_shapes(expression: str) -> None:
+    assert compile_expression(expression).fast is None
