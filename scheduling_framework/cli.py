@@ -42,7 +42,17 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--fail-on-unschedulable", action="store_true",
                    help=f"exit {EXIT_UNSCHEDULABLE} when any pod ends Unschedulable or Error (a CI gate)")
     add_release_flags(s)
+    _add_focus_arguments(s)
     _add_max_input_bytes(s)
+    cap = sub.add_parser("capacity", help="how many more copies of a pod fit, where, and what then limits each node")
+    cap.add_argument("--cluster", required=True, help="YAML: Nodes, running Pods, ...; '-' reads standard input")
+    cap.add_argument("--pod", required=True, help="YAML file holding the Pod to copy")
+    cap.add_argument("--max", type=_non_negative, default=None, metavar="N", help="stop after N copies")
+    cap.add_argument("--config", help="KubeSchedulerConfiguration YAML (default: the upstream default profile)")
+    cap.add_argument("--output", choices=("table", "json"), default="table")
+    cap.add_argument("--seed", type=int, default=None, help="seed for tie-breaking among equal top scores")
+    add_release_flags(cap)
+    _add_max_input_bytes(cap)
     c = sub.add_parser("config", help="configuration commands")
     csub = c.add_subparsers(dest="config_command", required=True)
     v = csub.add_parser("view", help="print the effective configuration (defaults, merge, multiPoint expanded)")
@@ -58,6 +68,27 @@ def _parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plugins", help="list registered plugins, their origin and extension points")
     pl.add_argument("--output", choices=("table", "json"), default="table")
     return p
+
+
+def _add_focus_arguments(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--pod", action="append", default=[], metavar="NS/NAME",
+                   help="show (and explain) only the pods matching this glob, e.g. shop/web-* (repeatable; a "
+                        "pattern without '/' matches names in any namespace); every pod is still scheduled")
+    s.add_argument("--explain-nodes", type=_non_negative, default=None, metavar="N",
+                   help="with --explain: the N best-scored nodes in full, one summary line per failure reason "
+                        "for the rest")
+    s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: only when stderr is a terminal)")
+
+
+def _non_negative(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return n
 
 
 def _version_banner() -> str:
@@ -121,6 +152,8 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             print(f"warning: {msg}", file=err)
         if args.command == "schedule":
             return _schedule(args, out, err)
+        if args.command == "capacity":
+            return _capacity(args, out, err)
         if args.command in ("replay", "sweep"):
             from scheduling_framework.scenario import cli as scenario_cli
 
@@ -160,22 +193,29 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from scheduling_framework.workloads import expand_workloads
 
         cluster = expand_workloads(cluster, seed=args.seed)
-    sched = Scheduler(cfg, seed=args.seed, explain=args.explain)
+    from scheduling_framework.report.focus import pod_matcher
+
+    focus = pod_matcher(args.pod)
+    explain: Any = args.explain and (focus.as_pod_predicate() if args.pod else True)
+    sched = Scheduler(cfg, seed=args.seed, explain=explain)
     sched.load(cluster.nodes, cluster.pods, cluster.objects)
     t0 = time.perf_counter()
-    sched.run()
+    _run_with_progress(sched, len(cluster.pending_pods), err, args.progress)
     seconds = time.perf_counter() - t0
     order = [p.key for p in cluster.pending_pods if p.key in sched.results]
-    results = [sched.results[k] for k in order]
-    stats = {"scheduled": sum(r.outcome == SCHEDULED for r in results),
-             "unschedulable": sum(r.outcome == UNSCHEDULABLE for r in results),
-             "errors": sum(r.outcome == ERROR for r in results),
-             "skipped": sum(r.outcome == SKIPPED for r in results),
-             "preempted": sum(r.outcome == PREEMPTED for r in results),
+    all_results = [sched.results[k] for k in order]
+    results = [r for r in all_results if focus(r.pod)] if args.pod else all_results
+    for pattern in focus.unmatched(r.pod for r in all_results):
+        print(f"warning: --pod {pattern!r} matches no pending pod", file=err)
+    stats = {"scheduled": sum(r.outcome == SCHEDULED for r in all_results),
+             "unschedulable": sum(r.outcome == UNSCHEDULABLE for r in all_results),
+             "errors": sum(r.outcome == ERROR for r in all_results),
+             "skipped": sum(r.outcome == SKIPPED for r in all_results),
+             "preempted": sum(r.outcome == PREEMPTED for r in all_results),
              "seconds": round(seconds, 6)}
     warnings = merged(cfg.feature_gates.warnings(), cluster.warnings, sched.warnings)
     status = EXIT_OK
-    if args.fail_on_unschedulable and any(r.outcome in (UNSCHEDULABLE, ERROR) for r in results):
+    if args.fail_on_unschedulable and any(r.outcome in (UNSCHEDULABLE, ERROR) for r in all_results):
         status = EXIT_UNSCHEDULABLE
     if args.output == "json":
         doc = {"kubernetesVersion": cfg.kubernetes_version, "pods": [r.to_dict(args.explain) for r in results],
@@ -190,8 +230,54 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         _dump_yaml(resulting_cluster(cluster, sched), out)
         return status
-    _print_table(results, stats, args.explain, out)
+    from scheduling_framework.report.table import print_results
+
+    weights = {name: dict(fwk.score_weights) for name, fwk in sched.profiles.items()}
+    print_results(results, stats, out, explain=args.explain, explain_nodes=args.explain_nodes, weights=weights)
     return status
+
+
+def _run_with_progress(sched: Any, total: int, err: TextIO, flag: bool | None) -> None:
+    """``sched.run()``, with a progress bar on ``err`` when it is a terminal (or ``--progress``)."""
+    from scheduling_framework.report.progress import Progress, should_show
+
+    if not should_show(err, flag) or total == 0:
+        sched.run()
+        return
+    results = sched.results
+
+    def done() -> int:  # pods tried at least once (or skipped): sampled by the bar's thread
+        return sum(1 for r in list(results.values()) if r.attempts or r.outcome == "Skipped")
+
+    with Progress(err, total, done):
+        sched.run()
+
+
+# --- capacity ----------------------------------------------------------------------------------
+
+
+def _capacity(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from scheduling_framework.cluster import load_cluster
+    from scheduling_framework.report.focus import load_single_pod
+    from scheduling_framework.report.table import print_capacity
+    from scheduling_framework.simulation import Simulator
+
+    if [args.cluster, args.config, args.pod].count("-") > 1:
+        raise InputError("--pod", "only one of --cluster, --config and --pod can read standard input ('-')")
+    cfg = load_config_for(args)
+    cluster = load_cluster(args.cluster, max_input_bytes=args.max_input_bytes)
+    pod = load_single_pod(args.pod, max_input_bytes=args.max_input_bytes)
+    sim = Simulator.from_cluster(cluster, cfg, seed=args.seed)
+    result = sim.capacity(pod, args.max)
+    warnings = list(sim.warnings)
+    if args.output == "json":
+        json.dump({**result.to_dict(), "warnings": warnings}, out, indent=2)
+        out.write("\n")
+        return EXIT_OK
+    for w in warnings:
+        print(f"warning: {w}", file=err)
+    print_capacity(result, [ni.name for ni in sim.cluster.snapshot.list()], out)
+    return EXIT_OK
 
 
 def _dump_yaml(doc: Any, out: TextIO) -> None:
@@ -199,79 +285,6 @@ def _dump_yaml(doc: Any, out: TextIO) -> None:
 
     dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # the C emitter: big clusters dump fast
     yaml.dump(doc, out, Dumper=dumper, sort_keys=False, default_flow_style=False)
-
-
-def _print_table(results: list[Any], stats: dict[str, Any], explain: bool, out: TextIO) -> None:
-    rows: list[tuple[str, ...]] = [("POD", "OUTCOME", "NODE", "DETAIL")]
-    for r in results:
-        detail = r.message
-        if r.nominated_node:
-            victims = ", ".join(r.victims) if r.victims else "none"
-            detail = (detail + " " if detail and r.outcome != "Scheduled" else "") + \
-                f"[nominated {r.nominated_node}; victims: {victims}]"
-        rows.append((r.pod, r.outcome, r.node or "-", detail))
-    _table(rows, out)
-    if explain:
-        for r in results:
-            out.write(f"\n{r.pod}: {r.outcome}{' on ' + r.node if r.node else ''}\n")
-            plugins: list[str] = []
-            for per in (r.scores or {}).values():
-                for p in per:
-                    if p not in plugins:
-                        plugins.append(p)
-            head = ("NODE", "FILTER", *plugins, "TOTAL")
-            erows: list[tuple[str, ...]] = [head]
-            for node, st in (r.filter or {}).items():
-                verdict = st.get("code", "")
-                if st.get("plugin"):
-                    verdict += f" ({st['plugin']}: {'; '.join(st.get('reasons', []))}{_claims_note(r, st)})"
-                per = (r.scores or {}).get(node, {})
-                cells = [_score_cell(per[p]) if p in per else "" for p in plugins]
-                total = (r.total_scores or {}).get(node)
-                erows.append((node, verdict, *cells, "" if total is None else str(total)))
-            _table(erows, out, indent="  ")
-            _print_claims(r, out)
-    skipped = f", {stats['skipped']} skipped" if stats["skipped"] else ""
-    preempted = f", {stats['preempted']} preempted" if stats["preempted"] else ""
-    out.write(f"\n{stats['scheduled']} scheduled, {stats['unschedulable']} unschedulable, "
-              f"{stats['errors']} errors{skipped}{preempted} in {stats['seconds']:.3f}s\n")
-
-
-def _claims_note(r: Any, st: dict[str, Any]) -> str:
-    """Which of the pod's claims DynamicResources could not allocate on the node (the ones it had to allocate)."""
-    if st.get("plugin") != "DynamicResources" or "cannot allocate all claims" not in st.get("reasons", []):
-        return ""
-    names = getattr(r, "unallocated_claims", None) or []
-    return f" [claim{'s' if len(names) > 1 else ''}: {', '.join(names)}]" if names else ""
-
-
-def _print_claims(r: Any, out: TextIO) -> None:
-    """The devices each of the pod's ResourceClaims got (DRA), under the pod's explain table."""
-    for c in getattr(r, "claims", None) or []:
-        name = c.get("name") or f"<{c.get('podClaimName')}: not created>"
-        alloc = c.get("allocation")
-        if alloc is None:
-            out.write(f"  claim {name}: not allocated\n")
-            continue
-        devices = ", ".join(f"{d['request']}={d['driver']}/{d['pool']}/{d['device']}" for d in alloc["devices"])
-        out.write(f"  claim {name}: {devices or 'no devices'}\n")
-
-
-def _score_cell(sc: dict[str, int]) -> str:
-    """normalized x weight = weighted (raw score in brackets when normalization changed it)."""
-    n, w = sc["normalized"], sc["weighted"]
-    weight = w // n if n else 0
-    cell = f"{n}x{weight}={w}" if n else "0"
-    if sc["raw"] != n:
-        cell += f" (raw {sc['raw']})"
-    return cell
-
-
-def _table(rows: Sequence[Sequence[str]], out: TextIO, indent: str = "") -> None:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        cells = [c.ljust(widths[i]) if i < len(r) - 1 else c for i, c in enumerate(r)]
-        out.write(indent + "  ".join(cells).rstrip() + "\n")
 
 
 # --- config view / plugins ---------------------------------------------------------------------
@@ -312,9 +325,11 @@ def _plugins(args: argparse.Namespace, out: TextIO) -> int:
         json.dump({"plugins": items}, out, indent=2)
         out.write("\n")
         return EXIT_OK
+    from scheduling_framework.report.table import table
+
     rows: list[tuple[str, ...]] = [("NAME", "EXTENSION POINTS", "ORIGIN")]
     rows += [(str(i["name"]), ",".join(i["extensionPoints"]), str(i["origin"])) for i in items]
-    _table(rows, out)
+    table(rows, out, width=None)  # one line per plugin: scripts grep it
     return EXIT_OK
 
 

@@ -156,7 +156,7 @@ class Scheduler:
 
     def __init__(self, config: KubeSchedulerConfiguration | Mapping[str, Any] | str | None = None,
                  registry: Registry | None = None, *, binder: Any = None, seed: int | None = None,
-                 clock: Callable[[], float] | None = None, explain: bool = False,
+                 clock: Callable[[], float] | None = None, explain: bool | Callable[[Pod], bool] = False,
                  bind_in_thread: bool = True, kubernetes_version: str | None = None,
                  feature_gates: str | Mapping[str, Any] | None = None) -> None:
         # kubernetes_version / feature_gates: the release whose behaviour to follow (default newest)
@@ -171,6 +171,7 @@ class Scheduler:
         # Suffixes of claims generated from ResourceClaimTemplates; separate from tie-breaking so that
         # pods without claims see the same tie-breaks as before.
         self.claim_rng = random.Random(seed)
+        # True, False, or a predicate choosing the pods whose cycles are explained (the CLI's --pod)
         self.explain = explain
         self.bind_in_thread = bind_in_thread
         self._binder = _InMemoryBinder(self, binder)
@@ -566,8 +567,9 @@ class Scheduler:
         with self._lock:
             self.cache.update_snapshot(self.snapshot)
         state = cycle.state
+        explain = self._explains(pod)
         try:
-            result = algo.schedule_pod(state, pod, self.explain)
+            result = algo.schedule_pod(state, pod, explain)
         except FitError as fe:
             self._handle_fit_error(fwk, state, qpi, r, fe, moves_before)
             return
@@ -575,7 +577,7 @@ class Scheduler:
             self._fail(qpi, r, ce.status, moves_before)
             return
         host = result.suggested_host
-        if self.explain:
+        if explain:
             self._explain_success(r, result)
         assumed = pod.with_node_name(host)
         if assumed.status.nominated_node_name:
@@ -699,11 +701,15 @@ class Scheduler:
                 self.cache.forget_pod(assumed)
 
     # failures ---------------------------------------------------------------------------------
+    def _explains(self, pod: Pod) -> bool:
+        ex = self.explain
+        return bool(ex(pod)) if callable(ex) else bool(ex)
+
     def _handle_fit_error(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, r: PodResult,
                           fe: FitError, moves_before: int) -> None:
         d = fe.diagnosis
         names = [ni.name for ni in self.snapshot.list()]
-        if self.explain:
+        if self._explains(qpi.pod):
             r.filter = {n: st.to_dict() for n, st in d.full_map(names).items()}
             r.scores, r.total_scores = {}, {}
         if fwk.has_post_filter_plugins():

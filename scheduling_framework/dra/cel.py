@@ -561,7 +561,14 @@ _DRIVER_TERM = re.compile(rf"^device\.driver\s*==\s*({_STR_LIT})$|^({_STR_LIT})\
 _ATTR_TERM = re.compile(
     rf"^device\.attributes\[({_STR_LIT})\](?:\.([A-Za-z_][A-Za-z0-9_]*)|\[({_STR_LIT})\])\s*==\s*({_LIT})$")
 
-_FastTerm = tuple[str, str, str, Any]  # (kind "driver"|"attr", domain, name, literal)
+_CAP_TERM = re.compile(
+    rf"^device\.capacity\[({_STR_LIT})\](?:\.([A-Za-z_][A-Za-z0-9_]*)|\[({_STR_LIT})\])\s*\.\s*"
+    rf"(?:(isGreaterThan|isLessThan)\(\s*quantity\(\s*({_STR_LIT})\s*\)\s*\)"
+    rf"|compareTo\(\s*quantity\(\s*({_STR_LIT})\s*\)\s*\)\s*(>=|<=|==|!=|>|<)\s*(-?[0-9]+))$")
+
+_FastTerm = tuple[str, str, str, Any]  # (kind "driver"|"attr"|"cap", domain, name, literal or comparison)
+_CMP = {">=": lambda c, n: c >= n, "<=": lambda c, n: c <= n, "==": lambda c, n: c == n,
+        "!=": lambda c, n: c != n, ">": lambda c, n: c > n, "<": lambda c, n: c < n}
 
 
 def _literal(text: str) -> Any:
@@ -585,6 +592,20 @@ def _fast_terms(source: str) -> list[_FastTerm] | None:
         if m is not None:
             terms.append(("driver", "", "", _literal(m.group(1) or m.group(2))))
             continue
+        m = _CAP_TERM.match(part)
+        if m is not None:
+            name = m.group(2) if m.group(2) is not None else _literal(m.group(3))
+            try:
+                if m.group(4):
+                    q = _parse_quantity_text(_literal(m.group(5)))
+                    want = 1 if m.group(4) == "isGreaterThan" else -1
+                    cmp: tuple[Quantity, str, int] = (q, "==", want)
+                else:
+                    cmp = (_parse_quantity_text(_literal(m.group(6))), m.group(7), int(m.group(8)))
+            except ValidationError:
+                return None  # the interpreter reports the bad quantity at run time
+            terms.append(("cap", _literal(m.group(1)), name, cmp))
+            continue
         m = _ATTR_TERM.match(part)
         if m is None:
             return None
@@ -603,6 +624,15 @@ def _fast_eval(terms: list[_FastTerm], device: Device, driver: str) -> bool:
     for kind, domain, name, lit in terms:
         if kind == "driver":
             if driver != lit:
+                result = False
+            continue
+        if kind == "cap":
+            cap = _lookup_capacity(device, driver, domain, name)
+            if cap is None:
+                error = error or f"no such key: {name}"
+                continue
+            q, op, n = lit
+            if not _CMP[op](cap.cmp(q), n):
                 result = False
             continue
         attr = _lookup_attribute(device, driver, domain, name)
@@ -631,6 +661,21 @@ def _lookup_attribute(device: Device, driver: str, domain: str, name: str) -> De
         return attrs_[qualified]
     if found_u:
         return attrs_[name]
+    return None
+
+
+def _lookup_capacity(device: Device, driver: str, domain: str, name: str) -> Quantity | None:
+    caps = device.capacity
+    qualified = f"{domain}/{name}"
+    found_q = qualified in caps
+    found_u = domain == driver and name in caps
+    if found_q and found_u:
+        keys = list(caps)
+        return (caps[qualified] if keys.index(qualified) > keys.index(name) else caps[name]).value
+    if found_q:
+        return caps[qualified].value
+    if found_u:
+        return caps[name].value
     return None
 
 

@@ -13,11 +13,13 @@ with sim.fork():                                # reverted at the end of the blo
 See docs/autoscaler-simulation.md for a worked example and the API reference.
 """
 
+from scheduling_framework.simulation.capacity import CapacityResult
 from scheduling_framework.simulation.cluster_snapshot import ClusterSnapshot, Fork
 from scheduling_framework.simulation.simulator import DrainResult, Placement, ScheduleOutcome, Simulator
 from scheduling_framework.simulation.templates import HOSTNAME_LABEL, node_from_template, pod_for_node
 
 __all__ = [
-    "HOSTNAME_LABEL", "ClusterSnapshot", "DrainResult", "Fork", "Placement", "ScheduleOutcome", "Simulator",
+    "HOSTNAME_LABEL", "CapacityResult", "ClusterSnapshot", "DrainResult", "Fork", "Placement", "ScheduleOutcome",
+    "Simulator",
     "node_from_template", "pod_for_node",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -48,6 +48,9 @@ from scheduling_framework.simulation.cluster_snapshot import ClusterSnapshot, Fo
 from scheduling_framework.snapshot import ObjectStore
 from scheduling_framework.status import Code, Status
 from scheduling_framework.warning_list import Warnings
+
+if TYPE_CHECKING:
+    from scheduling_framework.simulation.capacity import CapacityResult
 
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
 _POD_INFO_CACHE_SIZE = 100_000
@@ -499,6 +502,15 @@ class Simulator:
                                                         + len(d.node_to_status)) % n
         return Placement(pod.key, None, failure.message, failure.status, failure.total_scores, failure.diagnosis)
 
+    def capacity(self, pod: Pod, max: int | None = None) -> CapacityResult:
+        """How many more copies of ``pod`` fit, on which nodes, and what then limits each node
+        (cluster-capacity's question): copies are placed one by one with this profile, each visible to the
+        next, until one no longer fits or ``max`` are placed. The cluster is left unchanged.
+        See :func:`scheduling_framework.simulation.capacity.capacity`."""
+        from scheduling_framework.simulation.capacity import capacity
+
+        return capacity(self, pod, max)
+
     def sort_pods(self, pods: Sequence[Pod]) -> list[Pod]:
         """Pods in the profile's queue-sort order (PrioritySort: priority, then the order given)."""
         less = self.framework.queue_sort_less
@@ -609,6 +621,12 @@ class Simulator:
         placement, host = self._cycle(state, pod, candidates)
         if host is None:
             return placement
+        return self._place(state, pod, host, placement)
+
+    def _place(self, state: CycleState, pod: Pod, host: str, placement: Placement) -> Placement:
+        """Add the pod a cycle placed on ``host`` to the snapshot and run Reserve (undone on revert);
+        a Reserve rejection takes it back out and becomes the answer."""
+        fwk = self.framework
         assumed = pod.with_node_name(host)
         if assumed.status.nominated_node_name:
             assumed = assumed.with_nominated_node_name("")

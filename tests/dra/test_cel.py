@@ -140,12 +140,19 @@ FAST = [
     'device.attributes["d"].missing == "a"',
     'device.driver == "x" && device.attributes["d"].missing == "a"',
     'device.driver == "d" && device.attributes["d"].model == "a" && device.attributes["d"].n == 4',
+    'device.capacity["d"].memory.isGreaterThan(quantity("16Gi"))',
+    'device.capacity["d"].memory.isLessThan(quantity("16Gi"))',
+    'device.capacity["d"]["memory"].compareTo(quantity("40Gi")) >= 0',
+    'device.capacity["d"].memory.compareTo(quantity("40Gi")) == 0',
+    'device.capacity["d"].memory.compareTo(quantity("1Ti")) > 0 && device.driver == "d"',
+    'device.capacity["d"].missing.isGreaterThan(quantity("1"))',
 ]
 FAST_DEVICES = [
-    {"model": {"string": "a"}, "n": {"int": 4}, "ok": {"bool": True}, "v": {"version": "1.0.0"},
-     "other.io/model": {"string": "b"}},
-    {"d/model": {"string": "a"}, "model": {"string": "z"}, "n": {"int": 1}, "ok": {"bool": False}},
-    {},
+    ({"model": {"string": "a"}, "n": {"int": 4}, "ok": {"bool": True}, "v": {"version": "1.0.0"},
+      "other.io/model": {"string": "b"}}, {"memory": "40Gi"}),
+    ({"d/model": {"string": "a"}, "model": {"string": "z"}, "n": {"int": 1}, "ok": {"bool": False}},
+     {"d/memory": "8Gi"}),
+    ({}, {}),
 ]
 
 
@@ -155,8 +162,8 @@ def test_fast_path_agrees_with_the_interpreter(expression: str) -> None:
     assert compiled.fast is not None, "expected the fast path to apply"
     slow = compile_expression(expression)
     slow.fast = None
-    for attrs in FAST_DEVICES:
-        dev = make_device(attrs)
+    for attrs, capacity in FAST_DEVICES:
+        dev = make_device(attrs, capacity)
         outcomes = []
         for prog in (compiled, slow):
             cache = CELCache()
@@ -172,6 +179,7 @@ def test_fast_path_agrees_with_the_interpreter(expression: str) -> None:
 
 @pytest.mark.parametrize("expression", ['device.driver != "d"', 'device.driver == "a" || true',
                                         'device.driver == "a\\"b"', 'device.attributes["d"].n == 4u',
-                                        'device.driver == "a&&b"'])
+                                        'device.driver == "a&&b"',
+                                        'device.capacity["d"].m.isGreaterThan(quantity("lots"))'])
 def test_fast_path_declines_other_shapes(expression: str) -> None:
     assert compile_expression(expression).fast is None
