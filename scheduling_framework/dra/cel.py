@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib
 import importlib.machinery
 import importlib.util
+import logging
 import re
 import sys
 import threading
@@ -758,8 +759,15 @@ def _cel() -> Any:
             raise CELCompileError("CEL device selectors need the common-expression-language package: "
                                   f"{e}") from None
     sys.modules.setdefault("cel.cel", mod)
+    # The interpreter logs a warning on logger "cel" for every failing Python function; those failures
+    # reach the caller as CELRuntimeError with the object and field named, so the log lines are only noise.
+    logging.getLogger("cel").addFilter(_drop_function_failures)
     _interpreter = mod
     return mod
+
+
+def _drop_function_failures(record: logging.LogRecord) -> bool:
+    return not str(record.msg).startswith("Python function")
 
 
 def compile_expression(expression: str) -> CompiledExpression:
