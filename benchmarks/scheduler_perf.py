@@ -37,7 +37,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from benchmarks.workloads import Churn, CreateNamespaces, CreateNodes, CreatePods, Workload, select
+from benchmarks.workloads import (
+    AllocClaims,
+    Churn,
+    CreateAny,
+    CreateNamespaces,
+    CreateNodes,
+    CreatePods,
+    CreateResourceDriver,
+    SteadyState,
+    Workload,
+    select,
+)
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
@@ -117,14 +128,51 @@ class _Factory:
 
     def pods(self, template: Mapping[str, Any], count: int, namespace: str) -> list[Pod]:
         out = []
-        for _ in range(count):
+        for i in range(count):
             m = copy.deepcopy(dict(template))
             meta = m.setdefault("metadata", {})
             meta["name"] = f"{meta.pop('generateName', 'pod-')}{self.pod_index}"
             meta["namespace"] = namespace
             self.pod_index += 1
+            for rc in m.get("spec", {}).get("resourceClaims") or []:
+                # upstream's template text {{div .Index 5}}: five pods share one claim
+                if "{div5}" in str(rc.get("resourceClaimName", "")):
+                    rc["resourceClaimName"] = rc["resourceClaimName"].replace("{div5}", str(i // 5))
             out.append(Pod.from_dict(m))
         return out
+
+    def objects(self, template: Mapping[str, Any], count: int, namespace: str | None) -> list[KubeObject]:
+        out = []
+        for i in range(count):
+            m = copy.deepcopy(dict(template))
+            meta = m.setdefault("metadata", {})
+            if "generateName" in meta:
+                meta["name"] = f"{meta.pop('generateName')}{i}"
+            if namespace:
+                meta["namespace"] = namespace
+            out.append(KubeObject.from_dict(m))
+        return out
+
+
+def _resource_slice(node: str, driver: str, devices: int) -> KubeObject:
+    return KubeObject.from_dict({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node}-{driver}"},
+        "spec": {"driver": driver, "nodeName": node, "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                 "devices": [{"name": f"device-{i}"} for i in range(devices)]}})
+
+
+def _alloc_claims(sched: Scheduler, namespace: str) -> None:
+    """Allocate the namespace's claims to free devices, slice after slice (upstream allocResourceClaims)."""
+    free = [(s.spec["driver"], s.spec["pool"]["name"], s.spec["nodeName"], d["name"])
+            for s in sched.objects.list("ResourceSlice") for d in s.spec.get("devices", [])]
+    for claim, (driver, pool, node, device) in zip(sorted(sched.objects.list("ResourceClaim", namespace),
+                                                          key=lambda c: c.name), free, strict=False):
+        raw = copy.deepcopy(dict(claim.raw))
+        raw["status"] = {"allocation": {
+            "devices": {"results": [{"request": "req-0", "driver": driver, "pool": pool, "device": device}]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [node]}]}]}}}
+        sched.add_object(KubeObject.from_dict(raw))
 
 
 # --- the loop --------------------------------------------------------------------------------------
@@ -202,6 +250,7 @@ def run_workload(w: Workload, profile_path: str | None = None, disable: Sequence
     loop = _Loop(sched, factory)
     latencies: list[float] = []
     measured_keys: list[str] = []
+    steady_scheduled = [0]  # pods of a steady-state phase are deleted once scheduled
     profiler = cProfile.Profile() if profile_path else None
     for op_index, op in enumerate(w.ops):
         if isinstance(op, CreateNodes):
@@ -211,6 +260,38 @@ def run_workload(w: Workload, profile_path: str | None = None, disable: Sequence
         elif isinstance(op, CreateNamespaces):
             for i in range(op.count):
                 _add_namespace(sched, factory, f"{op.prefix}-{i}")
+        elif isinstance(op, CreateResourceDriver):
+            n = w.count(op.max_claims)
+            for name in sorted(nd.name for nd in sched.cache.nodes()):
+                if name.startswith(op.node_prefix):
+                    sched.add_object(_resource_slice(name, op.driver, n))
+        elif isinstance(op, CreateAny):
+            if op.namespace:
+                _add_namespace(sched, factory, op.namespace)
+            for o in factory.objects(op.template, w.count(op.count), op.namespace):
+                sched.add_object(o)
+        elif isinstance(op, AllocClaims):
+            _alloc_claims(sched, op.namespace)
+        elif isinstance(op, SteadyState):
+            _add_namespace(sched, factory, op.namespace)
+            res.setup_seconds += time.perf_counter() - t_setup
+            t0, c0 = time.perf_counter(), time.process_time()
+            deadline = t0 + w.seconds(op.duration_s)
+            while time.perf_counter() < deadline:
+                pods = factory.pods(op.template, op.count, op.namespace)
+                for p in pods:
+                    sched.add_pod(p)
+                measured = {p.key for p in pods}
+                measured_keys.extend(p.key for p in pods)
+                res.cycles += loop.drain(measured, latencies)
+                for p in pods:
+                    r = sched.results[p.key]
+                    if r.outcome == SCHEDULED:
+                        steady_scheduled[0] += 1
+                        sched.delete_pod(sched.cache.get_pod(p.uid) or p)
+            res.seconds += time.perf_counter() - t0
+            res.cpu_seconds += time.process_time() - c0
+            t_setup = time.perf_counter()
         elif isinstance(op, Churn):
             loop.churn = op
             loop.churn_namespace = f"namespace-{op_index}"
@@ -239,7 +320,7 @@ def run_workload(w: Workload, profile_path: str | None = None, disable: Sequence
                 profiler.disable()
             t_setup = time.perf_counter()
     res.measured_pods = len(measured_keys)
-    res.scheduled = sum(1 for k in measured_keys if sched.results[k].outcome == SCHEDULED)
+    res.scheduled = sum(1 for k in measured_keys if sched.results[k].outcome == SCHEDULED) or steady_scheduled[0]
     res.churn_pods = loop.churn_pods
     res.pods_per_second = res.scheduled / res.seconds if res.seconds > 0 else 0.0
     res.cpu_pods_per_second = res.scheduled / res.cpu_seconds if res.cpu_seconds > 0 else 0.0

@@ -124,6 +124,51 @@ POD_HIGH_PRIORITY_LARGE_CPU: dict[str, Any] = {
 }
 
 
+# DRA (upstream dra/performance-config.yaml and dra/templates/*.yaml)
+DRA_DRIVER = "test-driver.cdi.k8s.io"
+
+NODE_WITH_DRA: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Node",
+    "metadata": {"generateName": "scheduler-perf-dra-"},
+    "spec": {},
+    "status": {"capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
+               "conditions": [{"status": "True", "type": "Ready"}], "phase": "Running"},
+}
+
+DEVICE_CLASS: dict[str, Any] = {
+    "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "test-class"},
+    "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRA_DRIVER}"'}}]},
+}
+
+_CLAIM_SPEC: dict[str, Any] = {
+    "devices": {"requests": [{"name": "req-0", "exactly": {"deviceClassName": "test-class"}}]}}
+
+RESOURCE_CLAIM_TEMPLATE: dict[str, Any] = {
+    "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+    "metadata": {"name": "test-claim-template"}, "spec": {"spec": _CLAIM_SPEC},
+}
+
+RESOURCE_CLAIM: dict[str, Any] = {
+    "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+    "metadata": {"generateName": "test-claim-"}, "spec": _CLAIM_SPEC,
+}
+
+POD_WITH_CLAIM_TEMPLATE: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "test-dra-"},
+    "spec": {"containers": [{"image": "registry.k8s.io/pause:3.10.1", "name": "pause",
+                             "resources": {"claims": [{"name": "resource"}]}}],
+             "resourceClaims": [{"name": "resource", "resourceClaimTemplateName": "test-claim-template"}]},
+}
+
+#: pod i uses claim ``test-claim-<i // 5>`` (five pods share a claim)
+POD_WITH_CLAIM_REF: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "test-dra-"},
+    "spec": {"containers": [{"image": "registry.k8s.io/pause:3.10.1", "name": "pause",
+                             "resources": {"claims": [{"name": "resource"}]}}],
+             "resourceClaims": [{"name": "resource", "resourceClaimName": "test-claim-{div5}"}]},
+}
+
+
 # --- operations ------------------------------------------------------------------------------------
 
 
@@ -164,7 +209,45 @@ class Churn:
     interval_ms: int
 
 
-Op = CreateNodes | CreateNamespaces | CreatePods | Churn
+@dataclass(frozen=True)
+class CreateResourceDriver:
+    """``createResourceDriver``: a ResourceSlice with ``max_claims`` devices for every node whose name starts
+    with ``node_prefix`` (upstream's test driver publishes one per node)."""
+
+    max_claims: int | str
+    node_prefix: str = "scheduler-perf-dra-"
+    driver: str = DRA_DRIVER
+
+
+@dataclass(frozen=True)
+class CreateAny:
+    """``createAny``: ``count`` objects from ``template`` (generateName gets the index), in ``namespace``."""
+
+    template: Mapping[str, Any]
+    namespace: str | None = None
+    count: int | str = 1
+
+
+@dataclass(frozen=True)
+class AllocClaims:
+    """``allocResourceClaims``: allocate every claim of ``namespace`` as the scheduler would (first free
+    device, nodes in order), without pods."""
+
+    namespace: str
+
+
+@dataclass(frozen=True)
+class SteadyState:
+    """``createPods`` with ``steadyState``: ``count`` pods at a time, scheduled, then deleted, for
+    ``duration_s`` seconds of the measured loop."""
+
+    count: int
+    duration_s: float | str
+    template: Mapping[str, Any]
+    namespace: str
+
+
+Op = CreateNodes | CreateNamespaces | CreatePods | Churn | CreateResourceDriver | CreateAny | AllocClaims | SteadyState
 
 
 @dataclass(frozen=True)
@@ -185,6 +268,9 @@ class Workload:
 
     def count(self, value: int | str) -> int:
         return self.params[value[1:]] if isinstance(value, str) else value
+
+    def seconds(self, value: float | str) -> float:
+        return float(self.params[value[1:]]) if isinstance(value, str) else float(value)
 
 
 # --- test cases ------------------------------------------------------------------------------------
@@ -225,6 +311,44 @@ _PREEMPTION_OPS: tuple[Op, ...] = (
 _UNSCHEDULABLE_OPS: tuple[Op, ...] = (
     CreateNodes("$initNodes"), CreatePods("$initPods"), Churn(POD_HIGH_PRIORITY_LARGE_CPU, 200),
     CreatePods("$measurePods", POD_DEFAULT, collect_metrics=True))
+
+
+def _dra_claim_template_ops() -> tuple[Op, ...]:
+    return (CreateNodes("$nodesWithoutDRA"), CreateNodes("$nodesWithDRA", NODE_WITH_DRA),
+            CreateResourceDriver("$maxClaimsPerNode"), CreateAny(DEVICE_CLASS),
+            CreateAny(RESOURCE_CLAIM_TEMPLATE, "init"), CreatePods("$initPods", POD_WITH_CLAIM_TEMPLATE, "init"),
+            CreateAny(RESOURCE_CLAIM_TEMPLATE, "test"),
+            CreatePods("$measurePods", POD_WITH_CLAIM_TEMPLATE, "test", collect_metrics=True))
+
+
+def _dra_claim_ops() -> tuple[Op, ...]:
+    return (CreateNodes("$nodesWithoutDRA"), CreateNodes("$nodesWithDRA", NODE_WITH_DRA),
+            CreateResourceDriver("$maxClaimsPerNode"), CreateAny(DEVICE_CLASS),
+            CreateAny(RESOURCE_CLAIM, "init", "$initClaims"), CreatePods("$initPods", POD_WITH_CLAIM_REF, "init"),
+            CreateAny(RESOURCE_CLAIM, "test", "$measureClaims"),
+            CreatePods("$measurePods", POD_WITH_CLAIM_REF, "test", collect_metrics=True))
+
+
+def _dra_steady_ops() -> tuple[Op, ...]:
+    return (CreateNodes("$nodesWithoutDRA"), CreateNodes("$nodesWithDRA", NODE_WITH_DRA),
+            CreateResourceDriver("$maxClaimsPerNode"), CreateAny(DEVICE_CLASS),
+            CreateAny(RESOURCE_CLAIM, "init", "$initClaims"), AllocClaims("init"),
+            CreateAny(RESOURCE_CLAIM_TEMPLATE, "test"),
+            SteadyState(10, "$duration", POD_WITH_CLAIM_TEMPLATE, "test"))
+
+
+def _dra(nodes: int, without: int, init: int, measure: int, max_claims: int) -> dict[str, int]:
+    return {"nodesWithDRA": nodes, "nodesWithoutDRA": without, "initPods": init, "measurePods": measure,
+            "maxClaimsPerNode": max_claims}
+
+
+def _dra_shared(nodes: int, without: int, init: int, measure: int, max_claims: int) -> dict[str, int]:
+    return {**_dra(nodes, without, init, measure, max_claims), "initClaims": init // 5, "measureClaims": measure // 5}
+
+
+def _dra_steady(nodes: int, without: int, init_claims: int, duration: int) -> dict[str, int]:
+    return {"nodesWithDRA": nodes, "nodesWithoutDRA": without, "initClaims": init_claims, "maxClaimsPerNode": 10,
+            "duration": duration}
 
 
 def _p(init_nodes: int, measure: int, init_pods: int | None = None) -> dict[str, int]:
@@ -269,6 +393,29 @@ WORKLOADS: tuple[Workload, ...] = (
              _p(5, 10, 10), smoke=True),
     Workload("PreferredTopologySpreading", "5000Nodes_5000Pods",
              _spreading_ops(POD_WITH_PREFERRED_TOPOLOGY_SPREADING), _p(5000, 5000, 5000), threshold=340),
+    # dra/performance-config.yaml (no thresholds set upstream)
+    Workload("SchedulingWithResourceClaimTemplate", "fast", _dra_claim_template_ops(), _dra(1, 1, 0, 10, 10),
+             needs=("DynamicResources",), smoke=True),
+    Workload("SchedulingWithResourceClaimTemplate", "2000pods_100nodes", _dra_claim_template_ops(),
+             _dra(100, 0, 1000, 1000, 20), needs=("DynamicResources",)),
+    Workload("SchedulingWithResourceClaimTemplate", "2000pods_200nodes", _dra_claim_template_ops(),
+             _dra(200, 0, 1000, 1000, 10), needs=("DynamicResources",)),
+    Workload("SchedulingWithResourceClaimTemplate", "5000pods_500nodes", _dra_claim_template_ops(),
+             _dra(500, 0, 2500, 2500, 10), needs=("DynamicResources",)),
+    Workload("SchedulingWithResourceClaim", "fast", _dra_claim_ops(), _dra_shared(1, 1, 0, 10, 2),
+             needs=("DynamicResources",), smoke=True),
+    Workload("SchedulingWithResourceClaim", "2000pods_100nodes", _dra_claim_ops(),
+             _dra_shared(100, 0, 1000, 1000, 4), needs=("DynamicResources",)),
+    Workload("SchedulingWithResourceClaim", "5000pods_500nodes", _dra_claim_ops(),
+             _dra_shared(500, 0, 2500, 2500, 2), needs=("DynamicResources",)),
+    Workload("SteadyStateClusterResourceClaimTemplate", "fast", _dra_steady_ops(), _dra_steady(1, 1, 0, 2),
+             needs=("DynamicResources",), smoke=True),
+    Workload("SteadyStateClusterResourceClaimTemplate", "empty_500nodes", _dra_steady_ops(),
+             _dra_steady(500, 0, 0, 10), needs=("DynamicResources",)),
+    Workload("SteadyStateClusterResourceClaimTemplate", "half_500nodes", _dra_steady_ops(),
+             _dra_steady(500, 0, 2500, 10), needs=("DynamicResources",)),
+    Workload("SteadyStateClusterResourceClaimTemplate", "full_500nodes", _dra_steady_ops(),
+             _dra_steady(500, 0, 4990, 10), needs=("DynamicResources",)),
 )
 
 

@@ -42,10 +42,12 @@ from scheduling_framework.queue import (
 )
 from scheduling_framework.registry import Registry, default_registry
 from scheduling_framework.resource_claims import (
+    POD_CLAIM_NAME_ANNOTATION,
     RESOURCE_CLAIM,
     claim_summaries,
     generate_claims,
     has_resource_claims,
+    is_for_pod,
     release_pod_claims,
 )
 from scheduling_framework.runtime.algorithm import Algorithm, CycleError, FitError, ScheduleResult, explain_scores
@@ -340,8 +342,13 @@ class Scheduler:
         """The pod went away: it no longer holds its claims (a claim nobody holds is deallocated)."""
         if not has_resource_claims(pod):
             return
-        for c in release_pod_claims(pod, self.objects.list(RESOURCE_CLAIM, pod.namespace)):
+        claims = self.objects.list(RESOURCE_CLAIM, pod.namespace)
+        for c in release_pod_claims(pod, claims):
             self.objects.add(c)
+        for c in claims:
+            # the resourceclaim controller deletes the claims it generated for the pod
+            if POD_CLAIM_NAME_ANNOTATION in c.annotations and is_for_pod(pod, c) is None:
+                self.objects.remove(RESOURCE_CLAIM, c.namespace, c.name)
 
     def delete_pod(self, pod: Pod) -> None:
         """The pod leaves the cluster (or the queue). Called by preemption for each victim it evicts: a victim
@@ -747,11 +754,12 @@ class Scheduler:
                 r.nominated_node = None
         qpi.unschedulable_plugins = set(d.unschedulable_plugins)
         qpi.pending_plugins = set(d.pending_plugins)
-        self._failure_kind[qpi.pod.uid] = _FAILED_FILTER
         r.outcome = UNSCHEDULABLE
         r.node = None
         r.message = fe.message()
-        self.queue.add_unschedulable(qpi, self.queue.moved_since != moves_before)
+        with self._lock:
+            self._failure_kind[qpi.pod.uid] = _FAILED_FILTER
+            self.queue.add_unschedulable(qpi, self.queue.moved_since != moves_before)
 
     def _fail(self, qpi: QueuedPodInfo, r: PodResult, st: Status, moves_before: int, node: str | None = None,
               kind: str = "") -> None:
@@ -768,13 +776,14 @@ class Scheduler:
             kind = _FAILED_FILTER if st.is_rejected() and node is None else _FAILED_ERROR
             if st.is_rejected() and node is not None:
                 kind = _FAILED_BINDING  # Reserve or Permit said no: not a verdict freed resources can change
-        self._failure_kind[qpi.pod.uid] = kind
-        if not st.is_rejected() and qpi.attempts < self.max_error_retries:
-            # An error is no verdict about the cluster: retry after backoff, as upstream does, a bounded
-            # number of times so that run() ends even when a plugin keeps failing.
-            self.queue.add_unschedulable(qpi, moved_during_cycle=True)
-            return
-        self.queue.add_unschedulable(qpi, self.queue.moved_since != moves_before)
+        with self._lock:  # binding threads requeue pods too
+            self._failure_kind[qpi.pod.uid] = kind
+            if not st.is_rejected() and qpi.attempts < self.max_error_retries:
+                # An error is no verdict about the cluster: retry after backoff, as upstream does, a bounded
+                # number of times so that run() ends even when a plugin keeps failing.
+                self.queue.add_unschedulable(qpi, moved_during_cycle=True)
+                return
+            self.queue.add_unschedulable(qpi, self.queue.moved_since != moves_before)
 
     def _explain_success(self, r: PodResult, result: ScheduleResult) -> None:
         d = result.diagnosis

@@ -101,7 +101,8 @@ class Status:
         if self.plugin:
             d["plugin"] = self.plugin
         if self.reasons:
-            d["reasons"] = list(self.reasons)
+            # str() for reasons a plugin gave as other objects: the dict goes into JSON output
+            d["reasons"] = [r if type(r) is str else str(r) for r in self.reasons]
         return d
 
     def __eq__(self, other: object) -> bool:

@@ -72,13 +72,16 @@ class _ClaimInfo:
 class _StateData:
     """The cycle's claims and allocations; shared by every copy of the CycleState (as upstream's pointer)."""
 
-    __slots__ = ("claims", "infos", "to_allocate", "allocator", "unavailable", "node_allocations", "lock")
+    __slots__ = ("claims", "infos", "to_allocate", "typed_to_allocate", "allocator", "unavailable",
+                 "node_allocations", "lock")
 
     def __init__(self) -> None:
         self.claims: list[KubeObject] = []
         self.infos: list[_ClaimInfo] = []
         # indices of the claims the scheduler must allocate (unallocated ones), in claim order
         self.to_allocate: list[int] = []
+        # the typed ResourceClaims of to_allocate, parsed once for every node's Filter
+        self.typed_to_allocate: list[Any] = []
         self.allocator: Any = None
         self.unavailable: set[int] = set()
         # node name -> one allocation (manifest mapping) per claim to allocate
@@ -257,6 +260,7 @@ class DynamicResources:
                 return None, st
         if to_allocate:
             try:
+                s.typed_to_allocate = [mgr.typed(claims[i]) for i in to_allocate]
                 s.allocator = self._new_allocator()
             except SchedulingFrameworkError as e:
                 return None, Status(Code.ERROR, str(e))
@@ -330,8 +334,7 @@ class DynamicResources:
         allocations: list[Mapping[str, Any]] | None = None
         if s.allocator is not None:
             try:
-                typed = [self.manager.typed(s.claims[i]) for i in s.to_allocate]
-                result = s.allocator.allocate(node, typed)
+                result = s.allocator.allocate(node, s.typed_to_allocate)
             except SchedulingFrameworkError as e:
                 # something is wrong with a claim, class or pool (a CEL error, ...): abort the pod's cycle
                 return Status(Code.ERROR, str(e))
@@ -391,11 +394,7 @@ class DynamicResources:
         allocations = s.node_allocations.get(node_info.name)
         if allocations is None:
             return 0, None
-        try:
-            typed = [self.manager.typed(s.claims[i]) for i in s.to_allocate]
-        except ValidationError as e:
-            return 0, Status(Code.ERROR, str(e))
-        return compute_score(typed, allocations), None
+        return compute_score(s.typed_to_allocate, allocations), None
 
     def score_extensions(self) -> DynamicResources:
         return self

@@ -44,6 +44,8 @@ class DraManager:
         self._state_gen = -1
         self._state: Any = None
         self._cel: Any = None
+        self._contrib: weakref.WeakKeyDictionary[KubeObject, tuple[tuple[Any, ...], bool]] = \
+            weakref.WeakKeyDictionary()
 
     @property
     def store(self) -> ObjectStore:
@@ -81,16 +83,44 @@ class DraManager:
     def allocated_state(self) -> Any:
         """The allocator's AllocatedState for the claims in the store (whole devices, shares of shareable
         devices and the capacity they consume; admin-access allocations excluded); cached until the store
-        changes (the allocator does not modify it)."""
+        changes (the allocator does not modify it). Each claim's contribution is derived once per claim
+        object, so a new state costs a pass over the claims, not a parse of each."""
         store = self.store
         gen = store.generation
         if gen == self._state_gen and self._state is not None:
             return self._state
         alloc_mod: Any = importlib.import_module("scheduling_framework.dra.allocator")
-        claims = [self.typed(c) for c in store.list(RESOURCE_CLAIM) if c.status.get("allocation") is not None]
-        self._state = alloc_mod.AllocatedState.from_claims(claims)
+        devices: set[Any] = set()
+        shared: list[Any] = []
+        for c in store.list(RESOURCE_CLAIM):
+            contrib = self._contrib.get(c)
+            if contrib is None:
+                contrib = self._contrib[c] = self._contribution(c, alloc_mod)
+            whole, is_shared = contrib
+            if is_shared:
+                shared.append(self.typed(c))
+            else:
+                devices.update(whole)
+        state = alloc_mod.AllocatedState.from_claims(shared) if shared else alloc_mod.AllocatedState()
+        state.allocated_devices.update(devices)
+        self._state = state
         self._state_gen = gen
-        return self._state
+        return state
+
+    @staticmethod
+    def _contribution(claim: KubeObject, alloc_mod: Any) -> tuple[tuple[Any, ...], bool]:
+        """(DeviceIDs the claim holds whole, whether it holds shares and needs the full model)."""
+        alloc = claim.status.get("allocation")
+        if not isinstance(alloc, dict):
+            return (), False
+        out = []
+        for r in (alloc.get("devices") or {}).get("results") or []:
+            if not isinstance(r, dict) or r.get("adminAccess"):
+                continue
+            if r.get("shareID") is not None:
+                return (), True
+            out.append(alloc_mod.DeviceID(str(r.get("driver", "")), str(r.get("pool", "")), str(r.get("device", ""))))
+        return tuple(out), False
 
     def cel_cache(self) -> Any:
         """One cache of compiled selectors and their results per device, shared by every cycle."""

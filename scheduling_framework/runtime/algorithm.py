@@ -85,10 +85,13 @@ class FitError(SchedulingFrameworkError):
             counts: dict[str, int] = {}
             for st in d.node_to_status.values():
                 for r in st.reasons:
+                    if type(r) is not str:
+                        r = str(r)  # a plugin's reason of another type: still counted and printed
                     counts[r] = counts.get(r, 0) + 1
             absent = self.num_all_nodes - len(d.node_to_status)
             if absent > 0:
                 for r in d.absent_nodes_status.reasons:
+                    r = r if type(r) is str else str(r)
                     counts[r] = counts.get(r, 0) + absent
             parts = sorted(f"{v} {k}" for k, v in counts.items())
             if parts:

@@ -289,3 +289,14 @@ def test_an_exception_escaping_the_runners_rolls_back_and_is_an_error() -> None:
     assert r.message == "scheduling cycle of pod default/a failed: PluginError: plugin 'Exotic': permit runner broke"
     _assert_rolled_back(s, journal, r.attempts)
     assert s.cache.get_pod("a") is None
+
+
+@pytest.mark.parametrize("reason", [["a", "list"], {"k": 1}, ValueError("boom")], ids=["list", "dict", "exception"])
+def test_unhashable_or_odd_reasons_give_a_message_and_json(reason: Any) -> None:
+    """Reasons are counted per node for the FitError message and go into the JSON explanation."""
+    import json
+
+    s = scheduler({"filter": [RejectAll(reason)]}, explain=True)
+    r = _run(s, [make_pod("a")])["default/a"]
+    assert (r.outcome, r.message) == (UNSCHEDULABLE, f"0/2 nodes are available: 2 {reason}.")
+    json.dumps(r.to_dict(explain=True))

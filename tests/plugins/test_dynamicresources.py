@@ -112,7 +112,8 @@ def test_unknown_device_class_is_prefilter_unresolvable_and_warned() -> None:
              "spec": {"devices": {"requests": [{"name": "req-0", "exactly": {"deviceClassName": "tpu"}}]}}}
     docs = [node("n1"), claim, pod("p", [{"name": "x", "resourceClaimName": "c1"}])]
     c = cluster_from_documents(docs)
-    assert list(c.warnings) == ['ResourceClaim default/c1: spec.devices.requests[0].exactly.deviceClassName: DeviceClass '
+    assert list(c.warnings) == ['ResourceClaim default/c1: spec.devices.requests[0].exactly.deviceClassName: '
+                                'DeviceClass '
                           '"tpu" is not in the cluster; pods using it stay pending']
     s = run(docs)
     r = s.results["default/p"]
@@ -171,9 +172,9 @@ def test_deleted_pod_releases_its_devices() -> None:
     assert s.results["default/a"].outcome == "Scheduled"
     bound = s.cache.get_pod("a")
     assert bound is not None
-    s.delete_pod(bound.pod if hasattr(bound, "pod") else bound)
-    [claim] = s.objects.list("ResourceClaim", "default")
-    assert "allocation" not in claim.status and "reservedFor" not in claim.status
+    s.delete_pod(bound)
+    # the claim generated for the pod goes with it (the resourceclaim controller deletes it)
+    assert s.objects.list("ResourceClaim", "default") == []
     c2 = cluster_from_documents([pod("b", [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])])
     s.add_pod(c2.pods[0])
     s.run()
@@ -206,3 +207,24 @@ def test_config_view_lists_19_default_plugins(capsys: pytest.CaptureFixture[str]
     assert len(names) == 19 and "DynamicResources" in names
     assert [p["name"] for p in plugins["postFilter"]] == ["DynamicResources", "DefaultPreemption"]
     assert [p["name"] for p in plugins["preEnqueue"]] == ["SchedulingGates", "DynamicResources"]
+
+
+@pytest.mark.usefixtures("allocator_module")
+def test_shared_claim_is_reserved_for_each_pod_and_released_by_the_last() -> None:
+    shared = {"apiVersion": RV1, "kind": "ResourceClaim", "metadata": {"name": "shared", "namespace": "default"},
+              "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}}
+    ref = [{"name": "gpu", "resourceClaimName": "shared"}]
+    s = run([node("gpu-1"), node("gpu-2"), DEVICE_CLASS, gpu_slice("gpu-1", 1), gpu_slice("gpu-2", 1), shared,
+             pod("a", ref), pod("b", ref)])
+    a, b = s.results["default/a"], s.results["default/b"]
+    assert a.outcome == b.outcome == "Scheduled" and a.node == b.node  # the allocation pins the second pod
+    claim = s.objects.get("ResourceClaim", "default", "shared")
+    assert claim is not None
+    assert [r["uid"] for r in claim.status["reservedFor"]] == ["a", "b"]
+    s.delete_pod(s.cache.get_pod("a"))
+    claim = s.objects.get("ResourceClaim", "default", "shared")
+    assert claim is not None and claim.status.get("allocation")
+    assert [r["uid"] for r in claim.status["reservedFor"]] == ["b"]
+    s.delete_pod(s.cache.get_pod("b"))
+    claim = s.objects.get("ResourceClaim", "default", "shared")
+    assert claim is not None and "allocation" not in claim.status  # nobody holds it: deallocated, not deleted

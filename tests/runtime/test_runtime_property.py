@@ -15,6 +15,7 @@ Permit) a wait that times out or is allowed from another thread. After the run:
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -192,7 +193,8 @@ plans_strategy = st.dictionaries(st.sampled_from(FAIL_POINTS),
 pods_strategy = st.lists(st.tuples(st.integers(1, 20), st.integers(0, 3), plans_strategy), min_size=1, max_size=10)
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(os.environ.get("SF_FUZZ_EXAMPLES", "50")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(pods=pods_strategy, node_cpus=st.lists(st.integers(1, 6), min_size=2, max_size=3),
        seed=st.integers(0, 2**16))
 def test_random_failures_leave_the_cache_exact(pods: list[tuple[int, int, Any]], node_cpus: list[int],
