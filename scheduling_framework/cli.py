@@ -94,6 +94,9 @@ def _add_focus_arguments(s: argparse.ArgumentParser) -> None:
                         "for the rest")
     s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: only when stderr is a terminal)")
+    s.add_argument("--report", metavar="FILE.html", default=None,
+                   help="also write a self-contained HTML report (utilization, outcomes, drill-down, failure "
+                        "reasons, preemption); records explanations for the --pod pods (all by default)")
 
 
 def _non_negative(text: str) -> int:
@@ -213,7 +216,7 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from scheduling_framework.report.focus import pod_matcher
 
     focus = pod_matcher(args.pod)
-    explain: Any = args.explain and (focus.as_pod_predicate() if args.pod else True)
+    explain: Any = (args.explain or bool(args.report)) and (focus.as_pod_predicate() if args.pod else True)
     sched = Scheduler(cfg, seed=args.seed, explain=explain)
     sched.load(cluster.nodes, cluster.pods, cluster.objects)
     t0 = time.perf_counter()
@@ -234,6 +237,8 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     status = EXIT_OK
     if args.fail_on_unschedulable and any(r.outcome in (UNSCHEDULABLE, ERROR) for r in all_results):
         status = EXIT_UNSCHEDULABLE
+    if args.report:
+        _write_report(args.report, cluster, sched, results, stats, warnings)
     if args.output == "json":
         doc = {"kubernetesVersion": cfg.kubernetes_version, "pods": [r.to_dict(args.explain) for r in results],
                "stats": stats, "warnings": warnings}
@@ -252,6 +257,19 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     weights = {name: dict(fwk.score_weights) for name, fwk in sched.profiles.items()}
     print_results(results, stats, out, explain=args.explain, explain_nodes=args.explain_nodes, weights=weights)
     return status
+
+
+def _write_report(path: str, cluster: Any, sched: Any, results: list[Any], stats: dict[str, Any],
+                  warnings: list[str]) -> None:
+    from scheduling_framework.errors import InputError
+    from scheduling_framework.report.html import render, report_data
+
+    data = report_data(cluster.nodes, cluster.bound_pods, sched, results, stats, warnings)
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(render(data))
+    except OSError as e:
+        raise InputError(path, f"cannot write report {path}: {e.strerror or e}") from None
 
 
 def _run_with_progress(sched: Any, total: int, err: TextIO, flag: bool | None) -> None:

@@ -158,3 +158,11 @@ def test_copies_are_fresh_pods() -> None:
     assert (c.name, c.namespace, c.spec.node_name, c.status.nominated_node_name) == ("web-3", "default", "", "")
     assert c.uid != t.uid and c.to_dict()["metadata"]["name"] == "web-3"
     assert "nodeName" not in c.to_dict()["spec"]
+
+
+def test_capacity_benchmark_runs_small() -> None:
+    from benchmarks import capacity as bench
+
+    report = bench.measure(30, None, 10)
+    assert report["copies"] == 180 and report["stopReason"] == "Unschedulable"  # 6 copies of 500m per node
+    assert report["plain"]["same_placements"] is True
