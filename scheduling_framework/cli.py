@@ -82,6 +82,11 @@ def _parser() -> argparse.ArgumentParser:
                     help="refuse request bodies larger than N bytes (default 32Mi)")
     pl = sub.add_parser("plugins", help="list registered plugins, their origin and extension points")
     pl.add_argument("--output", choices=("table", "json"), default="table")
+    comp = sub.add_parser("completion", help="print a shell completion script (bash)")
+    comp.add_argument("shell", choices=("bash",))
+    from scheduling_framework.cli_help import add_examples
+
+    add_examples(p)
     return p
 
 
@@ -180,6 +185,11 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             return _config_view(args, out)
         if args.command == "serve-extender":
             return _serve_extender(args, err)
+        if args.command == "completion":
+            from scheduling_framework.cli_help import bash_completion
+
+            out.write(bash_completion(_parser()))
+            return EXIT_OK
         return _plugins(args, out)
     except SchedulingFrameworkError as e:
         print(f"error: {_one_line(str(e))}", file=err)
