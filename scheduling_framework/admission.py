@@ -106,6 +106,13 @@ class PriorityAdmission:
     def admit(self, pod: Pod) -> tuple[Pod, str]:
         """The pod as admission leaves it, and "" — or the pod unchanged and why the API server would
         refuse it (the caller decides what to do and reports it: see :func:`refused_item`)."""
+        priority, policy, class_name, refusal = self.resolve(pod)
+        if refusal or priority is None:
+            return pod, refusal
+        return pod.with_priority(priority, policy, class_name), ""
+
+    def resolve(self, pod: Pod) -> tuple[int | None, str | None, str, str]:
+        """(priority, preemption policy, class name, refusal) for ``pod``; priority None: keep the pod's."""
         spec = pod.spec
         if spec.priority is not None:
             if spec.priority_class_name:
@@ -113,18 +120,17 @@ class PriorityAdmission:
                 if pc is not None and pc.value != spec.priority:
                     self.warnings.add_item(WARN_PRIORITY_MISMATCH, f"{pod.key} ({spec.priority} != "
                                                                    f"{pc.name} {pc.value})")
-            return pod, ""
+            return None, None, "", ""
         if spec.priority_class_name:
             pc = self.classes.get(spec.priority_class_name)
             if pc is None:
-                return pod, (f'pods "{pod.name}" is forbidden: no PriorityClass with name '
-                             f"{spec.priority_class_name} was found")
+                return None, None, "", (f'pods "{pod.name}" is forbidden: no PriorityClass with name '
+                                        f"{spec.priority_class_name} was found")
         else:
             pc = self.default
             if pc is None:  # no default class: priority 0, as upstream
-                return pod.with_priority(0, spec.preemption_policy, ""), ""
-        policy = spec.preemption_policy or pc.preemption_policy
-        return pod.with_priority(pc.value, policy, pc.name), ""
+                return 0, spec.preemption_policy, "", ""
+        return pc.value, spec.preemption_policy or pc.preemption_policy, pc.name, ""
 
 
 LIMIT_RANGE_KIND = "LimitRange"
@@ -160,11 +166,16 @@ class Admission:
         """The pod as admission leaves it, and "" — or the pod and why the API server would refuse it."""
         if pod.spec.priority is not None:
             return self.priority.admit(pod)  # admitted by the API server already
-        pod = _with_default_toleration_seconds(pod)
         raw0 = pod.raw_manifest()
         if not (self.limit_ranges.get(pod.namespace) or
                 (isinstance(raw0.get("spec"), Mapping) and raw0["spec"].get("runtimeClassName"))):
-            return self.priority.admit(pod)  # the common case: no copy of the manifest
+            # the common case: one shallow copy of the pod for tolerations and priority together
+            priority, policy, class_name, refusal = self.priority.resolve(pod)
+            if refusal:
+                return pod, refusal
+            return _admitted(pod, _missing_default_tolerations(pod.spec.tolerations), priority, policy,
+                             class_name), ""
+        pod = _admitted(pod, _missing_default_tolerations(pod.spec.tolerations), None, None, "")
         raw = pod.to_dict()
         spec = raw.get("spec")
         if not isinstance(spec, dict):
@@ -284,22 +295,45 @@ def _apply_runtime_class(spec: dict[str, Any], rc: Mapping[str, Any]) -> str:
     return ""
 
 
-def _with_default_toleration_seconds(pod: Pod) -> Pod:
-    """DefaultTolerationSeconds: tolerate not-ready and unreachable (NoExecute) for 300 s, unless a
-    toleration with that key (or none) and that effect (or none) exists."""
-    tols = pod.spec.tolerations
-    add = [key for key in (_NOT_READY, _UNREACHABLE)
-           if not any(t.key in (key, "") and t.effect in ("NoExecute", "") for t in tols)]
-    if not add:
+def _missing_default_tolerations(tols: tuple[Toleration, ...]) -> list[str]:
+    """DefaultTolerationSeconds: the keys (not-ready, unreachable) the pod does not tolerate for NoExecute
+    yet — a toleration with that key or none, and effect NoExecute or none, counts."""
+    add = []
+    for key in (_NOT_READY, _UNREACHABLE):
+        for t in tols:
+            if (t.key == key or not t.key) and (t.effect == "NoExecute" or not t.effect):
+                break
+        else:
+            add.append(key)
+    return add
+
+
+def _admitted(pod: Pod, add_tolerations: list[str], priority: int | None, policy: str | None,
+              class_name: str) -> Pod:
+    """The pod with the DefaultTolerationSeconds tolerations for ``add_tolerations`` and, unless
+    ``priority`` is None, the resolved priority — one copy of the pod (admission runs per pending pod)."""
+    if not add_tolerations and priority is None:
         return pod
-    new = tuple(Toleration(key, "Exists", "", "NoExecute", DEFAULT_TOLERATION_SECONDS) for key in add)
     raw = dict(pod.raw_manifest())
-    spec = dict(raw.get("spec") or {})
-    spec["tolerations"] = [*(spec.get("tolerations") or []),
-                           *({"key": k, "operator": "Exists", "effect": "NoExecute",
-                              "tolerationSeconds": DEFAULT_TOLERATION_SECONDS} for k in add)]
-    raw["spec"] = spec
-    return Pod(pod.metadata, attrs.evolve(pod.spec, tolerations=tols + new), pod.status, raw)
+    spec_raw = dict(raw.get("spec") or {})
+    changes: dict[str, Any] = {}
+    if add_tolerations:
+        spec_raw["tolerations"] = [*(spec_raw.get("tolerations") or []),
+                                   *({"key": k, "operator": "Exists", "effect": "NoExecute",
+                                      "tolerationSeconds": DEFAULT_TOLERATION_SECONDS} for k in add_tolerations)]
+        changes["tolerations"] = pod.spec.tolerations + tuple(
+            Toleration(k, "Exists", "", "NoExecute", DEFAULT_TOLERATION_SECONDS) for k in add_tolerations)
+    if priority is not None:
+        spec_raw["priority"] = priority
+        changes["priority"] = priority
+        if class_name:
+            spec_raw["priorityClassName"] = class_name
+            changes["priority_class_name"] = class_name
+        if policy:
+            spec_raw["preemptionPolicy"] = policy
+            changes["preemption_policy"] = policy
+    raw["spec"] = spec_raw
+    return Pod(pod.metadata, attrs.evolve(pod.spec, **changes), pod.status, raw)
 
 
 def refused_item(pod: Pod, refusal: str) -> str:

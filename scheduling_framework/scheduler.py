@@ -76,6 +76,7 @@ _FAILED_ERROR = "error"
 
 # Warning groups (see warning_list.Warnings.add_item); the items are pod keys.
 WARN_TERMINATING = "skipped pending pod(s) being deleted (metadata.deletionTimestamp is set)"
+WARN_FINISHED = "ignored pending pod(s) that have finished (status.phase Succeeded or Failed)"
 WARN_ORPHANS = "ignored bound pod(s) whose node is not in the input (they take no room)"
 
 
@@ -297,7 +298,10 @@ class Scheduler:
     def add_pod(self, pod: Pod) -> None:
         """A bound pod (spec.nodeName set) joins the cluster; a pending one joins the queue."""
         if pod.status.phase in ("Succeeded", "Failed"):
-            return  # terminal pods hold no resources; upstream's informer skips them
+            # terminal pods hold no resources; upstream's informer skips them
+            if not pod.spec.node_name:
+                self.warnings.add_item(WARN_FINISHED, pod.key)
+            return
         with self._lock:
             self._progress += 1
             pod, refusal = self.admit(pod)

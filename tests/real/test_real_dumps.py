@@ -395,3 +395,14 @@ def test_unusable_limit_range_is_warned() -> None:
     adm = Admission([lr])
     assert adm.warnings.to_list() == ["ignored LimitRange/RuntimeClass object(s) that could not be used: "
                                       "LimitRange l (spec.limits: expected a list)"]
+
+
+def test_finished_pending_pod_is_ignored_with_a_warning(tmp_path: Path) -> None:
+    import yaml
+
+    f = tmp_path / "c.yaml"
+    f.write_text(yaml.safe_dump_all([{**_pod("done"), "status": {"phase": "Failed", "reason": "Evicted"}}]))
+    doc, _ = run_json("--cluster", str(f))
+    assert doc["pods"] == []
+    assert doc["warnings"] == ["ignored pending pod(s) that have finished (status.phase Succeeded or Failed): "
+                               "default/done"]
