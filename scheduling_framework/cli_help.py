@@ -38,6 +38,9 @@ EXAMPLES: dict[str, str] = {
   scheduling-framework replay examples/scenarios/scale-down.yaml""",
     "sweep": """examples:
   scheduling-framework sweep examples/scenarios/node-sizes.yaml""",
+    "serve-extender": """examples:
+  scheduling-framework serve-extender --config examples/config.yaml              # 127.0.0.1:8888
+  scheduling-framework serve-extender --address 0.0.0.0:8888 --cluster dump.yaml  # in a pod, node names resolved""",
     "completion": """examples:
   source <(scheduling-framework completion bash)                      # this shell
   scheduling-framework completion bash > ~/.local/share/bash-completion/completions/scheduling-framework""",
