@@ -44,10 +44,12 @@ from scheduling_framework.registry import Registry, default_registry
 from scheduling_framework.resource_claims import (
     POD_CLAIM_NAME_ANNOTATION,
     RESOURCE_CLAIM,
+    RESOURCE_CLAIM_TEMPLATE,
     claim_summaries,
     generate_claims,
     has_resource_claims,
     is_for_pod,
+    needs_generated_claims,
     release_pod_claims,
 )
 from scheduling_framework.runtime.algorithm import Algorithm, CycleError, FitError, ScheduleResult, explain_scores
@@ -245,7 +247,30 @@ class Scheduler:
             self.objects.add(obj)
             if obj.kind in ADMISSION_KINDS:
                 self._admission = None
+            if obj.kind in (RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE):
+                self._claims_changed()
             self.queue.move_all_to_active_or_backoff(OBJECT_CHANGE)
+
+    def _claims_changed(self) -> None:
+        """A claim or template appeared: pods waiting for it may get their claims generated, and pods gated
+        by PreEnqueue (DynamicResources: missing claim) are checked again."""
+        for qpi in self.queue.pending_pods()["gated"]:
+            pod = qpi.pod
+            if needs_generated_claims(pod):
+                updated = self._generate_claims(pod)
+                if updated is not pod:
+                    self.queue.update(updated)
+                    r = self.results.get(pod.key)
+                    if r is not None:
+                        r.claims = claim_summaries(updated, self.objects.get)
+                        r.unallocated_claims = [str(c["name"]) for c in r.claims
+                                                if c["name"] and c["allocation"] is None]
+
+        def pre_enqueue(p: Pod) -> Any:
+            fwk = self.profiles.get(p.spec.scheduler_name)
+            return None if fwk is None else fwk.run_pre_enqueue_plugins(p)
+
+        self.queue.activate_gated(pre_enqueue)
 
     def remove_object(self, kind: str, namespace: str, name: str) -> None:
         with self._lock:

@@ -228,3 +228,18 @@ def test_shared_claim_is_reserved_for_each_pod_and_released_by_the_last() -> Non
     s.delete_pod(s.cache.get_pod("b"))
     claim = s.objects.get("ResourceClaim", "default", "shared")
     assert claim is not None and "allocation" not in claim.status  # nobody holds it: deallocated, not deleted
+
+
+@pytest.mark.usefixtures("allocator_module")
+def test_pod_waiting_for_its_template_is_scheduled_once_the_template_arrives() -> None:
+    c = cluster_from_documents([node("gpu-1"), DEVICE_CLASS, gpu_slice("gpu-1", 1),
+                                pod("p", [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])])
+    s = Scheduler(load_config(None), seed=1)
+    s.load(c.nodes, c.pods, c.objects)
+    s.run()
+    assert s.results["default/p"].message == 'pod "default/p": ResourceClaim not created yet'
+    s.add_object(cluster_from_documents([TEMPLATE]).objects[0])
+    s.run()
+    r = s.results["default/p"]
+    assert (r.outcome, r.node) == ("Scheduled", "gpu-1")
+    assert r.claims is not None and r.claims[0]["allocation"]["devices"][0]["device"] == "gpu-0"

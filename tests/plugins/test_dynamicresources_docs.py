@@ -69,3 +69,25 @@ def test_json_claims_shape(cluster_dir: pathlib.Path) -> None:
     assert claim["allocation"] == {"devices": [{"request": "gpu", "driver": "gpu.example.com", "pool": "gpu-b",
                                                 "device": "gpu-0"}]}
     assert pods["default/train-3"]["claims"][0]["allocation"] is None
+
+
+def test_resulting_cluster_keeps_allocations_so_runs_compose(cluster_dir: pathlib.Path) -> None:
+    import json
+
+    import yaml
+
+    out = io.StringIO()
+    assert main(["schedule", "--cluster", "gpu-cluster.yaml", "--seed", "1", "--output", "yaml"], stdout=out,
+                stderr=io.StringIO()) == 0
+    day2 = yaml.safe_load(out.getvalue())
+    claims = [o for o in day2["items"] if o["kind"] == "ResourceClaim"]
+    assert len(claims) == 3 and all(c["status"]["allocation"] and c["status"]["reservedFor"] for c in claims)
+    train0 = next(o for o in day2["items"] if o["kind"] == "Pod" and o["metadata"]["name"] == "train-0")
+    assert train0["spec"]["nodeName"] == "gpu-b"
+    assert train0["status"]["resourceClaimStatuses"][0]["resourceClaimName"].startswith("train-0-gpu-")
+    (cluster_dir / "day2.yaml").write_text(out.getvalue())
+    out2 = io.StringIO()
+    assert main(["schedule", "--cluster", "day2.yaml", "--seed", "1", "--output", "json"], stdout=out2,
+                stderr=io.StringIO()) == 0
+    [pending] = json.loads(out2.getvalue())["pods"]
+    assert pending["pod"] == "default/train-3" and pending["outcome"] == "Unschedulable"
