@@ -67,6 +67,11 @@ def _parser() -> argparse.ArgumentParser:
     scenario_cli.add_parsers(sub)
     pl = sub.add_parser("plugins", help="list registered plugins, their origin and extension points")
     pl.add_argument("--output", choices=("table", "json"), default="table")
+    comp = sub.add_parser("completion", help="print a shell completion script (bash)")
+    comp.add_argument("shell", choices=("bash",))
+    from scheduling_framework.cli_help import add_examples
+
+    add_examples(p)
     return p
 
 
@@ -163,6 +168,11 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             return scenario_cli.run(args, out, err)
         if args.command == "config":
             return _config_view(args, out)
+        if args.command == "completion":
+            from scheduling_framework.cli_help import bash_completion
+
+            out.write(bash_completion(_parser()))
+            return EXIT_OK
         return _plugins(args, out)
     except SchedulingFrameworkError as e:
         print(f"error: {_one_line(str(e))}", file=err)

@@ -119,6 +119,12 @@ class PodResult:
         # names of the pod's claims that had no allocation when the pod was queued (the ones DRA had to allocate)
         self.unallocated_claims: list[str] = []
 
+    def __repr__(self) -> str:
+        where = f" on {self.node}" if self.node else ""
+        nominated = f" (nominated {self.nominated_node})" if self.nominated_node and not self.node else ""
+        why = f": {self.message}" if self.message and self.outcome != SCHEDULED else ""
+        return f"PodResult({self.pod} {self.outcome}{where}{nominated}{why})"
+
     def to_dict(self, explain: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {"pod": self.pod, "schedulerName": self.scheduler_name, "outcome": self.outcome,
                              "node": self.node, "nominatedNode": self.nominated_node, "victims": list(self.victims),

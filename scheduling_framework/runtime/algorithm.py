@@ -124,6 +124,10 @@ class ScheduleResult:
         self.score_detail = score_detail
         self.feasible_names = feasible_names or []
 
+    def __repr__(self) -> str:
+        return (f"ScheduleResult(host={self.suggested_host!r}, evaluated={self.evaluated_nodes}, "
+                f"feasible={self.feasible_nodes})")
+
     @property
     def scores(self) -> list[NodePluginScores]:
         """Each scored node's NodePluginScores, in the order the nodes were scored."""

@@ -56,7 +56,7 @@ MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
 _POD_INFO_CACHE_SIZE = 100_000
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Placement:
     """Where one pod goes, or why it goes nowhere.
 
@@ -79,6 +79,12 @@ class Placement:
     @property
     def scheduled(self) -> bool:
         return self.node is not None
+
+    def __repr__(self) -> str:
+        if self.node is not None:
+            return f"Placement({self.pod} -> {self.node})"
+        what = "skipped" if self.skipped else "not placed"
+        return f"Placement({self.pod} {what}: {self.message})"
 
 
 @attrs.frozen

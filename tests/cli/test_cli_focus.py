@@ -222,3 +222,51 @@ def test_capacity_bad_input(tmp_path: Path, pods: list[dict[str, Any]], argv: li
     if needle.startswith("expected a non"):
         return  # argparse wrote its usage message to the real stderr
     assert needle in err.getvalue() and "Traceback" not in err.getvalue()
+
+
+# --- help and completion ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv", [[], ["schedule"], ["capacity"], ["config"], ["config", "view"], ["plugins"],
+                                  ["replay"], ["sweep"], ["completion"]],
+                         ids=["top", "schedule", "capacity", "config", "config-view", "plugins", "replay", "sweep",
+                              "completion"])
+def test_every_help_has_examples(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*argv, "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "examples:\n  scheduling-framework" in text or "examples:\n  source" in text
+
+
+def test_bash_completion_script(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    code, script, _ = run("completion", "bash")
+    assert code == 0 and "complete -o filenames -F _scheduling_framework scheduling-framework" in script
+    for flag in ("--explain-nodes", "--fail-on-unschedulable", "--report", "--max"):
+        assert flag in script
+    if shutil.which("bash") is None:
+        pytest.skip("no bash")
+    f = tmp_path / "c.sh"
+    f.write_text(script)
+    probe = ('source "$1"; COMP_WORDS=(scheduling-framework schedule --output ""); COMP_CWORD=3; '
+             '_scheduling_framework; echo "${COMPREPLY[@]}"; COMP_WORDS=(scheduling-framework cap); COMP_CWORD=1; '
+             '_scheduling_framework; echo "${COMPREPLY[@]}"')
+    p = subprocess.run(["bash", "-c", probe, "probe", str(f)], capture_output=True, text=True, timeout=30)
+    assert p.stdout.splitlines() == ["table json yaml", "capacity"], p.stderr
+
+
+def test_reprs_are_readable() -> None:
+    from scheduling_framework.runtime.algorithm import ScheduleResult
+    from scheduling_framework.scheduler import PodResult
+    from scheduling_framework.simulation import Placement
+    from tests.simulation.sim_builders import make_pod
+
+    r = PodResult(make_pod("web"))
+    r.outcome, r.node = "Scheduled", "n1"
+    assert repr(r) == "PodResult(default/web Scheduled on n1)"
+    r.outcome, r.node, r.message = "Unschedulable", None, "0/1 nodes are available: 1 Insufficient cpu."
+    assert repr(r) == "PodResult(default/web Unschedulable: 0/1 nodes are available: 1 Insufficient cpu.)"
+    assert repr(Placement("default/web", "n1")) == "Placement(default/web -> n1)"
+    assert repr(Placement("default/web", None, "why")) == "Placement(default/web not placed: why)"
+    assert repr(ScheduleResult("n1", 3, 2)) == "ScheduleResult(host='n1', evaluated=3, feasible=2)"
