@@ -73,7 +73,7 @@ def pod_resource_claims(pod: Pod) -> list[Mapping[str, Any]]:
 
 
 def has_resource_claims(pod: Pod) -> bool:
-    return bool(_map(_raw_of(pod).get("spec")).get("resourceClaims"))
+    return bool(pod.spec.resource_claims)
 
 
 def needs_generated_claims(pod: Pod) -> bool:

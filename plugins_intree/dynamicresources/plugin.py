@@ -208,7 +208,7 @@ class DynamicResources:
 
     # PreEnqueue --------------------------------------------------------------------------------------
     def pre_enqueue(self, pod: Pod) -> Status | None:
-        if not self.enabled or not pod_resource_claims(pod):
+        if not self.enabled or not pod.spec.resource_claims:
             return None
         try:
             self._pod_claims(pod)
@@ -223,7 +223,7 @@ class DynamicResources:
             return None, Status(Code.SKIP)
         s = _StateData()
         state.write(STATE_KEY, s)
-        if not pod_resource_claims(pod):
+        if not pod.spec.resource_claims:
             return None, Status(Code.SKIP)
         try:
             claims = self._pod_claims(pod)
