@@ -65,6 +65,21 @@ def _parser() -> argparse.ArgumentParser:
     from scheduling_framework.scenario import cli as scenario_cli
 
     scenario_cli.add_parsers(sub)
+    se = sub.add_parser("serve-extender", help="serve a profile's Filter and Score plugins as a kube-scheduler "
+                                               "extender (HTTP, the extender protocol)")
+    se.add_argument("--config", help="KubeSchedulerConfiguration YAML with the profile to serve "
+                                     "(default: the upstream default profile)")
+    se.add_argument("--profile", help="the schedulerName of the profile to serve (default: the first)")
+    se.add_argument("--address", default="127.0.0.1:8888",
+                    help="host:port to listen on (default 127.0.0.1:8888; 0.0.0.0:8888 in a pod)")
+    se.add_argument("--tls-cert", help="serve HTTPS with this PEM certificate (with --tls-key)")
+    se.add_argument("--tls-key", help="the certificate's PEM private key")
+    se.add_argument("--cluster", help="cluster file: resolves node names (nodeCacheCapable) and gives the pods "
+                                      "bound to each node")
+    se.add_argument("--request-timeout", type=float, default=30.0, metavar="SECONDS",
+                    help="answer each request within this time (default 30)")
+    se.add_argument("--max-request-bytes", type=_max_bytes, default=32 * 1024 * 1024, metavar="N",
+                    help="refuse request bodies larger than N bytes (default 32Mi)")
     pl = sub.add_parser("plugins", help="list registered plugins, their origin and extension points")
     pl.add_argument("--output", choices=("table", "json"), default="table")
     comp = sub.add_parser("completion", help="print a shell completion script (bash)")
@@ -168,6 +183,8 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             return scenario_cli.run(args, out, err)
         if args.command == "config":
             return _config_view(args, out)
+        if args.command == "serve-extender":
+            return _serve_extender(args, err)
         if args.command == "completion":
             from scheduling_framework.cli_help import bash_completion
 
@@ -313,6 +330,30 @@ def _dump_yaml(doc: Any, out: TextIO) -> None:
 
     dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # the C emitter: big clusters dump fast
     yaml.dump(doc, out, Dumper=dumper, sort_keys=False, default_flow_style=False)
+
+
+# --- serve-extender ---------------------------------------------------------------------------
+
+
+def _serve_extender(args: argparse.Namespace, err: TextIO) -> int:
+    """Serve until SIGTERM / SIGINT; one log line per request on stderr."""
+    import logging
+
+    from scheduling_framework.extender.server import serve
+
+    logger = logging.getLogger("scheduling_framework.extender.server")
+    handler = logging.StreamHandler(err)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    try:
+        serve(args.config, address=args.address, profile=args.profile, tls_cert=args.tls_cert,
+              tls_key=args.tls_key, cluster=args.cluster, request_timeout=args.request_timeout,
+              max_request_bytes=args.max_request_bytes)
+    finally:
+        logger.removeHandler(handler)
+    return EXIT_OK
 
 
 # --- config view / plugins ---------------------------------------------------------------------

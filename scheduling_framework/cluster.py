@@ -12,7 +12,14 @@ from scheduling_framework._input import STDIN, check_size, load_yaml_documents, 
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
-from scheduling_framework.errors import InputError, ManifestError, ManifestValidationError, brief_str
+from scheduling_framework.api.validation import validate_node, validate_pod
+from scheduling_framework.errors import (
+    InputError,
+    ManifestError,
+    ManifestValidationError,
+    ValidationError,
+    brief_str,
+)
 from scheduling_framework.warning_list import Warnings
 
 # Kinds something in the scheduler reads (plugins, admission, workload expansion). Objects of other kinds
@@ -63,11 +70,13 @@ def _flatten(docs: Iterable[Any]) -> Iterable[tuple[str, Any]]:
             yield f"document {i + 1}", d
 
 
-def cluster_from_documents(docs: Iterable[Any]) -> Cluster:
+def cluster_from_documents(docs: Iterable[Any], *, validate: bool = True) -> Cluster:
     """Parse manifests into a Cluster.
 
     Raises ManifestValidationError listing every problem found (each naming the document, the object and
-    the field path): malformed objects, and pods or nodes that share a name or a uid.
+    the field path): malformed objects, Pods and Nodes that fail API validation (``api.validation``), and
+    pods or nodes that share a name or a uid. ``validate=False`` skips API validation (not the duplicate
+    checks): for test tables that build objects the API server would refuse, as upstream's unit tests do.
     """
     c = Cluster()
     errors: list[str] = []
@@ -85,7 +94,7 @@ def cluster_from_documents(docs: Iterable[Any]) -> Cluster:
             elif kind == "Pod":
                 c.pods.append(Pod.from_dict(d))
                 pod_where.append(where)
-            elif kind in _DRA_PARSERS:
+            elif isinstance(kind, str) and kind in _DRA_PARSERS:
                 # Parsed strictly once so that a malformed DRA object is refused at load, naming the field.
                 _DRA_PARSERS[kind](d)
                 c.objects.append(KubeObject.from_dict(d))
@@ -95,6 +104,13 @@ def cluster_from_documents(docs: Iterable[Any]) -> Cluster:
                 raise ManifestError("object", "Required value: kind is required", "kind")
         except ManifestError as e:
             errors.append(str(ManifestError(f"{where}: {e.obj}", e.detail, e.path)))
+        except ValidationError as e:  # a parser that does not name the object: name it here
+            errors.append(f"{where}: {kind}: {e}")
+    if validate:
+        for n, where in zip(c.nodes, node_where, strict=True):
+            errors.extend(f"{where}: Node {n.name}: {e}" for e in validate_node(n))
+        for p, where in zip(c.pods, pod_where, strict=True):
+            errors.extend(f"{where}: Pod {p.key}: {e}" for e in validate_pod(p))
     errors.extend(_duplicates(c, pod_where, node_where))
     if errors:
         raise ManifestValidationError(errors)

@@ -26,7 +26,9 @@ from scheduling_framework.api.pod import Pod
 from scheduling_framework.cache import Cache
 from scheduling_framework.config import KubeSchedulerConfiguration, expand_profile, resolve_config
 from scheduling_framework.cycle_state import CycleState
-from scheduling_framework.errors import ConfigError, PluginError, SchedulerBusyError
+from scheduling_framework.errors import ConfigError, PluginError, SchedulerBusyError, SchedulingFrameworkError
+from scheduling_framework.extender.client import HTTPExtender, build_extenders, ignored_resources
+from scheduling_framework.extender.config import apply_ignored_resources
 from scheduling_framework.interfaces import QueuedPodInfo
 from scheduling_framework.node_info import PodInfo
 from scheduling_framework.queue import (
@@ -188,13 +190,18 @@ class Scheduler:
         self._binder = _InMemoryBinder(self, binder)
         self.profiles: dict[str, Framework] = {}
         self._algorithms: dict[str, Algorithm] = {}
+        # The configuration's extenders, shared by every profile (empty without ``extenders:``).
+        self.extenders: list[HTTPExtender] = build_extenders(self.config)
+        self._binders = [e for e in self.extenders if e.is_binder()]
+        ignored = ignored_resources(self.config)
         for prof in self.config.profiles:
-            eff = expand_profile(prof, self.registry.points_of)
+            eff = apply_ignored_resources(expand_profile(prof, self.registry.points_of), ignored)
             fwk = Framework(eff, self.registry, snapshot=self.snapshot, objects=self.objects,
                             parallelism=self.config.parallelism,
                             percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
                             binder=self._binder, nominator=self.nominator, rng=self.rng,
-                            pod_deleter=self.delete_pod, feature_gates=self.config.feature_gates)
+                            pod_deleter=self.delete_pod, extenders=self.extenders,
+                            feature_gates=self.config.feature_gates)
             fwk.nomination_cleared = self._nomination_cleared
             if isinstance(self.clock, VirtualClock):
                 fwk.permit_clock = self.clock  # Permit timeouts pass on the virtual clock, as backoffs do
@@ -223,6 +230,8 @@ class Scheduler:
         # The pod whose PostFilter (preemption) is running: the pods deleted meanwhile are its victims.
         self._preemptor: PodResult | None = None
         self.warnings = Warnings()
+        for ext in self.extenders:
+            ext.warnings = self.warnings  # failures skipped as kube-scheduler skips them are reported
         self.warnings.extend(self.config.feature_gates.warnings())  # gates set without effect here
         self._admission: Admission | None = None  # built from the PriorityClasses on first use
 
@@ -687,7 +696,8 @@ class Scheduler:
             if st is None:
                 st = fwk.run_pre_bind_plugins(state, assumed, host)
             if st is None:
-                bst = fwk.run_bind_plugins(state, assumed, host)
+                ext_st = self._extenders_binding(assumed, host) if self._binders else None
+                bst = ext_st if ext_st is not None else fwk.run_bind_plugins(state, assumed, host)
                 if bst.code == Code.SKIP:
                     st = Status(Code.ERROR, f"no bind plugin bound pod {assumed.key}")
                 elif not bst.is_success():
@@ -718,6 +728,22 @@ class Scheduler:
             if r.claims is not None:
                 r.claims = claim_summaries(assumed, self.objects.get)
         fwk.run_post_bind_plugins(state, assumed, host)
+
+    def _extenders_binding(self, pod: Pod, host: str) -> Status | None:
+        """The first interested binder extender binds the pod (before any bind plugin, as upstream); an
+        ignorable one that fails is skipped. None when no extender bound it."""
+        for ext in self._binders:
+            if not ext.is_interested(pod):
+                continue
+            try:
+                ext.bind(pod, host)
+            except SchedulingFrameworkError as e:
+                if ext.is_ignorable():
+                    ext.note_skipped("bind", e)
+                    continue
+                return Status(Code.ERROR, str(e), plugin=ext.name)
+            return Status(Code.SUCCESS)
+        return None
 
     def _resolvable_by_forget(self, qpi: QueuedPodInfo) -> bool:
         return self._failure_kind.get(qpi.pod.uid, _FAILED_FILTER) == _FAILED_FILTER

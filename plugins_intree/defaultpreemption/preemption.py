@@ -22,6 +22,7 @@ import attrs
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.selectors import LabelSelector
 from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.errors import SchedulingFrameworkError
 from scheduling_framework.interfaces import PostFilterResult
 from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.runtime.algorithm import Diagnosis, FitError
@@ -253,6 +254,11 @@ class Evaluator:
             fit_error = FitError(pod, len(all_nodes), diagnosis)
             return PostFilterResult(""), Status(Code.UNSCHEDULABLE, fit_error.message())
 
+        if getattr(self.handle, "extenders", ()):
+            candidates, st = self.call_extenders(pod, candidates)
+            if st is not None:
+                return None, st
+
         best = self.select_candidate(candidates)
         if best is None or not best.name:
             return None, Status(Code.UNSCHEDULABLE, ERR_NO_CANDIDATE)
@@ -313,6 +319,37 @@ class Evaluator:
                 errs.append(st.message())
             statuses[ni.name] = st
         return non_violating + violating, statuses, aggregate_message(errs) if errs else ""
+
+    def call_extenders(self, pod: Pod, candidates: Sequence[Candidate]) -> tuple[list[Candidate], Status | None]:
+        """Let each interested extender with a preempt verb narrow the candidates and their victims, in
+        order (upstream callExtenders). An error, or a kept node without victims, fails preemption with an
+        Error status unless the extender is ignorable (then it is skipped, or the node dropped)."""
+        victims_map: dict[str, Any] = dict(self.interface.candidates_to_victims_map(candidates))
+        if not victims_map:
+            return list(candidates), None
+        snapshot = self.handle.snapshot
+        for ext in self.handle.extenders:
+            if not ext.supports_preemption() or not ext.is_interested(pod):
+                continue
+            try:
+                got = ext.process_preemption(pod, victims_map, snapshot)
+            except SchedulingFrameworkError as e:
+                if ext.is_ignorable():
+                    ext.note_skipped("preempt", e)
+                    continue
+                return [], Status(Code.ERROR, str(e), plugin=ext.name)
+            narrowed: dict[str, Any] = {}
+            for node_name, (pods, violations) in got.items():
+                if not pods:
+                    if ext.is_ignorable():
+                        continue
+                    return [], Status(Code.ERROR, f'expected at least one victim pod on node "{node_name}"',
+                                      plugin=ext.name)
+                narrowed[node_name] = Victims(tuple(pods), violations)
+            victims_map = narrowed
+            if not victims_map:
+                break
+        return [Candidate(name, v) for name, v in victims_map.items()], None
 
     # selection -----------------------------------------------------------------------------------
     def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:

@@ -46,11 +46,7 @@ def as_int(value: Any, path: str, default: int = 0) -> int:
         raise ValidationError(f"expected an integer, got {brief(value)}", path)
     if isinstance(value, int):
         return value
-    if isinstance(value, str):
-        try:
-            return int(value)
-        except ValueError:
-            pass
+    # A string is refused, as the API server's decoder refuses "80" for an integer field.
     if isinstance(value, float) and value.is_integer():
         return int(value)
     raise ValidationError(f"expected an integer, got {brief(value)}", path)
@@ -65,8 +61,7 @@ def as_bool(value: Any, path: str, default: bool = False) -> bool:
         return default
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
+    # "false" (a string) is refused, never read as a boolean: bool("false") is True.
     raise ValidationError(f"expected a boolean, got {brief(value)}", path)
 
 

@@ -89,6 +89,10 @@ class Node(MetadataAccessors):
     def to_dict(self) -> dict[str, Any]:
         return copy.deepcopy(dict(self._raw))
 
+    def raw_manifest(self) -> Mapping[str, Any]:
+        """The manifest itself, not a copy: read it, never change it (``to_dict()`` gives a copy)."""
+        return self._raw
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Node):
             return NotImplemented

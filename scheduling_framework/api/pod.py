@@ -10,6 +10,7 @@ from typing import Any
 import attrs
 
 from scheduling_framework.api._parse import (
+    as_bool,
     as_int,
     as_list,
     as_map,
@@ -60,13 +61,14 @@ class ResourceRequirements:
     claims: tuple[ResourceClaimRef, ...] = ()
 
     @classmethod
-    def from_dict(cls, d: Any, path: str) -> ResourceRequirements:
+    def from_dict(cls, d: Any, path: str, *, default_requests: bool = True) -> ResourceRequirements:
         m = as_map(d, path)
         limits = resource_list(m.get("limits"), f"{path}.limits")
         requests = resource_list(m.get("requests"), f"{path}.requests")
-        # API defaulting: a limit with no request sets the request to the limit.
-        for k, q in limits.items():
-            requests.setdefault(k, q)
+        if default_requests:
+            # API defaulting (a container's resources): a limit with no request sets the request to the limit.
+            for k, q in limits.items():
+                requests.setdefault(k, q)
         claims = tuple(ResourceClaimRef.from_dict(c, f"{path}.claims[{i}]")
                        for i, c in enumerate(as_list(m.get("claims"), f"{path}.claims")))
         return cls(requests, limits, claims)
@@ -357,7 +359,7 @@ class PodSpec:
                                 f"{path}.schedulingGates[{i}].name"))
         vols = tuple(Volume.from_dict(v, f"{path}.volumes[{i}]")
                      for i, v in enumerate(as_list(m.get("volumes"), f"{path}.volumes")))
-        host_network = bool(m.get("hostNetwork", False))
+        host_network = as_bool(m.get("hostNetwork"), f"{path}.hostNetwork")
         if host_network:
             # API defaulting: with host networking, a port's hostPort defaults to its containerPort.
             containers = tuple(_default_host_ports(c) for c in containers)
@@ -376,7 +378,8 @@ class PodSpec:
             containers=containers,
             init_containers=inits,
             overhead=resource_list(m.get("overhead"), f"{path}.overhead"),
-            resources=None if res is None else ResourceRequirements.from_dict(res, f"{path}.resources"),
+            resources=None if res is None else _default_pod_requests(
+                ResourceRequirements.from_dict(res, f"{path}.resources", default_requests=False), containers, inits),
             node_name=as_str(m.get("nodeName"), f"{path}.nodeName"),
             node_selector=str_map(m.get("nodeSelector"), f"{path}.nodeSelector"),
             affinity=None if aff is None else Affinity.from_dict(aff, f"{path}.affinity"),
@@ -391,6 +394,28 @@ class PodSpec:
             host_network=host_network,
             resource_claims=rclaims,
         )
+
+
+def _default_pod_requests(res: ResourceRequirements, containers: tuple[Container, ...],
+                          inits: tuple[Container, ...]) -> ResourceRequirements:
+    """API defaulting of pod-level requests (``defaultPodRequests``), done only when pod-level limits are set.
+
+    A missing cpu / memory request becomes what the containers request altogether (after their own
+    defaulting), when they request it; any supported pod-level resource still missing takes its limit.
+    """
+    if not res.limits:
+        return res
+    from scheduling_framework.api.resources import aggregate_spec_requests, is_supported_pod_level_resource
+
+    requests = dict(res.requests)
+    aggregated = aggregate_spec_requests(PodSpec(containers=containers, init_containers=inits))
+    for k, q in aggregated.items():
+        if k not in requests and k in ("cpu", "memory"):
+            requests[k] = q
+    for k, q in res.limits.items():
+        if k not in requests and is_supported_pod_level_resource(k):
+            requests[k] = q
+    return attrs.evolve(res, requests=requests)
 
 
 def _default_host_ports(c: Container) -> Container:

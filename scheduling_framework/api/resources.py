@@ -7,9 +7,11 @@ needs the maximum of those stages; pod-level requests (cpu, memory, hugepages) o
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
-from scheduling_framework.api.pod import Pod
+from scheduling_framework.api.names import is_qualified_name
+from scheduling_framework.api.pod import Pod, PodSpec
 from scheduling_framework.api.quantity import Quantity
 
 CPU = "cpu"
@@ -62,12 +64,17 @@ def pod_level_requests_set(pod: Pod) -> bool:
 
 
 def aggregate_container_requests(pod: Pod, non_missing: Mapping[str, Quantity] | None = None) -> ResourceList:
+    return aggregate_spec_requests(pod.spec, non_missing)
+
+
+def aggregate_spec_requests(spec: PodSpec, non_missing: Mapping[str, Quantity] | None = None) -> ResourceList:
+    """What the containers of ``spec`` request altogether (the pod-level defaulting needs it before a Pod exists)."""
     reqs: ResourceList = {}
-    for c in pod.spec.containers:
+    for c in spec.containers:
         _add(reqs, _with_defaults(c.resources.requests, non_missing))
     sidecars: ResourceList = {}
     init_peak: ResourceList = {}
-    for ic in pod.spec.init_containers:
+    for ic in spec.init_containers:
         creqs = _with_defaults(ic.resources.requests, non_missing)
         if ic.is_restartable:
             _add(reqs, creqs)
@@ -133,12 +140,15 @@ def is_attachable_volume_resource_name(name: str) -> bool:
     return name.startswith("attachable-volumes-")
 
 
+@functools.lru_cache(maxsize=1024)
 def is_extended_resource_name(name: str) -> bool:
+    """Not native, and a valid qualified name once prefixed with ``requests.`` (the quota name it gets).
+
+    Cached: plugins ask for the same few names once per pod and node.
+    """
     if is_native_resource(name) or name.startswith("requests."):
         return False
-    # The name must be a valid qualified name once prefixed with "requests.".
-    prefix, _, rest = name.partition("/")
-    return bool(prefix) and bool(rest) and "/" not in rest and len(rest) <= 63
+    return not is_qualified_name("requests." + name)
 
 
 def is_scalar_resource_name(name: str) -> bool:

@@ -6,6 +6,7 @@ Kept apart from the Scheduler so embedders (placement queries, what-if tools) ru
 from __future__ import annotations
 
 import random
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
@@ -22,6 +23,10 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 0  # 0 = adaptive (50% - nodes/125, at least 5%)
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
 ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+#: The name recorded among a pod's unschedulable plugins when extenders rejected nodes (upstream ExtenderName).
+EXTENDER_NAME = "Extender"
+#: Extender scores (0..MaxExtenderPriority=10) are scaled to the framework's 0..MAX_NODE_SCORE range.
+EXTENDER_SCORE_SCALE = 100 // 10
 
 
 def _randbelow_is_randrange() -> bool:
@@ -177,6 +182,10 @@ class Algorithm:
         self.rng = rng if rng is not None else random.Random()
         self.next_start_node_index = 0
         self.global_percentage = global_percentage_of_nodes_to_score
+        # The configuration's extenders (empty without ``extenders:``: every extender step is skipped).
+        self.extenders: tuple[Any, ...] = tuple(getattr(framework, "extenders", ()))
+        self._extender_filters = any(e.is_filter() for e in self.extenders)
+        self._extender_prioritizers = any(e.is_prioritizer() for e in self.extenders)
 
     def schedule_pod(self, state: CycleState, pod: Pod, explain: bool = False) -> ScheduleResult:
         """Filter + score + select. Raises FitError (no node fits) or CycleError (a plugin erred)."""
@@ -192,6 +201,8 @@ class Algorithm:
                                   diagnosis=diagnosis)
         detail = ScoreDetail() if explain else None
         names, totals, columns = self._prioritize(state, pod, feasible, detail)
+        if self.extenders:
+            totals = self._add_extender_scores(pod, feasible, names, totals, columns, detail)
         host = self._select(names, totals)
         result = ScheduleResult(host, evaluated, len(feasible), None, detail, list(names), diagnosis)
         result._columns = (names, totals, columns)
@@ -229,6 +240,12 @@ class Algorithm:
         feasible = self._find_nodes_that_pass_filters(state, pod, diagnosis, nodes, explain=explain)
         processed = len(feasible) + len(diagnosis.node_to_status)
         self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
+        if self.extenders and feasible:
+            before = len(feasible)
+            feasible = self._find_nodes_that_pass_extenders(pod, feasible, diagnosis)
+            if len(feasible) != before:
+                # Extenders have no queueing hints: any cluster event may make the pod schedulable.
+                diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
         return feasible, diagnosis
 
     def _evaluate_nominated_node(self, state: CycleState, pod: Pod, node_name: str,
@@ -236,7 +253,13 @@ class Algorithm:
         ni = self.fwk.snapshot.node_info_map.get(node_name)
         if ni is None or ni.node is None:
             return []
-        return self._find_nodes_that_pass_filters(state, pod, diagnosis, [ni], all_of_them=True)
+        feasible = self._find_nodes_that_pass_filters(state, pod, diagnosis, [ni], all_of_them=True)
+        if self.extenders and feasible:
+            try:
+                feasible = self._find_nodes_that_pass_extenders(pod, feasible, diagnosis)
+            except CycleError:
+                return []  # upstream logs the error and evaluates every node instead
+        return feasible
 
     def _find_nodes_that_pass_filters(self, state: CycleState, pod: Pod, diagnosis: Diagnosis,
                                       nodes: Sequence[NodeInfo], all_of_them: bool = False,
@@ -250,8 +273,9 @@ class Algorithm:
             return []
         to_find = n if all_of_them else num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, n,
                                                                     self.global_percentage)
-        if not all_of_them and not fwk.has_score_plugins():
-            to_find = 1  # nothing will rank the nodes: the first feasible one is the answer (as upstream)
+        if (not all_of_them and not fwk.has_score_plugins() and not self._extender_prioritizers
+                and not self._extender_filters):
+            to_find = 1  # nothing will rank or narrow the nodes: the first feasible one is the answer (as upstream)
         start = 0 if all_of_them else self.next_start_node_index
         if not fwk.has_filter_plugins():
             chosen = [nodes[(start + i) % n] for i in range(to_find)]
@@ -297,25 +321,93 @@ class Algorithm:
                 diagnosis.explained[ni.name] = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
         return feasible
 
+    # extenders -------------------------------------------------------------------------------
+    def _find_nodes_that_pass_extenders(self, pod: Pod, feasible: list[NodeInfo],
+                                        diagnosis: Diagnosis) -> list[NodeInfo]:
+        """Each interested extender, in order, filters what the previous ones kept (upstream
+        findNodesThatPassExtenders). Nodes it fails get its message as their status, attributed to it;
+        an error skips an ignorable extender and ends the cycle (CycleError) otherwise."""
+        statuses = diagnosis.node_to_status
+        for ext in self.extenders:
+            if not feasible:
+                break
+            if not ext.is_interested(pod):
+                continue
+            try:
+                feasible, failed, unresolvable = ext.filter(pod, feasible)
+            except SchedulingFrameworkError as e:
+                if ext.is_ignorable():
+                    ext.note_skipped("filter", e)
+                    continue
+                raise CycleError(Status(Code.ERROR, str(e), plugin=ext.name)) from None
+            for node, msg in unresolvable.items():
+                statuses[node] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg, plugin=ext.name)
+            for node, msg in failed.items():
+                if node not in unresolvable:
+                    statuses[node] = Status(Code.UNSCHEDULABLE, msg, plugin=ext.name)
+        return feasible
+
+    def _add_extender_scores(self, pod: Pod, nodes: Sequence[NodeInfo], names: list[str], totals: list[int],
+                             columns: list[tuple[str, list[int], int]], detail: ScoreDetail | None) -> list[int]:
+        """Add each interested prioritizer's score x weight x 10 to the totals (upstream prioritizeNodes);
+        a prioritize error only drops that extender's scores, as upstream does, and becomes a warning."""
+        exts = [e for e in self.extenders if e.is_prioritizer() and e.is_interested(pod)]
+        if not exts:
+            return totals
+        results: list[Any] = [None] * len(exts)
+
+        def call(i: int) -> None:
+            try:
+                results[i] = exts[i].prioritize(pod, nodes)
+            except SchedulingFrameworkError as e:
+                exts[i].note_skipped("prioritize", e)
+
+        if len(exts) == 1:
+            call(0)
+        else:  # upstream asks the prioritizers concurrently
+            threads = [threading.Thread(target=call, args=(i,), daemon=True) for i in range(1, len(exts))]
+            for t in threads:
+                t.start()
+            call(0)
+            for t in threads:
+                t.join()
+        index = {n: i for i, n in enumerate(names)}
+        totals = list(totals)
+        for ext, res in zip(exts, results, strict=True):
+            if res is None:
+                continue
+            host_scores, weight = res
+            raw = [0] * len(names)
+            for hp in host_scores:
+                i = index.get(hp.host)
+                if i is not None:
+                    raw[i] += hp.score
+            scaled = [s * EXTENDER_SCORE_SCALE for s in raw]
+            for i, s in enumerate(scaled):
+                totals[i] += s * weight
+            columns.append((ext.name, scaled, weight))
+            if detail is not None:
+                detail.plugins.append(ext.name)
+                detail.raw[ext.name] = raw
+                detail.normalized[ext.name] = scaled
+                detail.weights[ext.name] = weight
+        return totals
+
     # scoring ---------------------------------------------------------------------------------
     def prioritize_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo],
                          detail: ScoreDetail | None = None) -> list[NodePluginScores]:
-        fwk = self.fwk
-        if not fwk.has_score_plugins():
-            return [NodePluginScores(ni.name, [], 1) for ni in nodes]
-        st = fwk.run_pre_score_plugins(state, pod, nodes)
-        if st is not None and st.code != Code.SUCCESS:
-            raise CycleError(st)
-        scores, st = fwk.run_score_plugins(state, pod, nodes, detail)
-        if st is not None and st.code != Code.SUCCESS:
-            raise CycleError(st)
-        return scores
+        """Each node's score plugin and extender scores and their total (upstream prioritizeNodes)."""
+        names, totals, columns = self._prioritize(state, pod, nodes, detail)
+        if self.extenders:
+            totals = self._add_extender_scores(pod, nodes, names, totals, columns, detail)
+        from_columns = NodePluginScores._from_columns
+        return [from_columns(names[i], columns, i, totals[i]) for i in range(len(names))]
 
     def _prioritize(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo],
                     detail: ScoreDetail | None = None) -> ScoreColumns:
         """:meth:`prioritize_nodes` as (names, totals, per-plugin columns): no object per node."""
         fwk = self.fwk
-        if not fwk.has_score_plugins():
+        if not fwk.has_score_plugins() and not self.extenders:
             return [ni.name for ni in nodes], [1] * len(nodes), []
         st = fwk.run_pre_score_plugins(state, pod, nodes)
         if st is not None and st.code != Code.SUCCESS:

@@ -314,7 +314,7 @@ class Framework:
                  parallelism: int = 16, percentage_of_nodes_to_score: int | None = None,
                  binder: Any = None, event_recorder: Any = None,
                  nominator: Nominator | None = None, rng: random.Random | None = None,
-                 pod_deleter: Callable[[Pod], None] | None = None,
+                 pod_deleter: Callable[[Pod], None] | None = None, extenders: Sequence[Any] = (),
                  feature_gates: FeatureGates | None = None) -> None:
         self.profile = profile
         # The release this profile follows and its feature gates; plugins read both from the handle.
@@ -341,6 +341,9 @@ class Framework:
         self.pod_deleter = pod_deleter
         # Called when a pending pod loses its nominated node (the embedding scheduler updates its queue).
         self.nomination_cleared: Callable[[Pod], None] | None = None
+        # The configuration's scheduler extenders (HTTPExtender), shared by every profile as upstream; the
+        # preemption plugin reads them through the handle.
+        self.extenders: tuple[Any, ...] = tuple(extenders)
         self.plugins: dict[str, Any] = {}
         self.score_weights: dict[str, int] = {}
         self._points: dict[str, list[Any]] = {p: [] for p in POINT_METHODS}
@@ -361,6 +364,12 @@ class Framework:
         if prof is None:
             raise ConfigError(f"profile {profile_name!r} not found")
         eff = expand_profile(prof, reg.points_of)
+        if "extenders" not in kwargs:
+            from scheduling_framework.extender.client import build_extenders, ignored_resources
+            from scheduling_framework.extender.config import apply_ignored_resources
+
+            kwargs["extenders"] = build_extenders(cfg)
+            eff = apply_ignored_resources(eff, ignored_resources(cfg))
         kwargs.setdefault("parallelism", cfg.parallelism)
         kwargs.setdefault("percentage_of_nodes_to_score", cfg.percentage_of_nodes_to_score)
         kwargs.setdefault("feature_gates", cfg.feature_gates)

@@ -27,6 +27,9 @@ def add_parsers(sub: Any) -> None:
                        epilog=REPLAY_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("scenario", help="scenario YAML (kind: Scenario; see docs/scenarios.md)")
     r.add_argument("--output", choices=("table", "json"), default="table")
+    from scheduling_framework.cli import add_release_flags
+
+    add_release_flags(r)  # override the scenario's kubernetesVersion / featureGates
     s = sub.add_parser("sweep", help="run a matrix of scenarios in parallel and aggregate one row per scenario",
                        epilog=SWEEP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("sweep", help="sweep YAML (kind: Sweep; see docs/scenarios.md)")
@@ -54,8 +57,12 @@ def _table(head: list[str], rows: list[list[str]]) -> str:
 
 def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from scheduling_framework.scenario import load_scenario, run_scenario
+    from scheduling_framework.scenario.model import with_release
 
-    result = run_scenario(load_scenario(args.scenario))
+    sc = load_scenario(args.scenario)
+    if args.kubernetes_version is not None or args.feature_gates is not None:
+        sc = with_release(sc, args.kubernetes_version, args.feature_gates)
+    result = run_scenario(sc)
     if args.output == "json":
         json.dump(result.to_dict(), out, indent=2)
         out.write("\n")

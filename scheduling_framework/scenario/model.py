@@ -10,6 +10,8 @@ Schema (``kind: Scenario``)::
     seed: int                       # tie-breaking seed (default 0)
     cluster: PATH | [manifests]     # optional starting cluster (a kubectl dump, a List, or manifests)
     config: PATH | {KubeSchedulerConfiguration} | null
+    kubernetesVersion: "1.N"        # optional; the release whose scheduler to follow (default the newest)
+    featureGates: {NAME: bool}      # optional; gates of that release (docs/versions.md)
     templates:
       nodes: {NAME: Node manifest}
       pods:  {NAME: Pod manifest}
@@ -83,6 +85,9 @@ class Scenario:
     node_templates: Mapping[str, Mapping[str, Any]]
     pod_templates: Mapping[str, Mapping[str, Any]]
     steps: tuple[Step, ...]
+    #: the Kubernetes release whose behaviour to follow (None: the newest) and gate overrides
+    kubernetes_version: str | None = None
+    feature_gates: Mapping[str, bool] | None = None
 
 
 def load_scenario(path: str | os.PathLike[str]) -> Scenario:
@@ -101,7 +106,8 @@ def scenario_from_dict(doc: Mapping[str, Any], base_dir: str = ".", source: str 
     problems: list[str] = []
     if not isinstance(doc, Mapping):
         raise ScenarioError(source, [f"expected a mapping, got {type(doc).__name__}"])
-    known = {"apiVersion", "kind", "name", "seed", "cluster", "config", "templates", "steps"}
+    known = {"apiVersion", "kind", "name", "seed", "cluster", "config", "templates", "steps", "kubernetesVersion",
+             "featureGates"}
     for k in doc:
         if k not in known:
             problems.append(f"{k}: Unsupported field (expected one of {', '.join(sorted(known))})")
@@ -114,12 +120,42 @@ def scenario_from_dict(doc: Mapping[str, Any], base_dir: str = ".", source: str 
         name = default_name
     seed = _int(doc.get("seed", 0), "seed", problems, minimum=0)
     cluster = _cluster(doc.get("cluster"), base_dir, problems)
-    config = _config(doc.get("config"), base_dir, problems)
+    release, gates = _release(doc.get("kubernetesVersion"), doc.get("featureGates"), problems)
+    config = _config(doc.get("config"), base_dir, problems, release, gates)
     node_t, pod_t = _templates(doc.get("templates", {}), problems)
     steps = _steps(doc.get("steps", []), node_t, pod_t, problems)
     if problems:
         raise ScenarioError(source, problems)
-    return Scenario(name, seed, cluster, config, node_t, pod_t, steps)
+    return Scenario(name, seed, cluster, config, node_t, pod_t, steps, release, gates)
+
+
+def with_release(sc: Scenario, kubernetes_version: str | None, feature_gates: str | None) -> Scenario:
+    """``sc`` following another release and/or other gates (the command line's overrides), validated."""
+    from scheduling_framework.config import load_config
+    from scheduling_framework.features import FeatureGates
+
+    fg = FeatureGates.for_release(kubernetes_version if kubernetes_version is not None else sc.kubernetes_version,
+                                  feature_gates if feature_gates is not None else sc.feature_gates)
+    if sc.config is not None:
+        load_config(sc.config, feature_gates=fg)
+    return attrs.evolve(sc, kubernetes_version=fg.release, feature_gates=dict(fg.overrides) or None)
+
+
+def _release(version: Any, gates: Any, problems: list[str]) -> tuple[str | None, Mapping[str, bool] | None]:
+    from scheduling_framework.features import FeatureGateError, FeatureGates
+
+    if version is not None and not isinstance(version, str):
+        problems.append(f'kubernetesVersion: Invalid value: {version!r}: expected a string such as "1.35"')
+        return None, None
+    if gates is not None and not isinstance(gates, Mapping):
+        problems.append("featureGates: Invalid value: expected a mapping of gate name to true/false")
+        return version, None
+    try:
+        fg = FeatureGates.for_release(version, gates)
+    except SchedulingFrameworkError as e:
+        problems.append(f"{'featureGates' if isinstance(e, FeatureGateError) else 'kubernetesVersion'}: {e}")
+        return None, None
+    return (fg.release if version is not None else None), (dict(fg.overrides) if gates else None)
 
 
 def _int(v: Any, path: str, problems: list[str], minimum: int = 0, maximum: int = MAX_COUNT) -> int:
@@ -169,7 +205,8 @@ def _cluster(v: Any, base_dir: str, problems: list[str]) -> tuple[Mapping[str, A
     return tuple(out)
 
 
-def _config(v: Any, base_dir: str, problems: list[str]) -> Mapping[str, Any] | None:
+def _config(v: Any, base_dir: str, problems: list[str], release: str | None = None,
+            gates: Mapping[str, bool] | None = None) -> Mapping[str, Any] | None:
     from scheduling_framework.config import load_config
     from scheduling_framework.scenario.io import read_yaml_mapping
 
@@ -185,7 +222,7 @@ def _config(v: Any, base_dir: str, problems: list[str]) -> Mapping[str, Any] | N
         problems.append("config: Invalid value: expected a file path or a KubeSchedulerConfiguration mapping")
         return None
     try:
-        load_config(v)
+        load_config(v, kubernetes_version=release, feature_gates=gates)
     except SchedulingFrameworkError as e:
         problems.append(f"config: {e}")
         return None

@@ -109,7 +109,8 @@ class _Replay:
     def __init__(self, sc: Scenario) -> None:
         self.sc = sc
         cluster = cluster_from_documents(sc.cluster)
-        sched = _TimedScheduler(dict(sc.config) if sc.config is not None else None, seed=sc.seed)
+        sched = _TimedScheduler(dict(sc.config) if sc.config is not None else None, seed=sc.seed,
+                                kubernetes_version=sc.kubernetes_version, feature_gates=sc.feature_gates)
         sched.cycle_ms = []
         self.sched = sched
         self.warnings = cluster.warnings

@@ -176,6 +176,8 @@ class Simulator:
         self._last_index = 0
         #: what building this simulator ignored or assumed (see scheduling_framework.warning_list)
         self.warnings = Warnings()
+        for ext in self.framework.extenders:
+            ext.warnings = self.warnings  # extender failures skipped as kube-scheduler skips them
         self.warnings.extend(self.config.feature_gates.warnings())  # gates set without effect here
         self._admission: Admission | None = None
         self._admitted: dict[str, tuple[Pod, Pod, str]] = {}
@@ -218,6 +220,8 @@ class Simulator:
                   objects=cluster.objects, kubernetes_version=kubernetes_version, feature_gates=feature_gates)
         warnings.extend(sim.warnings)
         sim.warnings = warnings
+        for ext in sim.framework.extenders:
+            ext.warnings = warnings
         sim._admission = adm
         return sim
 

@@ -243,14 +243,30 @@ def test_pod_level_request_defaults_to_limit_when_containers_request_nothing() -
     assert same(pod_requests(p), rl(cpu="4", memory="1Gi"))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: ResourceRequirements.from_dict defaults pod-level requests to pod-level limits unconditionally; "
-    "upstream defaultPodRequests (pkg/apis/core/v1/defaults.go) defaults cpu/memory pod-level requests to the "
-    "aggregated container requests when containers set them (cpu 1 here, not the 4-cpu limit)"))
+# pkg/apis/core/v1/defaults.go defaultPodRequests: cpu/memory requests default to what the containers request.
 def test_pod_level_request_defaults_to_aggregated_container_requests() -> None:
     p = pod([ctr(cpu("1")), ctr({"memory": "1Gi"}, name="c2")],
             resources={"limits": {"cpu": "4", "memory": "8Gi"}})
     assert same(pod_requests(p), rl(cpu="1", memory="1Gi"))
+
+
+@pytest.mark.parametrize(("containers", "init", "resources", "want"), [
+    pytest.param([ctr(limits={"cpu": "2"})], None, {"limits": {"cpu": "4"}}, {"cpu": "2"},
+                 id="container-limit-defaults-its-request-first"),
+    pytest.param([ctr(cpu("1"))], [ctr(cpu("3"), name="i")], {"limits": {"cpu": "4", "memory": "1Gi"}},
+                 {"cpu": "3", "memory": "1Gi"}, id="init-container-peak-counts"),
+    pytest.param([ctr(cpu("1"))], None, {"requests": {"cpu": "2"}, "limits": {"cpu": "4"}}, {"cpu": "2"},
+                 id="explicit-pod-request-kept"),
+    pytest.param([ctr({"ephemeral-storage": "1Gi"})], None, {"limits": {"ephemeral-storage": "2Gi", "cpu": "1"}},
+                 {"cpu": "1"}, id="unsupported-pod-level-resource-not-defaulted"),
+    pytest.param([ctr(cpu("1"))], None, {"requests": {"memory": "1Gi"}}, {"memory": "1Gi"},
+                 id="no-pod-limits-no-defaulting"),
+])
+def test_default_pod_requests(containers: list[dict[str, Any]], init: list[dict[str, Any]] | None,
+                              resources: dict[str, Any], want: dict[str, str]) -> None:
+    p = pod(containers, init=init, resources=resources)
+    assert p.spec.resources is not None
+    assert same(dict(p.spec.resources.requests), {k: Quantity.parse(v) for k, v in want.items()})
 
 
 # TestIsPodLevelResourcesSet / IsSupportedPodLevelResource
@@ -351,11 +367,10 @@ def test_pod_cpu_request_is_the_peak_of_its_lifecycle(case: tuple[Pod, list[int]
     pytest.param("example.com/foo", True, id="resource name outside of kubernetes.io domain without requests. prefix"),
     pytest.param("requests.foobar", False, id="requests.foobar"),
     pytest.param("c/d/", False, id="c/d/"),
-    pytest.param("example.com/gpu_", False, id="name-part-must-end-alphanumeric", marks=pytest.mark.xfail(
-        strict=True, reason="BUG: is_extended_resource_name does not apply IsQualifiedName to 'requests.' + name "
-                            "(name part regex, lowercase DNS-subdomain prefix); upstream rejects 'example.com/gpu_'")),
-    pytest.param("Example.com/gpu", False, id="prefix-must-be-lowercase-dns-subdomain", marks=pytest.mark.xfail(
-        strict=True, reason="BUG: is_extended_resource_name accepts a prefix that is not a DNS-1123 subdomain")),
+    pytest.param("example.com/gpu_", False, id="name-part-must-end-alphanumeric"),
+    pytest.param("Example.com/gpu", False, id="prefix-must-be-lowercase-dns-subdomain"),
+    pytest.param("example.com/" + "g" * 63, True, id="name-part-63-characters"),
+    pytest.param("example.com/" + "g" * 64, False, id="name-part-64-characters"),
 ])
 def test_is_extended_resource_name(name: str, want: bool) -> None:
     assert is_extended_resource_name(name) is want

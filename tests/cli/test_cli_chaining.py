@@ -159,3 +159,24 @@ def test_resulting_cluster_writes_the_nomination_of_a_pod_left_pending() -> None
     c = cluster_from_documents([node("n1"), pod("p")])
     doc = resulting_cluster(c, Run())  # type: ignore[arg-type]
     assert doc["items"][1]["status"]["nominatedNodeName"] == "n1"
+
+
+def test_yaml_output_carries_generated_claims_and_their_allocations(tmp_path: Path) -> None:
+    import re
+
+    page = (ROOT / "docs" / "dra.md").read_text().split("## Worked example", 1)[1]
+    cluster = tmp_path / "gpu.yaml"
+    cluster.write_text(re.findall(r"```yaml\n(.*?)```", page, re.S)[0])
+    code, text, _ = run("schedule", "--cluster", str(cluster), "--output", "yaml", "--seed", "1")
+    assert code == 0
+    items = yaml.safe_load(text)["items"]
+    claims = {i["metadata"]["name"]: i for i in items if i["kind"] == "ResourceClaim"}
+    bound = [i for i in items if i["kind"] == "Pod" and i["spec"].get("nodeName") and i["spec"].get("resourceClaims")]
+    assert bound and claims
+    for p in bound:  # each placed pod names its generated claim, which is in the file, allocated
+        for st in p["status"]["resourceClaimStatuses"]:
+            assert claims[st["resourceClaimName"]]["status"]["allocation"]["devices"]["results"]
+    again = tmp_path / "again.yaml"
+    again.write_text(text)
+    code, text2, _ = run("schedule", "--cluster", str(again), "--output", "yaml", "--seed", "1")
+    assert yaml.safe_load(text2) == yaml.safe_load(text)

@@ -140,7 +140,7 @@ def _check_id(row: list[str]) -> str:
 
 
 def test_behaviour_table_header_lists_every_release() -> None:
-    header = [line for line in _section("Behaviour by release").splitlines() if line.startswith("|")][0]
+    header = next(line for line in _section("Behaviour by release").splitlines() if line.startswith("|"))
     cells = [c.strip() for c in header.strip("|").split("|")]
     assert cells[1:-1] == list(SUPPORTED_RELEASES)
 
