@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cluster import Cluster
-from scheduling_framework.resource_claims import POD_CLAIM_NAME_ANNOTATION as GENERATED_CLAIM_ANNOTATION
 from scheduling_framework.resource_claims import RESOURCE_CLAIM
 
 if TYPE_CHECKING:
@@ -49,26 +48,6 @@ def resulting_cluster(cluster: Cluster, run: Scheduler) -> dict[str, Any]:
         if out is not None:
             items.append(out.to_dict())
     return {"apiVersion": "v1", "kind": "List", "items": items}
-
-
-def _objects_after(cluster: Cluster, store: Any) -> list[dict[str, Any]]:
-    """The other objects as the run left them: the run's version of each input object (a ResourceClaim
-    with its allocation), without the claims it deleted, then the objects it created (claims generated
-    from ResourceClaimTemplates)."""
-    out: list[dict[str, Any]] = []
-    seen: set[tuple[str, str, str]] = set()
-    for o in cluster.objects:
-        key = (o.kind, o.metadata.namespace, o.metadata.name)
-        seen.add(key)
-        now = store.get(*key)
-        if now is None and o.kind == "ResourceClaim" and GENERATED_CLAIM_ANNOTATION in o.metadata.annotations:
-            continue  # a generated claim whose pod went away: the controller deleted it
-        out.append((now or o).to_dict())
-    for kind in store.kinds():
-        for o in store.list(kind):
-            if (o.kind, o.metadata.namespace, o.metadata.name) not in seen:
-                out.append(o.to_dict())
-    return out
 
 
 def _pod_after(pod: Pod, cached: Pod | None, result: Any, evicted: bool) -> Pod | None:
