@@ -38,6 +38,11 @@ EXAMPLES: dict[str, str] = {
   scheduling-framework replay examples/scenarios/scale-down.yaml""",
     "sweep": """examples:
   scheduling-framework sweep examples/scenarios/node-sizes.yaml""",
+    "serve-extender": """examples:
+  scheduling-framework serve-extender --config plugins.yaml                        # http://127.0.0.1:8888
+  scheduling-framework serve-extender --config plugins.yaml --profile python-plugins \\
+      --address 0.0.0.0:8888 --tls-cert tls.crt --tls-key tls.key                # in a pod
+  scheduling-framework serve-extender --config plugins.yaml --cluster cluster.yaml # nodeCacheCapable""",
     "completion": """examples:
   source <(scheduling-framework completion bash)                      # this shell
   scheduling-framework completion bash > ~/.local/share/bash-completion/completions/scheduling-framework""",

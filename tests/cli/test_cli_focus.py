@@ -227,10 +227,22 @@ def test_capacity_bad_input(tmp_path: Path, pods: list[dict[str, Any]], argv: li
 # --- help and completion ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("argv", [[], ["schedule"], ["capacity"], ["config"], ["config", "view"], ["plugins"],
-                                  ["replay"], ["sweep"], ["completion"]],
-                         ids=["top", "schedule", "capacity", "config", "config-view", "plugins", "replay", "sweep",
-                              "completion"])
+def _commands() -> list[list[str]]:
+    from scheduling_framework.cli import _parser
+    from scheduling_framework.cli_help import _subparsers
+
+    found: list[list[str]] = []
+
+    def visit(p: Any, path: list[str]) -> None:
+        found.append(path)
+        for name, child in _subparsers(p).items():
+            visit(child, [*path, name])
+
+    visit(_parser(), [])
+    return found
+
+
+@pytest.mark.parametrize("argv", _commands(), ids=lambda a: " ".join(a) or "top")
 def test_every_help_has_examples(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*argv, "--help"]) == 0
     text = capsys.readouterr().out

@@ -387,3 +387,10 @@ def test_stop_closes_idle_kept_alive_connections_at_once() -> None:
     srv.stop()
     assert time.monotonic() - t0 < 5
     conn.close()
+
+
+def test_serve_extender_help_has_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    from scheduling_framework.cli import main
+
+    assert main(["serve-extender", "--help"]) == 0
+    assert "examples:\n  scheduling-framework serve-extender" in capsys.readouterr().out
