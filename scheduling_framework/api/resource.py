@@ -31,7 +31,8 @@ from scheduling_framework.api._parse import (
 from scheduling_framework.api.meta import MetadataAccessors, ObjectMeta, object_ref, reraise_for
 from scheduling_framework.api.quantity import Quantity
 from scheduling_framework.api.selectors import NodeSelector
-from scheduling_framework.errors import ManifestError, ValidationError
+from scheduling_framework.api.taints import toleration_dict
+from scheduling_framework.errors import ManifestError, ValidationError, brief_str
 
 GROUP = "resource.k8s.io"
 API_VERSION = "resource.k8s.io/v1"
@@ -167,7 +168,7 @@ class DeviceToleration:
         m = as_map(d, path)
         op = as_str(m.get("operator"), f"{path}.operator") or "Equal"
         if op not in DEVICE_TOLERATION_OPERATORS:
-            raise ValidationError(f'Unsupported value: "{op}": supported values: "Equal", "Exists"',
+            raise ValidationError(f'Unsupported value: "{brief_str(op)}": supported values: "Equal", "Exists"',
                                   f"{path}.operator")
         ts = m.get("tolerationSeconds")
         return cls(as_str(m.get("key"), f"{path}.key"), op, as_str(m.get("value"), f"{path}.value"),
@@ -175,13 +176,7 @@ class DeviceToleration:
                    None if ts is None else as_int(ts, f"{path}.tolerationSeconds"))
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"operator": self.operator}
-        for k, v in (("key", self.key), ("value", self.value), ("effect", self.effect)):
-            if v:
-                d[k] = v
-        if self.toleration_seconds is not None:
-            d["tolerationSeconds"] = self.toleration_seconds
-        return d
+        return toleration_dict(self)
 
     def tolerates(self, taint: DeviceTaint) -> bool:
         """resourceapi ToleratesTaint: empty key with Exists matches all keys, empty effect all effects."""
@@ -212,7 +207,8 @@ class DeviceTaint:
         m = as_map(d, path)
         effect = as_str(m.get("effect"), f"{path}.effect")
         if effect not in DEVICE_TAINT_EFFECTS:
-            raise ValidationError(f'Unsupported value: "{effect}": supported values: "NoExecute", "NoSchedule", "None"',
+            raise ValidationError(f'Unsupported value: "{brief_str(effect)}": supported values: "NoExecute", '
+                                  '"NoSchedule", "None"',
                                   f"{path}.effect")
         return cls(as_str(m.get("key"), f"{path}.key"), as_str(m.get("value"), f"{path}.value"), effect,
                    as_time(m.get("timeAdded"), f"{path}.timeAdded"))
@@ -550,7 +546,7 @@ class ExactDeviceRequest:
         m = as_map(d, path)
         mode = as_str(m.get("allocationMode"), f"{path}.allocationMode") or ALLOCATION_MODE_EXACT_COUNT
         if mode not in ALLOCATION_MODES:
-            raise ValidationError(f'Unsupported value: "{mode}": supported values: "All", "ExactCount"',
+            raise ValidationError(f'Unsupported value: "{brief_str(mode)}": supported values: "All", "ExactCount"',
                                   f"{path}.allocationMode")
         count_raw = m.get("count")
         count = as_int(count_raw, f"{path}.count", 1 if mode == ALLOCATION_MODE_EXACT_COUNT else 0)

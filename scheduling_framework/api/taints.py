@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -68,13 +68,7 @@ class Toleration:
                    as_opt_int(m.get("tolerationSeconds"), f"{path}.tolerationSeconds"))
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"operator": self.operator}
-        for k, v in (("key", self.key), ("value", self.value), ("effect", self.effect)):
-            if v:
-                d[k] = v
-        if self.toleration_seconds is not None:
-            d["tolerationSeconds"] = self.toleration_seconds
-        return d
+        return toleration_dict(self)
 
     def tolerates(self, taint: Taint) -> bool:
         """An empty effect tolerates every effect; an empty key with Exists tolerates every key."""
@@ -90,6 +84,30 @@ class Toleration:
         # Lt / Gt belong to the alpha TaintTolerationComparisonOperators feature, off by default:
         # such a toleration tolerates nothing (TaintToleration implements the gated comparison).
         return False
+
+
+class _TolerationFields(Protocol):
+    @property
+    def key(self) -> str: ...
+    @property
+    def operator(self) -> str: ...
+    @property
+    def value(self) -> str: ...
+    @property
+    def effect(self) -> str: ...
+    @property
+    def toleration_seconds(self) -> int | None: ...
+
+
+def toleration_dict(t: _TolerationFields) -> dict[str, Any]:
+    """The manifest of a pod or device toleration (the two share their fields and their serialization)."""
+    d: dict[str, Any] = {"operator": t.operator}
+    for k, v in (("key", t.key), ("value", t.value), ("effect", t.effect)):
+        if v:
+            d[k] = v
+    if t.toleration_seconds is not None:
+        d["tolerationSeconds"] = t.toleration_seconds
+    return d
 
 
 def tolerations_tolerate_taint(tolerations: Sequence[Toleration], taint: Taint) -> bool:

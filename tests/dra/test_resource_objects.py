@@ -255,3 +255,26 @@ def test_slice_round_trip(devices: list[dict[str, Any]]) -> None:
     again = ResourceSlice.from_dict(s.to_dict())
     assert [(d.name, d.attributes, {k: c.value for k, c in d.capacity.items()}) for d in again.spec.devices] == \
         [(d.name, d.attributes, {k: c.value for k, c in d.capacity.items()}) for d in s.spec.devices]
+
+
+LONG = "x" * 5000
+
+
+@pytest.mark.parametrize("field_path", [
+    ("DeviceToleration", {"operator": LONG}),
+    ("DeviceTaint", {"key": "k", "effect": LONG}),
+], ids=["toleration-operator", "taint-effect"])
+def test_unsupported_values_are_cut_short_in_messages(field_path: tuple[str, dict[str, Any]]) -> None:
+    import scheduling_framework.api.resource as res
+
+    cls_name, manifest = field_path
+    with pytest.raises(SchedulingFrameworkError) as e:
+        getattr(res, cls_name).from_dict(manifest, "spec")
+    assert len(str(e.value)) < 400 and "..." in str(e.value)
+
+
+def test_device_toleration_manifest_round_trips() -> None:
+    from scheduling_framework.api.resource import DeviceToleration
+
+    m = {"operator": "Exists", "key": "k", "effect": "NoSchedule", "tolerationSeconds": 3}
+    assert DeviceToleration.from_dict(m, "t").to_dict() == m
