@@ -357,19 +357,28 @@ def lookup_attribute(device: Device, driver: str, name: str) -> DeviceAttribute 
     return device.attributes.get(ident)
 
 
-class _MatchAttribute:
-    __slots__ = ("requests", "attribute", "value", "count")
+class _AttributeConstraint:
+    """A constraint over one attribute of the devices picked for some requests (all requests when empty)."""
+
+    __slots__ = ("requests", "attribute")
 
     def __init__(self, requests: frozenset[str], attribute: str) -> None:
         self.requests = requests
         self.attribute = attribute
-        self.value: DeviceAttribute | None = None
-        self.count = 0
 
     def _applies(self, request: str, sub: str) -> bool:
         if not self.requests:
             return True
         return request in self.requests or (bool(sub) and f"{request}/{sub}" in self.requests)
+
+
+class _MatchAttribute(_AttributeConstraint):
+    __slots__ = ("value", "count")
+
+    def __init__(self, requests: frozenset[str], attribute: str) -> None:
+        super().__init__(requests, attribute)
+        self.value: DeviceAttribute | None = None
+        self.count = 0
 
     def add(self, request: str, sub: str, device: Device, did: DeviceID) -> bool:
         if not self._applies(request, sub):
@@ -391,18 +400,12 @@ class _MatchAttribute:
             self.count -= 1
 
 
-class _DistinctAttribute:
-    __slots__ = ("requests", "attribute", "values")
+class _DistinctAttribute(_AttributeConstraint):
+    __slots__ = ("values",)
 
     def __init__(self, requests: frozenset[str], attribute: str) -> None:
-        self.requests = requests
-        self.attribute = attribute
+        super().__init__(requests, attribute)
         self.values: list[DeviceAttribute] = []
-
-    def _applies(self, request: str, sub: str) -> bool:
-        if not self.requests:
-            return True
-        return request in self.requests or (bool(sub) and f"{request}/{sub}" in self.requests)
 
     def add(self, request: str, sub: str, device: Device, did: DeviceID) -> bool:
         if not self._applies(request, sub):
