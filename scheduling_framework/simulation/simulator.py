@@ -942,8 +942,12 @@ class _Batch:
 
 
 def _memoizable(pod: Pod) -> bool:
-    return not pod.spec.resource_claims and not any(
-        v.source_kind in ("persistentVolumeClaim", "ephemeral") for v in pod.spec.volumes)
+    """Pods whose cycles may be remembered: no ResourceClaims, and volumes none of the volume plugins reads
+    (claims, CSI and cloud disks bring in bindings and attach limits kept by Reserve or in other objects)."""
+    return not pod.spec.resource_claims and all(v.source_kind in _PLAIN_VOLUMES for v in pod.spec.volumes)
+
+
+_PLAIN_VOLUMES = frozenset({"configMap", "secret", "emptyDir", "downwardAPI", "projected", "hostPath"})
 
 
 def _absent_status(plugins: Iterable[str]) -> Status:
