@@ -314,7 +314,7 @@ class Simulator:
         """Copies of the template node's ResourceSlices for each new node: ``spec.nodeName`` and the pool
         name become the new node's, the slice name has the template node's name replaced by the new one
         (or the new node's name appended)."""
-        if not enabled or not names:
+        if not enabled or not names or not self.objects.has_any(RESOURCE_SLICE):
             return
         from scheduling_framework.api.resource import ResourceSlice
 
