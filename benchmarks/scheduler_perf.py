@@ -33,18 +33,21 @@ import resource
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from benchmarks.workloads import (
     AllocClaims,
+    Barrier,
     Churn,
     CreateAny,
     CreateNamespaces,
     CreateNodes,
     CreatePods,
     CreateResourceDriver,
+    DeletePods,
     SteadyState,
     Workload,
     select,
@@ -141,9 +144,10 @@ class _Factory:
             out.append(Pod.from_dict(m))
         return out
 
-    def objects(self, template: Mapping[str, Any], count: int, namespace: str | None) -> list[KubeObject]:
+    def objects(self, template: Mapping[str, Any], count: int, namespace: str | None,
+                first_index: int = 0) -> list[KubeObject]:
         out = []
-        for i in range(count):
+        for i in range(first_index, first_index + count):
             m = copy.deepcopy(dict(template))
             meta = m.setdefault("metadata", {})
             if "generateName" in meta:
@@ -178,31 +182,135 @@ def _alloc_claims(sched: Scheduler, namespace: str) -> None:
 # --- the loop --------------------------------------------------------------------------------------
 
 
+class _Ticker:
+    """A background operation (``churn``, ``deletePods``): ``action`` runs every ``interval`` seconds of
+    scheduling-loop time, until it returns False (nothing left to do). Upstream runs these in goroutines on a
+    wall-clock ticker while the scheduler works; here they interleave with ``schedule_one`` calls, on the
+    time spent in the loop (building pod objects between operations does not make them fire)."""
+
+    def __init__(self, interval: float, action: Callable[[], bool]) -> None:
+        self.interval = interval
+        self.action = action
+        self.due = interval
+
+
+class _Churn:
+    """``churn``'s objects: created and deleted through the scheduler's event methods."""
+
+    def __init__(self, sched: Scheduler, factory: _Factory, op: Churn, namespace: str) -> None:
+        self.sched = sched
+        self.factory = factory
+        self.op = op
+        self.namespace = namespace
+        self.ticks = 0
+        self.pods_created = 0
+        # recreate mode: per template, ``number`` slots holding the live object (None: empty)
+        self.slots: list[list[Node | Pod | KubeObject | None]] = [[None] * max(op.number, 1) for _ in op.templates]
+
+    def tick(self) -> bool:
+        op = self.op
+        if op.mode == "recreate":
+            slot = self.ticks % op.number
+            for objs, template in zip(self.slots, op.templates, strict=True):
+                live = objs[slot]
+                if live is None:
+                    objs[slot] = self._create(template)
+                else:
+                    self._delete(live)
+                    objs[slot] = None
+        else:
+            for template in op.templates:
+                self._create(template)
+        self.ticks += 1
+        return op.mode == "recreate" or op.number == 0 or self.ticks < op.number
+
+    def _create(self, template: Mapping[str, Any]) -> Node | Pod | KubeObject:
+        kind = template.get("kind")
+        if kind == "Pod":
+            pod = self.factory.pods(template, 1, self.namespace)[0]
+            self.sched.add_pod(pod)
+            self.pods_created += 1
+            return pod
+        if kind == "Node":
+            # created as a raw object (no node preparer: no hostname label), as upstream's dynamic client does
+            m = copy.deepcopy(dict(template))
+            meta = m.setdefault("metadata", {})
+            meta["name"] = f"{meta.pop('generateName', 'node-')}{self.factory.node_index:05d}"
+            self.factory.node_index += 1
+            node = Node.from_dict(m)
+            self.sched.add_node(node)
+            return node
+        obj = self.factory.objects(template, 1, self.namespace, self.ticks)[0]
+        self.sched.add_object(obj)
+        return obj
+
+    def _delete(self, live: Node | Pod | KubeObject) -> None:
+        if isinstance(live, Pod):
+            self.sched.delete_pod(self.sched.cache.get_pod(live.uid) or live)
+        elif isinstance(live, Node):
+            self.sched.remove_node(live.name)
+        else:
+            self.sched.remove_object(live.kind, live.namespace, live.name)
+
+
+def _pod_deleter(sched: Scheduler, pods: list[Pod]) -> Callable[[], bool]:
+    """``deletePods``: one pod per call, in creation order. A pod with finalizers is not removed: the API
+    server only sets its deletionTimestamp (what a pending one then meets is the scheduler's skip at pop)."""
+    todo = list(reversed(pods))
+
+    def delete_next() -> bool:
+        if not todo:
+            return False
+        pod = todo.pop()
+        current = sched.cache.get_pod(pod.uid) or pod
+        if current.raw_manifest().get("metadata", {}).get("finalizers"):
+            sched.update_pod(current.with_deletion_timestamp(datetime.now(UTC)))
+        else:
+            sched.delete_pod(current)
+        return bool(todo)
+
+    return delete_next
+
+
 class _Loop:
-    """Drives ``schedule_one`` until nothing is left to try, timing measured pods' cycles."""
+    """Drives ``schedule_one`` until nothing is left to try (or, while pods are measured, until every measured
+    pod is scheduled), timing measured pods' cycles and running the background operations in between."""
 
     def __init__(self, sched: Scheduler, factory: _Factory) -> None:
         self.sched = sched
         self.factory = factory
-        self.churn: Churn | None = None
-        self.churn_namespace = ""
-        self.churn_pods = 0
+        self.tickers: list[_Ticker] = []
+        self.churns: list[_Churn] = []
+        self.loop_time = 0.0  # seconds spent in drain() so far: the background operations' clock
+
+    @property
+    def churn_pods(self) -> int:
+        return sum(c.pods_created for c in self.churns)
+
+    def _run_tickers(self, now: float) -> float:
+        """Run the tickers that are due (each as many times as it is late); the next due time."""
+        for t in list(self.tickers):
+            while t.due <= now:
+                t.due += t.interval
+                if not t.action():
+                    self.tickers.remove(t)
+                    break
+        return min((t.due for t in self.tickers), default=float("inf"))
 
     def drain(self, measured: set[str] | None, latencies: list[float]) -> int:
         sched = self.sched
         clock = sched.clock
         perf = time.perf_counter
-        churn = self.churn if measured is not None else None
-        interval = churn.interval_ms / 1000.0 if churn is not None else 0.0
         start = perf()
-        next_churn = start + interval
+        base = self.loop_time
+        next_due = min((t.due for t in self.tickers), default=float("inf"))
+        done: set[str] = set()  # measured pods scheduled
         cycles = 0
         while True:
-            if churn is not None and perf() >= next_churn:
-                next_churn += interval
-                for p in self.factory.pods(churn.template, 1, self.churn_namespace):
-                    sched.add_pod(p)
-                    self.churn_pods += 1
+            if next_due != float("inf"):
+                now = base + perf() - start
+                if now >= next_due:
+                    next_due = self._run_tickers(now)
             t0 = perf()
             r = sched.schedule_one()
             t1 = perf()
@@ -221,6 +329,11 @@ class _Loop:
             cycles += 1
             if measured is not None and r.pod in measured:
                 latencies.append(t1 - t0)
+                if r.outcome == SCHEDULED:
+                    done.add(r.pod)
+                    if len(done) == len(measured):
+                        break  # upstream stops measuring once every measured pod is scheduled
+        self.loop_time = base + perf() - start
         return cycles
 
 
@@ -251,11 +364,12 @@ def run_workload(w: Workload, profile_path: str | None = None, disable: Sequence
     latencies: list[float] = []
     measured_keys: list[str] = []
     steady_scheduled = [0]  # pods of a steady-state phase are deleted once scheduled
+    pods_by_namespace: dict[str, list[Pod]] = {}  # what deletePods lists
     profiler = cProfile.Profile() if profile_path else None
     for op_index, op in enumerate(w.ops):
         if isinstance(op, CreateNodes):
-            for n in factory.nodes(op, w.count(op.count)):
-                sched.add_node(n)
+            for node in factory.nodes(op, w.count(op.count)):
+                sched.add_node(node)
             res.nodes += w.count(op.count)
         elif isinstance(op, CreateNamespaces):
             for i in range(op.count):
@@ -293,16 +407,27 @@ def run_workload(w: Workload, profile_path: str | None = None, disable: Sequence
             res.cpu_seconds += time.process_time() - c0
             t_setup = time.perf_counter()
         elif isinstance(op, Churn):
-            loop.churn = op
-            loop.churn_namespace = f"namespace-{op_index}"
-            _add_namespace(sched, factory, loop.churn_namespace)
+            ns = f"namespace-{op_index}"
+            _add_namespace(sched, factory, ns)
+            churn = _Churn(sched, factory, op, ns)
+            loop.churns.append(churn)
+            loop.tickers.append(_Ticker(op.interval_ms / 1000.0, churn.tick))
+        elif isinstance(op, Barrier):
+            loop.drain(None, latencies)
+        elif isinstance(op, DeletePods):
+            deleter = _pod_deleter(sched, pods_by_namespace.get(op.namespace, []))
+            loop.tickers.append(_Ticker(1.0 / op.per_second, deleter))
         elif isinstance(op, CreatePods):
             ns = op.namespace or f"namespace-{op_index}"
             _add_namespace(sched, factory, ns)
             template = op.template if op.template is not None else w.default_pod_template
             pods = factory.pods(template, w.count(op.count), ns)
+            pods_by_namespace.setdefault(ns, []).extend(pods)
             for p in pods:
                 sched.add_pod(p)
+            if op.skip_wait:
+                res.init_pods += len(pods)
+                continue
             if not op.collect_metrics:
                 res.init_pods += len(pods)
                 loop.drain(None, latencies)
