@@ -55,7 +55,10 @@ from benchmarks.workloads import (
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
+from scheduling_framework.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 from scheduling_framework.config.intree import DEFAULT_MULTI_POINT
+from scheduling_framework.dra.allocator import AllocatedState, Allocator, DeviceID
+from scheduling_framework.dra.allocator import Features as AllocatorFeatures
 from scheduling_framework.registry import default_registry
 from scheduling_framework.scheduler import SCHEDULED, Scheduler, VirtualClock
 
@@ -144,11 +147,11 @@ class _Factory:
             out.append(Pod.from_dict(m))
         return out
 
-    def objects(self, template: Mapping[str, Any], count: int, namespace: str | None,
-                first_index: int = 0) -> list[KubeObject]:
+    def objects(self, template: Mapping[str, Any] | Callable[[int], Mapping[str, Any]], count: int,
+                namespace: str | None, first_index: int = 0) -> list[KubeObject]:
         out = []
         for i in range(first_index, first_index + count):
-            m = copy.deepcopy(dict(template))
+            m = copy.deepcopy(dict(template(i) if callable(template) else template))
             meta = m.setdefault("metadata", {})
             if "generateName" in meta:
                 meta["name"] = f"{meta.pop('generateName')}{i}"
@@ -166,17 +169,32 @@ def _resource_slice(node: str, driver: str, devices: int) -> KubeObject:
 
 
 def _alloc_claims(sched: Scheduler, namespace: str) -> None:
-    """Allocate the namespace's claims to free devices, slice after slice (upstream allocResourceClaims)."""
-    free = [(s.spec["driver"], s.spec["pool"]["name"], s.spec["nodeName"], d["name"])
-            for s in sched.objects.list("ResourceSlice") for d in s.spec.get("devices", [])]
-    for claim, (driver, pool, node, device) in zip(sorted(sched.objects.list("ResourceClaim", namespace),
-                                                          key=lambda c: c.name), free, strict=False):
-        raw = copy.deepcopy(dict(claim.raw))
-        raw["status"] = {"allocation": {
-            "devices": {"results": [{"request": "req-0", "driver": driver, "pool": pool, "device": device}]},
-            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
-                {"key": "metadata.name", "operator": "In", "values": [node]}]}]}}}
+    """``allocResourceClaims``: each claim of the namespace (by name) is allocated by the structured allocator
+    on the first node (by name) where it fits, given the devices allocated so far; no pod uses it.
+
+    The search for a claim starts at the node the previous claim got: a node where a claim did not fit cannot
+    take a later one of the same shape (the allocated devices only grow), and every namespace this op
+    allocates holds claims from one template. Upstream tries the nodes from the first for every claim."""
+    classes = {c.name: DeviceClass.from_dict(c.raw) for c in sched.objects.list("DeviceClass")}
+    slices = [ResourceSlice.from_dict(s.raw) for s in sched.objects.list("ResourceSlice")]
+    nodes = sorted(sched.cache.nodes(), key=lambda n: n.name)
+    state = AllocatedState()
+    first = 0
+    for obj in sorted(sched.objects.list("ResourceClaim", namespace), key=lambda c: c.name):
+        claim = ResourceClaim.from_dict(obj.raw)
+        allocator = Allocator(AllocatorFeatures(), state, classes, slices)
+        for i in range(first, len(nodes)):
+            results = allocator.allocate(nodes[i], [claim])
+            if results:
+                first = i
+                break
+        else:
+            raise RuntimeError(f"allocResourceClaims: claim {obj.namespace}/{obj.name} fits on no node")
+        allocation = results[0]
+        raw = copy.deepcopy(dict(obj.raw))
+        raw["status"] = {"allocation": allocation.to_dict()}
         sched.add_object(KubeObject.from_dict(raw))
+        state.allocated_devices.update(DeviceID(r.driver, r.pool, r.device) for r in allocation.results)
 
 
 # --- the loop --------------------------------------------------------------------------------------
@@ -392,7 +410,7 @@ def run_workload(w: Workload, profile_path: str | None = None, disable: Sequence
             t0, c0 = time.perf_counter(), time.process_time()
             deadline = t0 + w.seconds(op.duration_s)
             while time.perf_counter() < deadline:
-                pods = factory.pods(op.template, op.count, op.namespace)
+                pods = factory.pods(op.template, w.count(op.count), op.namespace)
                 for p in pods:
                     sched.add_pod(p)
                 measured = {p.key for p in pods}

@@ -11,6 +11,7 @@ import pytest
 
 from benchmarks.scheduler_perf import (
     Result,
+    _alloc_claims,
     _Churn,
     _Factory,
     _pod_deleter,
@@ -21,15 +22,21 @@ from benchmarks.scheduler_perf import (
 from benchmarks.workloads import (
     CHURN_NODE,
     CHURN_SERVICE,
+    DEVICE_CLASS,
     GATED_POD,
     LIGHT_POD,
     NODE_DEFAULT,
+    NODE_WITH_DRA,
     POD_HIGH_PRIORITY_LARGE_CPU,
     POD_WITH_FINALIZER,
+    RESOURCE_CLAIM_WITH_SELECTOR,
     WORKLOADS,
     Churn,
     CreateNodes,
+    SteadyState,
     Workload,
+    partitionable_countersets,
+    partitionable_devices,
     select,
 )
 from scheduling_framework.scheduler import SCHEDULED, SKIPPED, Scheduler
@@ -43,7 +50,9 @@ TEST_CASES = ("SchedulingBasic", "SchedulingDaemonset", "SchedulingNodeAffinity"
               "SchedulingPreferredPodAffinity", "SchedulingPreferredPodAntiAffinity", "MixedSchedulingBasePod",
               "DefaultTopologySpreading", "SchedulingWithNodeInclusionPolicy",
               "SchedulingWithResourceClaimTemplate", "SchedulingWithResourceClaim",
-              "SteadyStateClusterResourceClaimTemplate")
+              "SteadyStateClusterResourceClaimTemplate", "SchedulingWithResourceClaimTemplateToleration",
+              "SteadyStateClusterResourceClaimTemplatePartitionable",
+              "SteadyStateClusterResourceClaimTemplatePartitionableBacktracking")
 
 
 def test_every_test_case_has_a_smoke_size() -> None:
@@ -56,7 +65,7 @@ def test_smoke_workload_schedules_every_measured_pod(workload: Workload) -> None
     if r.skipped:
         assert any(n in missing_default_plugins() for n in workload.needs)
         return
-    if "measurePods" in workload.params:
+    if not any(isinstance(op, SteadyState) for op in workload.ops):
         assert r.measured_pods == workload.count("$measurePods") > 0
     else:  # a steady-state workload: batches of pods for a duration
         assert r.measured_pods > 0
@@ -160,3 +169,21 @@ def test_gated_pods_stay_gated_through_the_workload() -> None:
     assert GATED_POD in [getattr(op, "template", None) for op in w.ops]
     r = run_workload(w)
     assert r.scheduled == r.measured_pods == 10
+
+
+def test_alloc_claims_uses_the_allocator() -> None:
+    """allocResourceClaims on partitionable devices: each claim's CEL selector (two counters, preallocate) only
+    matches device-2-counters-1 of a pool, so claim i gets that device of pool i (upstream's setup, which leaves
+    the measured pods' two-device claims one backtrack to do)."""
+    sched = Scheduler(None, seed=0)
+    factory = _Factory()
+    for n in factory.nodes(CreateNodes(1, NODE_WITH_DRA), 1):
+        sched.add_node(n)
+    for o in [*factory.objects(partitionable_countersets, 2, None), *factory.objects(partitionable_devices, 2, None),
+              *factory.objects(DEVICE_CLASS, 1, None), *factory.objects(RESOURCE_CLAIM_WITH_SELECTOR, 2, "init")]:
+        sched.add_object(o)
+    _alloc_claims(sched, "init")
+    got = {c.name: [(r["pool"], r["device"]) for r in c.raw["status"]["allocation"]["devices"]["results"]]
+           for c in sched.objects.list("ResourceClaim", "init")}
+    assert got == {"test-claim-with-selector-0": [("resourceslice-0", "device-2-counters-1")],
+                   "test-claim-with-selector-1": [("resourceslice-1", "device-2-counters-1")]}
