@@ -16,6 +16,7 @@ from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import SchedulingFrameworkError
 from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.runtime.framework import Framework, NodePluginScores, ScoreDetail, raised_status
+from scheduling_framework.runtime.signatures import MAX_MEMO_ENTRIES
 from scheduling_framework.status import Code, Status
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -290,11 +291,27 @@ class Algorithm:
         # Nodes with nominated pods take the framework's two-pass path; the others run the filters inline.
         check_nominated = len(nominator) > 0
         ordered = nodes if start == 0 else [*nodes[start:], *nodes[:start]]
+        # The verdict of the leading node-local filters that sign the pod is kept in each NodeInfo's memo and
+        # reused while the NodeInfo is unchanged (runtime/signatures.py); the remaining filters run as usual.
+        # Pinned by tests/test_perf_equivalence.py::test_signature_filter_verdicts_are_reused_exactly.
+        signed, memo_key = fwk.filter_memo_key(state, pod, filters)
+        head, tail = filters[:signed], filters[signed:]
         stopped_at = n
         for idx, ni in enumerate(ordered):
             st: Status | None = None
             if check_nominated and nominator.nominated_pods_for_node(ni.name):
                 st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
+            elif memo_key is not None:
+                memo = ni.memo
+                cached = memo.get(memo_key, _MISSING)
+                if cached is _MISSING:
+                    st = _run_filters(head, state, pod, ni, verdict)
+                    if (st is None or st.code != Code.ERROR) and len(memo) < MAX_MEMO_ENTRIES:
+                        memo[memo_key] = st
+                else:
+                    st = cached
+                if st is None and tail:
+                    st = _run_filters(tail, state, pod, ni, verdict)
             else:
                 for name, fn in filters:
                     try:
@@ -442,6 +459,25 @@ class Algorithm:
                 if randrange(count) == 0:
                     best = i
         return names[best]
+
+
+_MISSING: Any = object()
+
+
+def _run_filters(filters: Sequence[tuple[str, Any]], state: CycleState, pod: Pod, ni: NodeInfo,
+                 verdict: Callable[[str, Any], Status | None]) -> Status | None:
+    """The first rejecting (or erring) status of ``filters`` on ``ni``, None when they all pass: the inline
+    loop of :meth:`Algorithm._find_nodes_that_pass_filters` as a function, for the signed/unsigned split."""
+    for name, fn in filters:
+        try:
+            out = fn(state, pod, ni)
+        except Exception as e:
+            return raised_status(name, "Filter", e)
+        if out is not None:
+            st = verdict(name, out)
+            if st is not None:
+                return st
+    return None
 
 
 def explain_scores(result: ScheduleResult) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from scheduling_framework.interfaces import (
 from scheduling_framework.node_info import NodeInfo, PodInfo
 from scheduling_framework.registry import Registry, default_registry
 from scheduling_framework.runtime.parallelize import Parallelizer
+from scheduling_framework.runtime.signatures import MAX_MEMO_ENTRIES, MemoKeys, Signer, sign, signer
 from scheduling_framework.runtime.waiting_pods import WaitingPod, WaitingPodsMap
 from scheduling_framework.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code, Status
@@ -408,6 +409,13 @@ class Framework:
         self._score_batch = {pl.name: batch_scorer(pl) for pl in self._points["score"]}
         self._normalize_batch = {name: batch_normalizer(ext) for name, ext in self._score_ext.items()
                                  if ext is not None}
+        # Node-local plugins' pod signatures (runtime/signatures.py): their answers on an unchanged NodeInfo are
+        # reused from its memo.
+        self._filter_signers: dict[str, Signer] = {
+            pl.name: fn for pl in self._points["filter"] if (fn := signer(pl, "filter_signature", "filter"))}
+        self._score_signers: dict[str, Signer] = {
+            pl.name: fn for pl in self._points["score"] if (fn := signer(pl, "score_signature", "score"))}
+        self._memo_keys = MemoKeys()
 
     def _instantiate(self, name: str, args: Any) -> Any:
         try:
@@ -611,6 +619,38 @@ class Framework:
         skip = state.skip_filter_plugins
         return [(pl.name, pl.filter) for pl in self._points["filter"] if not (skip and pl.name in skip)]
 
+    def filter_memo_key(self, state: CycleState, pod: Pod, filters: Sequence[tuple[str, Any]]
+                        ) -> tuple[int, int | None]:
+        """(n, key): the first ``n`` of this cycle's ``filters`` sign the pod, and their combined verdict on a
+        NodeInfo is kept in its memo under ``key`` (None, n = 0: nothing to reuse). The verdict of the first
+        ``n`` filters depends only on their signatures and the NodeInfo, so it holds while the NodeInfo does."""
+        signers = self._filter_signers
+        if not signers:
+            return 0, None
+        parts: list[tuple[str, Any]] = []
+        for name, _fn in filters:
+            fn = signers.get(name)
+            if fn is None or "filter" in getattr(self.plugins[name], "__dict__", ()):
+                break
+            frag = sign(fn, state, pod)
+            if frag is None:
+                break
+            parts.append((name, frag))
+        if not parts:
+            return 0, None
+        key = self._memo_keys.key(("filter", tuple(parts)))
+        return (len(parts), key) if key is not None else (0, None)
+
+    def score_memo_key(self, state: CycleState, pod: Pod, plugin: Any) -> int | None:
+        """The NodeInfo.memo key of ``plugin``'s raw Score for this pod, when it signs the pod; else None."""
+        fn = self._score_signers.get(plugin.name)
+        if fn is None or "score" in getattr(plugin, "__dict__", ()):
+            return None
+        frag = sign(fn, state, pod)
+        if frag is None:
+            return None
+        return self._memo_keys.key(("score", plugin.name, frag))
+
     @staticmethod
     def filter_verdict(plugin: str, st: Any) -> Status | None:
         """What ``run_filter_plugins`` makes of a non-None Filter result: None to go on with the next plugin,
@@ -733,11 +773,34 @@ class Framework:
         # One column of weighted scores per plugin, in node order; NodePluginScores read them lazily.
         columns: list[tuple[str, list[int], int]] = []
         batches = self._score_batch
+        signers = self._score_signers
         for pl in plugins:
             name = pl.name
             vals: list[int] | None = None
             batch = batches.get(name)
-            if batch is not None and "score" not in getattr(pl, "__dict__", ()):
+            if batch is not None and "score" in getattr(pl, "__dict__", ()):
+                batch = None  # an instance that overrides score is scored node by node
+            # A node-local scorer that signs the pod: raw scores of unchanged NodeInfos come from their memo, the
+            # others are computed as below and kept (runtime/signatures.py). Pinned by
+            # tests/test_perf_equivalence.py::test_signature_scores_are_reused_exactly.
+            memo_key = self.score_memo_key(state, pod, pl) if name in signers else None
+            if memo_key is not None:
+                cached: list[Any] = [ni.memo.get(memo_key) for ni in nodes]
+                pending = [i for i, v in enumerate(cached) if v is None]
+                if pending:
+                    todo = [nodes[i] for i in pending]
+                    fresh = _run_batch(batch, state, pod, todo, len(todo)) if batch is not None else None
+                    if fresh is None:
+                        fresh, err = _score_node_by_node(pl, state, pod, todo)
+                        if err is not None:
+                            return names, [], [], err
+                    for i, v in zip(pending, fresh, strict=True):
+                        cached[i] = v
+                        memo = nodes[i].memo
+                        if len(memo) < MAX_MEMO_ENTRIES:
+                            memo[memo_key] = v
+                vals = cached
+            elif batch is not None:
                 vals = _run_batch(batch, state, pod, nodes, n)
             if vals is None:
                 vals, err = _score_node_by_node(pl, state, pod, nodes)
