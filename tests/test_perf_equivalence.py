@@ -384,7 +384,8 @@ def _sig_node(rng: random.Random, i: int) -> Node:
         taints.append({"key": "dedicated", "value": rng.choice(("x", "y")), "effect": "NoSchedule"})
     if rng.random() < 0.3:
         taints.append({"key": "t", "value": "x", "effect": "PreferNoSchedule"})
-    capacity = {"cpu": rng.choice(("1", "2", "4")), "memory": rng.choice(("2Gi", "8Gi")), "pods": rng.choice(("4", "10"))}
+    capacity = {"cpu": rng.choice(("1", "2", "4")), "memory": rng.choice(("2Gi", "8Gi")),
+                "pods": rng.choice(("4", "10"))}
     if rng.random() < 0.3:
         capacity["example.com/gpu"] = str(rng.randint(1, 2))
     return Node.from_dict({
