@@ -231,10 +231,33 @@ def _run_batch(batch: Callable[[CycleState, Pod, Sequence[NodeInfo]], list[int] 
         return None
     if type(vals) is not list or len(vals) != n:
         return None
-    for v in vals:
-        if type(v) is not int:
-            return None
+    if not _all_ints(vals):
+        return None
     return vals
+
+
+_INTS_ONLY = {int}
+
+
+def _all_ints(vals: list[Any]) -> bool:
+    """Whether every value is exactly an int (not a bool, not a float), in one C-speed pass."""
+    return not vals or set(map(type, vals)) == _INTS_ONLY
+
+
+def _first_bad_score(vals: list[Any]) -> Any:
+    """The first normalized score that is not an int within [MIN_NODE_SCORE, MAX_NODE_SCORE], or None."""
+    for s in vals:
+        if type(s) is not int or s > MAX_NODE_SCORE or s < MIN_NODE_SCORE:
+            return s
+    return None
+
+
+def _bad_score_status(plugin: str, s: Any) -> Status:
+    if type(s) is not int:
+        return _bad_shape(plugin, "NormalizeScore", s, "integer scores")
+    return Status(Code.ERROR, f'applying score defaultWeights on Score plugins: plugin "{plugin}" returns an '
+                              f"invalid score {s}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
+                              "after normalizing", plugin=plugin)
 
 
 def _normalize_error(plugin: str, what: str, error: BaseException | None) -> Status:
@@ -301,9 +324,8 @@ def _run_normalize_batch(batch: Callable[[CycleState, Pod, list[str], list[int]]
         return None  # normalize_score meets the same failure and reports it
     if type(out) is not list or len(out) != len(vals):
         return None
-    for v in out:
-        if type(v) is not int:
-            return None
+    if not _all_ints(out):
+        return None
     return out
 
 
@@ -641,15 +663,48 @@ class Framework:
         key = self._memo_keys.key(("filter", tuple(parts)))
         return (len(parts), key) if key is not None else (0, None)
 
-    def score_memo_key(self, state: CycleState, pod: Pod, plugin: Any) -> int | None:
-        """The NodeInfo.memo key of ``plugin``'s raw Score for this pod, when it signs the pod; else None."""
-        fn = self._score_signers.get(plugin.name)
-        if fn is None or "score" in getattr(plugin, "__dict__", ()):
-            return None
-        frag = sign(fn, state, pod)
-        if frag is None:
-            return None
-        return self._memo_keys.key(("score", plugin.name, frag))
+    def _signed_raw_scores(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], plugins: Sequence[Any]
+                           ) -> dict[str, list[int]]:
+        """The raw score column of every scorer that signs the pod (runtime/signatures.py), by plugin name.
+
+        Each NodeInfo's memo keeps the row of these scorers' raw scores under one key for the combination of
+        their signatures; only the nodes without one are scored (in batch when the plugin can), and their
+        rows kept. When a scorer fails on those nodes nothing is returned: the plain pass then meets and
+        reports the failure exactly as before. Pinned by
+        tests/test_perf_equivalence.py::test_signature_scores_are_reused_exactly."""
+        parts: list[tuple[Any, Any]] = []
+        for pl in plugins:
+            fn = self._score_signers.get(pl.name)
+            if fn is None or "score" in getattr(pl, "__dict__", ()):
+                continue
+            frag = sign(fn, state, pod)
+            if frag is not None:
+                parts.append((pl, frag))
+        if not parts:
+            return {}
+        key = self._memo_keys.key(("score", tuple((pl.name, frag) for pl, frag in parts)))
+        if key is None:
+            return {}
+        rows: list[Any] = [ni.memo.get(key) for ni in nodes]
+        pending = [i for i, row in enumerate(rows) if row is None]
+        if pending:
+            todo = [nodes[i] for i in pending]
+            fresh: list[list[int]] = []
+            for pl, _frag in parts:
+                batch = self._score_batch.get(pl.name)
+                vals = _run_batch(batch, state, pod, todo, len(todo)) if batch is not None else None
+                if vals is None:
+                    vals, err = _score_node_by_node(pl, state, pod, todo)
+                    if err is not None:
+                        return {}
+                fresh.append(vals)
+            for i, row in zip(pending, zip(*fresh, strict=True), strict=True):
+                rows[i] = row
+                memo = nodes[i].memo
+                if len(memo) < MAX_MEMO_ENTRIES:
+                    memo[key] = row
+        columns = list(zip(*rows, strict=True)) if rows else [() for _ in parts]
+        return {pl.name: list(col) for (pl, _frag), col in zip(parts, columns, strict=True)}
 
     @staticmethod
     def filter_verdict(plugin: str, st: Any) -> Status | None:
@@ -769,37 +824,20 @@ class Framework:
         plugins = [pl for pl in self._points["score"] if pl.name not in skip]
         names = [ni.name for ni in nodes]
         n = len(names)
-        totals = [0] * n
         # One column of weighted scores per plugin, in node order; NodePluginScores read them lazily.
         columns: list[tuple[str, list[int], int]] = []
+        weighted: list[list[int]] = []
         batches = self._score_batch
-        signers = self._score_signers
+        # Raw scores of the node-local scorers that sign the pod, reused on unchanged NodeInfos.
+        signed = self._signed_raw_scores(state, pod, nodes, plugins) if self._score_signers else {}
         for pl in plugins:
             name = pl.name
             vals: list[int] | None = None
             batch = batches.get(name)
             if batch is not None and "score" in getattr(pl, "__dict__", ()):
                 batch = None  # an instance that overrides score is scored node by node
-            # A node-local scorer that signs the pod: raw scores of unchanged NodeInfos come from their memo, the
-            # others are computed as below and kept (runtime/signatures.py). Pinned by
-            # tests/test_perf_equivalence.py::test_signature_scores_are_reused_exactly.
-            memo_key = self.score_memo_key(state, pod, pl) if name in signers else None
-            if memo_key is not None:
-                cached: list[Any] = [ni.memo.get(memo_key) for ni in nodes]
-                pending = [i for i, v in enumerate(cached) if v is None]
-                if pending:
-                    todo = [nodes[i] for i in pending]
-                    fresh = _run_batch(batch, state, pod, todo, len(todo)) if batch is not None else None
-                    if fresh is None:
-                        fresh, err = _score_node_by_node(pl, state, pod, todo)
-                        if err is not None:
-                            return names, [], [], err
-                    for i, v in zip(pending, fresh, strict=True):
-                        cached[i] = v
-                        memo = nodes[i].memo
-                        if len(memo) < MAX_MEMO_ENTRIES:
-                            memo[memo_key] = v
-                vals = cached
+            if name in signed:
+                vals = signed[name]
             elif batch is not None:
                 vals = _run_batch(batch, state, pod, nodes, n)
             if vals is None:
@@ -837,22 +875,21 @@ class Framework:
                     return names, [], [], _bad_shape(name, "NormalizeScore", bad, "NodeScore entries")
                 if detail is not None:
                     normalized = [ns.score for ns in scores]
-            for s in vals:
-                if type(s) is not int:
-                    return names, [], [], _bad_shape(name, "NormalizeScore", s, "integer scores")
-                if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE:
-                    return names, [], [], Status(
-                        Code.ERROR, f'applying score defaultWeights on Score plugins: plugin "{name}" returns an '
-                                    f"invalid score {s}, it should in the range of [{MIN_NODE_SCORE}, "
-                                    f"{MAX_NODE_SCORE}] after normalizing", plugin=name)
+            # The common case in one C-speed pass: only ints, all in range; else find the first bad score.
+            if vals and not (_all_ints(vals) and min(vals) >= MIN_NODE_SCORE and max(vals) <= MAX_NODE_SCORE):
+                bad = _first_bad_score(vals)
+                if bad is not None:
+                    return names, [], [], _bad_score_status(name, bad)
             weight = self.score_weights[name]
-            totals = [t + s * weight for t, s in zip(totals, vals, strict=True)]
+            weighted.append(vals if weight == 1 else [s * weight for s in vals])
             columns.append((name, vals, weight))
             if detail is not None and raw is not None and normalized is not None:
                 detail.plugins.append(name)
                 detail.raw[name] = raw
                 detail.normalized[name] = normalized
                 detail.weights[name] = weight
+        # Each node's total: the sum of its weighted scores (one pass over the nodes for all plugins).
+        totals = list(map(sum, zip(*weighted, strict=True))) if weighted else [0] * n
         return names, totals, columns, None
 
     # Reserve / Permit ------------------------------------------------------------------------
