@@ -875,8 +875,11 @@ class Framework:
                     return names, [], [], _bad_shape(name, "NormalizeScore", bad, "NodeScore entries")
                 if detail is not None:
                     normalized = [ns.score for ns in scores]
-            # The common case in one C-speed pass: only ints, all in range; else find the first bad score.
-            if vals and not (_all_ints(vals) and min(vals) >= MIN_NODE_SCORE and max(vals) <= MAX_NODE_SCORE):
+            # Scores from Score, score_nodes or normalize_values are ints already (checked as they came in); only
+            # normalize_score's NodeScores may hold anything. So the common case is one C-speed range check;
+            # otherwise the first bad score is found and reported.
+            if vals and not ((ext is None or _all_ints(vals))
+                             and min(vals) >= MIN_NODE_SCORE and max(vals) <= MAX_NODE_SCORE):
                 bad = _first_bad_score(vals)
                 if bad is not None:
                     return names, [], [], _bad_score_status(name, bad)
