@@ -9,12 +9,16 @@ runs every full-size workload (``--smoke``: upstream's tiny integration-test siz
 What is measured, per workload (compare upstream's ``SchedulingThroughput``):
 
 * **pods/s**: measured pods scheduled / seconds spent in the scheduling loop while they were pending
-  (every ``schedule_one`` call in that phase, including failed and preempting attempts and
-  interleaved churn pods; building the pod objects and queueing them is not timed);
+  (every ``schedule_one`` call in that phase, including failed and preempting attempts, interleaved
+  churn pods and pods queued earlier without waiting (``skipWaitToCompletion``); the phase ends when
+  every measured pod has been scheduled; building the pod objects and queueing them is not timed);
 * **p50 / p99 ms**: the duration of each ``schedule_one`` call for a measured pod (scheduling cycle
   plus the in-memory binding cycle);
 * **peak RSS**: the process's peak resident set (``ru_maxrss``). Each workload runs in a fresh child
   interpreter so the figure is its own (``--in-process`` runs them all in this process instead).
+
+Background operations (``churn``, ``deletePods``) run between ``schedule_one`` calls on the clock of the
+time spent scheduling, where upstream runs them in goroutines on a wall-clock ticker.
 
 The profile is the default one (``config: null``); default plugins that are not registered in this
 installation (volume plugins, DefaultPreemption while they are being written) are disabled, and the
@@ -33,18 +37,21 @@ import resource
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from benchmarks.workloads import (
     AllocClaims,
+    Barrier,
     Churn,
     CreateAny,
     CreateNamespaces,
     CreateNodes,
     CreatePods,
     CreateResourceDriver,
+    DeletePods,
     SteadyState,
     Workload,
     select,
@@ -52,7 +59,10 @@ from benchmarks.workloads import (
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
+from scheduling_framework.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 from scheduling_framework.config.intree import DEFAULT_MULTI_POINT
+from scheduling_framework.dra.allocator import AllocatedState, Allocator, DeviceID
+from scheduling_framework.dra.allocator import Features as AllocatorFeatures
 from scheduling_framework.registry import default_registry
 from scheduling_framework.scheduler import SCHEDULED, Scheduler, VirtualClock
 
@@ -141,10 +151,11 @@ class _Factory:
             out.append(Pod.from_dict(m))
         return out
 
-    def objects(self, template: Mapping[str, Any], count: int, namespace: str | None) -> list[KubeObject]:
+    def objects(self, template: Mapping[str, Any] | Callable[[int], Mapping[str, Any]], count: int,
+                namespace: str | None, first_index: int = 0) -> list[KubeObject]:
         out = []
-        for i in range(count):
-            m = copy.deepcopy(dict(template))
+        for i in range(first_index, first_index + count):
+            m = copy.deepcopy(dict(template(i) if callable(template) else template))
             meta = m.setdefault("metadata", {})
             if "generateName" in meta:
                 meta["name"] = f"{meta.pop('generateName')}{i}"
@@ -162,47 +173,169 @@ def _resource_slice(node: str, driver: str, devices: int) -> KubeObject:
 
 
 def _alloc_claims(sched: Scheduler, namespace: str) -> None:
-    """Allocate the namespace's claims to free devices, slice after slice (upstream allocResourceClaims)."""
-    free = [(s.spec["driver"], s.spec["pool"]["name"], s.spec["nodeName"], d["name"])
-            for s in sched.objects.list("ResourceSlice") for d in s.spec.get("devices", [])]
-    for claim, (driver, pool, node, device) in zip(sorted(sched.objects.list("ResourceClaim", namespace),
-                                                          key=lambda c: c.name), free, strict=False):
-        raw = copy.deepcopy(dict(claim.raw))
-        raw["status"] = {"allocation": {
-            "devices": {"results": [{"request": "req-0", "driver": driver, "pool": pool, "device": device}]},
-            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
-                {"key": "metadata.name", "operator": "In", "values": [node]}]}]}}}
+    """``allocResourceClaims``: each claim of the namespace (by name) is allocated by the structured allocator
+    on the first node (by name) where it fits, given the devices allocated so far; no pod uses it.
+
+    The search for a claim starts at the node the previous claim got: a node where a claim did not fit cannot
+    take a later one of the same shape (the allocated devices only grow), and every namespace this op
+    allocates holds claims from one template. Upstream tries the nodes from the first for every claim."""
+    classes = {c.name: DeviceClass.from_dict(c.raw) for c in sched.objects.list("DeviceClass")}
+    slices = [ResourceSlice.from_dict(s.raw) for s in sched.objects.list("ResourceSlice")]
+    nodes = sorted(sched.cache.nodes(), key=lambda n: n.name)
+    state = AllocatedState()
+    first = 0
+    for obj in sorted(sched.objects.list("ResourceClaim", namespace), key=lambda c: c.name):
+        claim = ResourceClaim.from_dict(obj.raw)
+        allocator = Allocator(AllocatorFeatures(), state, classes, slices)
+        for i in range(first, len(nodes)):
+            results = allocator.allocate(nodes[i], [claim])
+            if results:
+                first = i
+                break
+        else:
+            raise RuntimeError(f"allocResourceClaims: claim {obj.namespace}/{obj.name} fits on no node")
+        allocation = results[0]
+        raw = copy.deepcopy(dict(obj.raw))
+        raw["status"] = {"allocation": allocation.to_dict()}
         sched.add_object(KubeObject.from_dict(raw))
+        state.allocated_devices.update(DeviceID(r.driver, r.pool, r.device) for r in allocation.results)
 
 
 # --- the loop --------------------------------------------------------------------------------------
 
 
+class _Ticker:
+    """A background operation (``churn``, ``deletePods``): ``action`` runs every ``interval`` seconds of
+    scheduling-loop time, until it returns False (nothing left to do). Upstream runs these in goroutines on a
+    wall-clock ticker while the scheduler works; here they interleave with ``schedule_one`` calls, on the
+    time spent in the loop (building pod objects between operations does not make them fire)."""
+
+    def __init__(self, interval: float, action: Callable[[], bool]) -> None:
+        self.interval = interval
+        self.action = action
+        self.due = interval
+
+
+class _Churn:
+    """``churn``'s objects: created and deleted through the scheduler's event methods."""
+
+    def __init__(self, sched: Scheduler, factory: _Factory, op: Churn, namespace: str) -> None:
+        self.sched = sched
+        self.factory = factory
+        self.op = op
+        self.namespace = namespace
+        self.ticks = 0
+        self.pods_created = 0
+        # recreate mode: per template, ``number`` slots holding the live object (None: empty)
+        self.slots: list[list[Node | Pod | KubeObject | None]] = [[None] * max(op.number, 1) for _ in op.templates]
+
+    def tick(self) -> bool:
+        op = self.op
+        if op.mode == "recreate":
+            slot = self.ticks % op.number
+            for objs, template in zip(self.slots, op.templates, strict=True):
+                live = objs[slot]
+                if live is None:
+                    objs[slot] = self._create(template)
+                else:
+                    self._delete(live)
+                    objs[slot] = None
+        else:
+            for template in op.templates:
+                self._create(template)
+        self.ticks += 1
+        return op.mode == "recreate" or op.number == 0 or self.ticks < op.number
+
+    def _create(self, template: Mapping[str, Any]) -> Node | Pod | KubeObject:
+        kind = template.get("kind")
+        if kind == "Pod":
+            pod = self.factory.pods(template, 1, self.namespace)[0]
+            self.sched.add_pod(pod)
+            self.pods_created += 1
+            return pod
+        if kind == "Node":
+            # created as a raw object (no node preparer: no hostname label), as upstream's dynamic client does
+            m = copy.deepcopy(dict(template))
+            meta = m.setdefault("metadata", {})
+            meta["name"] = f"{meta.pop('generateName', 'node-')}{self.factory.node_index:05d}"
+            self.factory.node_index += 1
+            node = Node.from_dict(m)
+            self.sched.add_node(node)
+            return node
+        obj = self.factory.objects(template, 1, self.namespace, self.ticks)[0]
+        self.sched.add_object(obj)
+        return obj
+
+    def _delete(self, live: Node | Pod | KubeObject) -> None:
+        if isinstance(live, Pod):
+            self.sched.delete_pod(self.sched.cache.get_pod(live.uid) or live)
+        elif isinstance(live, Node):
+            self.sched.remove_node(live.name)
+        else:
+            self.sched.remove_object(live.kind, live.namespace, live.name)
+
+
+def _pod_deleter(sched: Scheduler, pods: list[Pod]) -> Callable[[], bool]:
+    """``deletePods``: one pod per call, in creation order. A pod with finalizers is not removed: the API
+    server only sets its deletionTimestamp (what a pending one then meets is the scheduler's skip at pop)."""
+    todo = list(reversed(pods))
+
+    def delete_next() -> bool:
+        if not todo:
+            return False
+        pod = todo.pop()
+        current = sched.cache.get_pod(pod.uid) or pod
+        if current.raw_manifest().get("metadata", {}).get("finalizers"):
+            sched.update_pod(current.with_deletion_timestamp(datetime.now(UTC)))
+        else:
+            sched.delete_pod(current)
+        return bool(todo)
+
+    return delete_next
+
+
 class _Loop:
-    """Drives ``schedule_one`` until nothing is left to try, timing measured pods' cycles."""
+    """Drives ``schedule_one`` until nothing is left to try (or, while pods are measured, until every measured
+    pod is scheduled), timing measured pods' cycles and running the background operations in between."""
 
     def __init__(self, sched: Scheduler, factory: _Factory) -> None:
         self.sched = sched
         self.factory = factory
-        self.churn: Churn | None = None
-        self.churn_namespace = ""
-        self.churn_pods = 0
+        self.tickers: list[_Ticker] = []
+        self.churns: list[_Churn] = []
+        self.loop_time = 0.0  # seconds spent in drain() so far: the background operations' clock
+        # measured pods scheduled (once: a pod preempted later, by churn pods, still counts, as in upstream's
+        # throughput, which counts pods as they get bound)
+        self.measured_scheduled: set[str] = set()
+
+    @property
+    def churn_pods(self) -> int:
+        return sum(c.pods_created for c in self.churns)
+
+    def _run_tickers(self, now: float) -> float:
+        """Run the tickers that are due (each as many times as it is late); the next due time."""
+        for t in list(self.tickers):
+            while t.due <= now:
+                t.due += t.interval
+                if not t.action():
+                    self.tickers.remove(t)
+                    break
+        return min((t.due for t in self.tickers), default=float("inf"))
 
     def drain(self, measured: set[str] | None, latencies: list[float]) -> int:
         sched = self.sched
         clock = sched.clock
         perf = time.perf_counter
-        churn = self.churn if measured is not None else None
-        interval = churn.interval_ms / 1000.0 if churn is not None else 0.0
         start = perf()
-        next_churn = start + interval
+        base = self.loop_time
+        next_due = min((t.due for t in self.tickers), default=float("inf"))
+        done: set[str] = set()  # measured pods scheduled
         cycles = 0
         while True:
-            if churn is not None and perf() >= next_churn:
-                next_churn += interval
-                for p in self.factory.pods(churn.template, 1, self.churn_namespace):
-                    sched.add_pod(p)
-                    self.churn_pods += 1
+            if next_due != float("inf"):
+                now = base + perf() - start
+                if now >= next_due:
+                    next_due = self._run_tickers(now)
             t0 = perf()
             r = sched.schedule_one()
             t1 = perf()
@@ -221,6 +354,12 @@ class _Loop:
             cycles += 1
             if measured is not None and r.pod in measured:
                 latencies.append(t1 - t0)
+                if r.outcome == SCHEDULED:
+                    done.add(r.pod)
+                    if len(done) == len(measured):
+                        break  # upstream stops measuring once every measured pod is scheduled
+        self.loop_time = base + perf() - start
+        self.measured_scheduled |= done
         return cycles
 
 
@@ -250,12 +389,12 @@ def run_workload(w: Workload, profile_path: str | None = None, disable: Sequence
     loop = _Loop(sched, factory)
     latencies: list[float] = []
     measured_keys: list[str] = []
-    steady_scheduled = [0]  # pods of a steady-state phase are deleted once scheduled
+    pods_by_namespace: dict[str, list[Pod]] = {}  # what deletePods lists
     profiler = cProfile.Profile() if profile_path else None
     for op_index, op in enumerate(w.ops):
         if isinstance(op, CreateNodes):
-            for n in factory.nodes(op, w.count(op.count)):
-                sched.add_node(n)
+            for node in factory.nodes(op, w.count(op.count)):
+                sched.add_node(node)
             res.nodes += w.count(op.count)
         elif isinstance(op, CreateNamespaces):
             for i in range(op.count):
@@ -278,31 +417,40 @@ def run_workload(w: Workload, profile_path: str | None = None, disable: Sequence
             t0, c0 = time.perf_counter(), time.process_time()
             deadline = t0 + w.seconds(op.duration_s)
             while time.perf_counter() < deadline:
-                pods = factory.pods(op.template, op.count, op.namespace)
+                pods = factory.pods(op.template, w.count(op.count), op.namespace)
                 for p in pods:
                     sched.add_pod(p)
                 measured = {p.key for p in pods}
                 measured_keys.extend(p.key for p in pods)
                 res.cycles += loop.drain(measured, latencies)
                 for p in pods:
-                    r = sched.results[p.key]
-                    if r.outcome == SCHEDULED:
-                        steady_scheduled[0] += 1
+                    if sched.results[p.key].outcome == SCHEDULED:
                         sched.delete_pod(sched.cache.get_pod(p.uid) or p)
             res.seconds += time.perf_counter() - t0
             res.cpu_seconds += time.process_time() - c0
             t_setup = time.perf_counter()
         elif isinstance(op, Churn):
-            loop.churn = op
-            loop.churn_namespace = f"namespace-{op_index}"
-            _add_namespace(sched, factory, loop.churn_namespace)
+            ns = f"namespace-{op_index}"
+            _add_namespace(sched, factory, ns)
+            churn = _Churn(sched, factory, op, ns)
+            loop.churns.append(churn)
+            loop.tickers.append(_Ticker(op.interval_ms / 1000.0, churn.tick))
+        elif isinstance(op, Barrier):
+            loop.drain(None, latencies)
+        elif isinstance(op, DeletePods):
+            deleter = _pod_deleter(sched, pods_by_namespace.get(op.namespace, []))
+            loop.tickers.append(_Ticker(1.0 / op.per_second, deleter))
         elif isinstance(op, CreatePods):
             ns = op.namespace or f"namespace-{op_index}"
             _add_namespace(sched, factory, ns)
             template = op.template if op.template is not None else w.default_pod_template
             pods = factory.pods(template, w.count(op.count), ns)
+            pods_by_namespace.setdefault(ns, []).extend(pods)
             for p in pods:
                 sched.add_pod(p)
+            if op.skip_wait:
+                res.init_pods += len(pods)
+                continue
             if not op.collect_metrics:
                 res.init_pods += len(pods)
                 loop.drain(None, latencies)
@@ -320,7 +468,7 @@ def run_workload(w: Workload, profile_path: str | None = None, disable: Sequence
                 profiler.disable()
             t_setup = time.perf_counter()
     res.measured_pods = len(measured_keys)
-    res.scheduled = sum(1 for k in measured_keys if sched.results[k].outcome == SCHEDULED) or steady_scheduled[0]
+    res.scheduled = len(loop.measured_scheduled)
     res.churn_pods = loop.churn_pods
     res.pods_per_second = res.scheduled / res.seconds if res.seconds > 0 else 0.0
     res.cpu_pods_per_second = res.scheduled / res.cpu_seconds if res.cpu_seconds > 0 else 0.0

@@ -592,8 +592,16 @@ class Scheduler:
             qpi = self.queue.pop()
         if qpi is None:
             return None
-        self.cycles += 1
         pod = qpi.pod
+        if pod.is_terminating:
+            # upstream skipPodSchedule: a pod deleted (update_pod with deletionTimestamp, its finalizers keep
+            # it) while it waited in the queue is dropped when popped, without a scheduling cycle
+            self._progress += 1  # the pod left the queue for good
+            r = self.results.setdefault(pod.key, PodResult(pod))
+            self._skip(r, "pod is being deleted (metadata.deletionTimestamp is set): the scheduler skips it",
+                       WARN_TERMINATING)
+            return r
+        self.cycles += 1
         fwk = self.profiles[pod.spec.scheduler_name]
         r = self.results.setdefault(pod.key, PodResult(pod))
         r.attempts += 1

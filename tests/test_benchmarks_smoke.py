@@ -9,15 +9,50 @@ import sys
 
 import pytest
 
-from benchmarks.scheduler_perf import Result, format_table, missing_default_plugins, run_workload
-from benchmarks.workloads import WORKLOADS, Workload, select
+from benchmarks.scheduler_perf import (
+    Result,
+    _alloc_claims,
+    _Churn,
+    _Factory,
+    _pod_deleter,
+    format_table,
+    missing_default_plugins,
+    run_workload,
+)
+from benchmarks.workloads import (
+    CHURN_NODE,
+    CHURN_SERVICE,
+    DEVICE_CLASS,
+    GATED_POD,
+    LIGHT_POD,
+    NODE_DEFAULT,
+    NODE_WITH_DRA,
+    POD_HIGH_PRIORITY_LARGE_CPU,
+    POD_WITH_FINALIZER,
+    RESOURCE_CLAIM_WITH_SELECTOR,
+    WORKLOADS,
+    Churn,
+    CreateNodes,
+    SteadyState,
+    Workload,
+    partitionable_countersets,
+    partitionable_devices,
+    select,
+)
+from scheduling_framework.scheduler import SCHEDULED, SKIPPED, Scheduler
 from tests.fixture_runner import ROOT
 
 SMOKE = [w for w in WORKLOADS if w.smoke]
 TEST_CASES = ("SchedulingBasic", "SchedulingDaemonset", "SchedulingNodeAffinity", "SchedulingPodAffinity",
               "SchedulingPodAntiAffinity", "TopologySpreading", "PreferredTopologySpreading", "PreemptionBasic",
-              "Unschedulable", "SchedulingWithResourceClaimTemplate", "SchedulingWithResourceClaim",
-              "SteadyStateClusterResourceClaimTemplate")
+              "Unschedulable", "PreemptionAsync", "SchedulingWithMixedChurn", "SchedulingWhileGated",
+              "SchedulingDeletedPodsWithFinalizers", "SchedulingPodMatchingAntiAffinity",
+              "SchedulingPreferredPodAffinity", "SchedulingPreferredPodAntiAffinity", "MixedSchedulingBasePod",
+              "DefaultTopologySpreading", "SchedulingWithNodeInclusionPolicy",
+              "SchedulingWithResourceClaimTemplate", "SchedulingWithResourceClaim",
+              "SteadyStateClusterResourceClaimTemplate", "SchedulingWithResourceClaimTemplateToleration",
+              "SteadyStateClusterResourceClaimTemplatePartitionable",
+              "SteadyStateClusterResourceClaimTemplatePartitionableBacktracking")
 
 
 def test_every_test_case_has_a_smoke_size() -> None:
@@ -30,7 +65,7 @@ def test_smoke_workload_schedules_every_measured_pod(workload: Workload) -> None
     if r.skipped:
         assert any(n in missing_default_plugins() for n in workload.needs)
         return
-    if "measurePods" in workload.params:
+    if not any(isinstance(op, SteadyState) for op in workload.ops):
         assert r.measured_pods == workload.count("$measurePods") > 0
     else:  # a steady-state workload: batches of pods for a duration
         assert r.measured_pods > 0
@@ -74,3 +109,81 @@ def test_every_workload_smoke_run_from_the_command_line() -> None:
     assert names == set(TEST_CASES)
     for r in doc["results"]:
         assert r["skipped"] or r["scheduled"] == r["measured_pods"], r
+
+
+# --- the operations the runner adds to upstream's createNodes/createPods ------------------------------------------
+
+
+def test_churn_recreate_creates_then_deletes_each_template_in_turn() -> None:
+    """``churn`` mode recreate with number 1: node, pod and service appear on one tick and go on the next."""
+    sched = Scheduler(None, seed=0)
+    factory = _Factory()
+    churn = _Churn(sched, factory, Churn((CHURN_NODE, POD_HIGH_PRIORITY_LARGE_CPU, CHURN_SERVICE), 1000,
+                                         mode="recreate", number=1), "namespace-1")
+    assert churn.tick()
+    assert [n.name for n in sched.cache.nodes()] == ["node-churn-00000"]
+    assert len(sched.objects.list("Service", "namespace-1")) == 1 and len(sched.queue) == 1
+    assert churn.tick()
+    assert sched.cache.nodes() == [] and sched.objects.list("Service", "namespace-1") == []
+    assert len(sched.queue) == 0
+    churn.tick()
+    assert len(sched.cache.nodes()) == 1 and churn.pods_created == 2
+
+
+def test_churn_create_stops_after_number() -> None:
+    sched = Scheduler(None, seed=0)
+    churn = _Churn(sched, _Factory(), Churn((POD_HIGH_PRIORITY_LARGE_CPU,), 200, number=2), "namespace-2")
+    assert churn.tick() and not churn.tick()
+    assert churn.pods_created == 2
+
+
+def test_delete_pods_with_finalizers_only_marks_them() -> None:
+    """deletePods: a pod with finalizers keeps existing with a deletionTimestamp, and a pending one is then
+    skipped by the scheduler (never bound); a pod without finalizers leaves its node."""
+    sched = Scheduler(None, seed=0)
+    factory = _Factory()
+    for n in factory.nodes(CreateNodes(1, NODE_DEFAULT), 1):
+        sched.add_node(n)
+    bound = factory.pods(LIGHT_POD, 1, "ns-a")
+    sched.add_pod(bound[0])
+    sched.run()
+    assert sched.results[bound[0].key].outcome == SCHEDULED
+    delete_bound = _pod_deleter(sched, bound)
+    assert not delete_bound()
+    assert sched.cache.get_pod(bound[0].uid) is None
+    pending = factory.pods(POD_WITH_FINALIZER, 2, "ns-b")
+    for p in pending:
+        sched.add_pod(p)
+    delete_pending = _pod_deleter(sched, pending)
+    assert delete_pending()  # one left to delete
+    sched.run()
+    assert sched.results[pending[0].key].outcome == SKIPPED
+    assert sched.results[pending[1].key].outcome == SCHEDULED
+    assert not delete_pending()
+    marked = sched.cache.get_pod(pending[1].uid)
+    assert marked is not None and marked.is_terminating  # still on its node, being deleted
+
+
+def test_gated_pods_stay_gated_through_the_workload() -> None:
+    w = next(w for w in SMOKE if w.test_case == "SchedulingWhileGated")
+    assert GATED_POD in [getattr(op, "template", None) for op in w.ops]
+    r = run_workload(w)
+    assert r.scheduled == r.measured_pods == 10
+
+
+def test_alloc_claims_uses_the_allocator() -> None:
+    """allocResourceClaims on partitionable devices: each claim's CEL selector (two counters, preallocate) only
+    matches device-2-counters-1 of a pool, so claim i gets that device of pool i (upstream's setup, which leaves
+    the measured pods' two-device claims one backtrack to do)."""
+    sched = Scheduler(None, seed=0)
+    factory = _Factory()
+    for n in factory.nodes(CreateNodes(1, NODE_WITH_DRA), 1):
+        sched.add_node(n)
+    for o in [*factory.objects(partitionable_countersets, 2, None), *factory.objects(partitionable_devices, 2, None),
+              *factory.objects(DEVICE_CLASS, 1, None), *factory.objects(RESOURCE_CLAIM_WITH_SELECTOR, 2, "init")]:
+        sched.add_object(o)
+    _alloc_claims(sched, "init")
+    got = {c.name: [(r["pool"], r["device"]) for r in c.raw["status"]["allocation"]["devices"]["results"]]
+           for c in sched.objects.list("ResourceClaim", "init")}
+    assert got == {"test-claim-with-selector-0": [("resourceslice-0", "device-2-counters-1")],
+                   "test-claim-with-selector-1": [("resourceslice-1", "device-2-counters-1")]}

@@ -507,3 +507,199 @@ def test_signature_is_ignored_when_a_subclass_overrides_filter() -> None:
     assert signer(Fit(), "filter_signature", "filter") is not None
     assert signer(Stricter(), "filter_signature", "filter") is None
     assert signer(Stricter(), "score_signature", "score") is not None  # score is still Fit's own
+
+
+# --- what-if loops of the embedding API (scheduling_framework.simulation) -----------------------------------
+#
+# Simulator.schedule_pods prepares a batch of pods once per list of pod objects, replays failures by
+# equivalence class, and remembers cycles among candidate nodes under the ClusterSnapshot's content token;
+# ClusterSnapshot remembers template copies. Each must decide exactly as the plain path (Simulator._fast False).
+
+
+def _whatif_objects() -> list[KubeObject]:
+    return [KubeObject.from_dict({"kind": "Namespace", "metadata": {"name": n}}) for n in ("default", "other")]
+
+
+def _copies(pod: Pod, count: int, prefix: str) -> list[Pod]:
+    """Replicas of ``pod``: equal but for name and uid (what reuse_failures calls equivalent)."""
+    out = []
+    for j in range(count):
+        d = pod.to_dict()
+        d["metadata"]["name"] = f"{prefix}-{j}"
+        d["metadata"].pop("uid", None)
+        out.append(Pod.from_dict(d))
+    return out
+
+
+def _pending(rng: random.Random, seed: int) -> list[Pod]:
+    pods: list[Pod] = []
+    for t in range(rng.randint(2, 4)):
+        pods.extend(_copies(_pod(rng, 500 + t), rng.randint(1, 8), f"rs{seed}-{t}"))
+    pods.extend(_pod(rng, 600 + i) for i in range(rng.randint(0, 4)))
+    rng.shuffle(pods)
+    return pods
+
+
+def _placement_sig(out: Any) -> list[Any]:
+    sig = []
+    for r in out.results:
+        st = r.status
+        d = r.diagnosis
+        sig.append((r.pod, r.node, r.message, r.skipped, dict(r.total_scores),
+                    None if st is None else (st.code, st.message(), st.plugin),
+                    None if d is None else ([(n, s.code, s.message(), s.plugin) for n, s in d.node_to_status.items()],
+                                            sorted(d.unschedulable_plugins), d.pre_filter_msg,
+                                            (d.absent_nodes_status.code, d.absent_nodes_status.message()))))
+    return sig
+
+
+def _whatif_run(seed: int, fast: bool) -> list[Any]:
+    from scheduling_framework.simulation import ClusterSnapshot, Simulator
+
+    rng = random.Random(seed)
+    nodes, running, _ = _cluster(seed, nodes=rng.randint(4, 12), bound=rng.randint(5, 25), pending=0)
+    sim = Simulator(seed=3, cluster=ClusterSnapshot(nodes, running), objects=_whatif_objects())
+    sim._fast = fast
+    templates = [_node(rng, 900 + j) for j in range(2)]
+    batches = [_pending(rng, seed * 10 + b) for b in range(2)]
+    extra = [_pod(rng, 700 + i) for i in range(3)]
+    # A few scenarios, each a fixed list of changes, picked at random: an autoscaler asks the same questions
+    # again and again, which is what the remembered answers are for.
+    scenarios = [(rng.randrange(2), rng.choice((1, 1, 2)), rng.randrange(len(extra)) if rng.random() < 0.4 else None,
+                  rng.choice(nodes).name, rng.randrange(len(running)) if rng.random() < 0.3 and running else None,
+                  rng.choice((None, None, True, False)), rng.randrange(2), rng.random() < 0.15) for _ in range(4)]
+    out: list[Any] = []
+    for it in range(20):
+        tpl, count, add, where, remove, inner_commit, b, full = scenarios[rng.randrange(len(scenarios))]
+        pods = batches[b] if rng.random() < 0.9 else list(batches[0][:rng.randint(1, 5)])
+        with sim.fork():
+            new = sim.add_node_from_template(templates[tpl], count=count, name_prefix="new")
+            if add is not None:
+                sim.add_pod(extra[add], where)
+            if remove is not None:
+                sim.remove_pod(running[remove])
+            if inner_commit is not None:
+                inner = sim.fork()
+                sim.add_node_from_template(templates[0], name_prefix="inner")
+                if inner_commit:
+                    inner.commit()
+                else:
+                    inner.revert()
+            outcome = sim.schedule_pods(pods, nodes=None if full else new)
+            out.append((it, _placement_sig(outcome), sim.cluster.snapshot.describe()))
+        out.append((it, sim.algorithm.next_start_node_index, sim.cluster.snapshot.describe()))
+    out.append(sim.rng.getstate())
+    return out
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_whatif_loop_fast_path_equals_plain_path(seed: int) -> None:
+    """Forks adding template nodes, pods bound and removed, nested forks, batches of replicas scheduled on
+    the new nodes (sometimes on the whole cluster): identical placements, messages, statuses, scores and
+    diagnoses, snapshots and random draws with and without the fast paths."""
+    assert _whatif_run(seed, fast=True) == _whatif_run(seed, fast=False)
+
+
+def _batch_with_oddities(rng: random.Random, nodes: list[Node]) -> list[Pod]:
+    pods = _pending(rng, rng.randrange(1000))
+    d = pods[0].to_dict()
+    d["metadata"].update(name="leaving", uid="leaving", deletionTimestamp="2024-01-01T00:00:00Z")
+    pods.append(Pod.from_dict(d))
+    d = pods[1].to_dict()
+    d["metadata"].update(name="unknown-class", uid="unknown-class")
+    d["spec"]["priorityClassName"] = "missing"
+    pods.append(Pod.from_dict(d))
+    d = pods[2].to_dict()
+    d["metadata"].update(name="nominated", uid="nominated")
+    d["status"] = {"nominatedNodeName": rng.choice(nodes).name}
+    pods.append(Pod.from_dict(d))
+    return pods
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_schedule_pods_fast_path_equals_plain_path(seed: int) -> None:
+    """The prepared batch (admission, skipped pods, queue order, equivalence classes) gives the plain path's
+    outcome, warnings and errors, call after call, with nominated, terminating and refused pods."""
+    from scheduling_framework.errors import SnapshotError
+    from scheduling_framework.simulation import ClusterSnapshot, Simulator
+
+    runs = []
+    for fast in (True, False):
+        rng = random.Random(seed)
+        nodes, running, _ = _cluster(seed, nodes=6, bound=8, pending=0)
+        sim = Simulator(seed=5, cluster=ClusterSnapshot(nodes, running), objects=_whatif_objects())
+        sim._fast = fast
+        pods = _batch_with_oddities(rng, nodes)
+        got: list[Any] = []
+        for _ in range(3):
+            with sim.fork():
+                got.append(_placement_sig(sim.schedule_pods(pods, nodes=[n.name for n in nodes[:3]])))
+        with sim.fork():
+            got.append(_placement_sig(sim.schedule_pods(pods)))
+            for bad, where in (([*pods, pods[0]], None), (pods, ["nowhere"]), ([*pods, running[0]], None)):
+                with pytest.raises(SnapshotError) as e:
+                    sim.schedule_pods(bad, nodes=where)
+                got.append(str(e.value))
+        got.append(sim.warnings.items_of(next(iter(sim.warnings._groups), "")))
+        runs.append(got)
+    assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_content_token_names_the_content(seed: int) -> None:
+    """ClusterSnapshot.content: whenever a token comes back, the snapshot holds what it held under it
+    before (nodes, pods, order), through forks, reverts, commits and repeated changes."""
+    from scheduling_framework.simulation import ClusterSnapshot
+
+    rng = random.Random(seed)
+    nodes, running, _ = _cluster(seed, nodes=6, bound=10, pending=0)
+    cs = ClusterSnapshot(nodes, running)
+    templates = [_node(rng, 900 + j) for j in range(2)]
+    extra = [_pod(rng, 700 + i) for i in range(4)]
+    seen: dict[int, tuple[Any, Any]] = {}
+    hits = 0
+
+    def check() -> None:
+        nonlocal hits
+        state = (cs.snapshot.describe(), [ni.name for ni in cs.snapshot.list()])
+        old = seen.get(id(cs.content))
+        if old is not None:
+            assert old[1] == state
+            hits += 1
+        seen[id(cs.content)] = (cs.content, state)
+
+    for _ in range(150):
+        check()
+        action = rng.random()
+        if action < 0.25:
+            cs.fork()
+        elif action < 0.4 and cs.depth:
+            cs.revert()
+        elif action < 0.45 and cs.depth:
+            cs.commit()
+        elif action < 0.65:
+            cs.add_node_from_template(templates[rng.randrange(2)], name_prefix=rng.choice(("a", "b")))
+        elif action < 0.85:
+            p = extra[rng.randrange(len(extra))]
+            if cs.has_pod(p):
+                cs.remove_pod(p)
+            else:
+                cs.add_pod(p, rng.choice(cs.node_names()))
+        elif len(cs) > 1:
+            cs.remove_node(rng.choice(cs.node_names()))
+    assert hits > 10
+
+
+def test_template_copies_equal_fresh_copies() -> None:
+    """ClusterSnapshot._node_copy gives back what node_from_template makes, also for a template equal to but
+    not the same object as an earlier one."""
+    from scheduling_framework.simulation import ClusterSnapshot
+    from scheduling_framework.simulation.templates import node_from_template
+
+    rng = random.Random(1)
+    cs = ClusterSnapshot()
+    for _ in range(30):
+        tpl = _node(rng, rng.randrange(3))
+        name = f"copy-{rng.randrange(3)}"
+        assert cs._node_copy(tpl, name).to_dict() == node_from_template(tpl, name).to_dict()
+        assert cs._node_copy(tpl, name) is cs._node_copy(tpl, name)

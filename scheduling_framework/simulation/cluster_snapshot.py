@@ -35,6 +35,8 @@ COMMITTED = "committed"
 REVERTED = "reverted"
 
 _MISSING: Any = object()
+_TEMPLATE_COPIES = 4096  # remembered template copies (see ClusterSnapshot._node_copy)
+_TRANSITIONS = 65536  # remembered content transitions (see ClusterSnapshot._advance)
 
 # An undo entry: (mapping, key, previous value or _MISSING), or (None, callback, None).
 _Undo = tuple[Any, Any, Any]
@@ -47,12 +49,13 @@ class Fork:
     open at the end of the ``with`` block is reverted (call :meth:`commit` inside the block to keep it).
     """
 
-    __slots__ = ("id", "state", "_owner", "_saved", "_log")
+    __slots__ = ("id", "state", "_owner", "_saved", "_log", "_content")
 
     def __init__(self, owner: ClusterSnapshot, fork_id: int) -> None:
         self.id = fork_id
         self.state = OPEN
         self._owner = owner
+        self._content = owner.content  # what revert brings back
         # node name -> the NodeInfo live when this fork first changed the node (None: the node did not exist)
         self._saved: dict[str, NodeInfo | None] = {}
         self._log: list[_Undo] = []
@@ -106,6 +109,14 @@ class ClusterSnapshot:
         self._image_counts: dict[str, int] = {}
         self._forks: list[Fork] = []
         self._fork_ids = 0
+        self._template_copies: dict[tuple[int, str], tuple[Node, Node]] = {}
+        #: A token naming the content of the snapshot: two moments with the same token have the same nodes,
+        #: pods and node order. Each change moves to the token that this change from this token led to the
+        #: last time (see _advance); revert brings back the fork's starting token; changes that are not
+        #: told apart get a new token. A what-if loop that reverts its fork and makes the same changes
+        #: again thus sees the same tokens, and answers derived from the content can be kept under them.
+        self.content: object = object()
+        self._transitions: dict[tuple[Any, ...], tuple[object, object]] = {}
         self._load(list(nodes), list(pods))
 
     def _load(self, nodes: list[Node], pods: list[Pod]) -> None:
@@ -173,6 +184,10 @@ class ClusterSnapshot:
     def has_pod(self, pod: Pod | str) -> bool:
         return (pod if isinstance(pod, str) else pod.uid) in self._pod_nodes
 
+    def has_any_pod(self, uids: frozenset[str]) -> bool:
+        """Whether any of these pod uids is in the snapshot."""
+        return not self._pod_nodes.keys().isdisjoint(uids)
+
     def __len__(self) -> int:
         return len(self._nodes)
 
@@ -235,6 +250,7 @@ class ClusterSnapshot:
         self._check_closable(f, "revert")
         self._forks.pop()
         f.state = REVERTED
+        self.content = f._content
         s = self._snapshot
         for target, key, old in reversed(f._log):
             if target is None:
@@ -284,6 +300,18 @@ class ClusterSnapshot:
         f._saved = {}
 
     # recording -------------------------------------------------------------------------------
+    def _advance(self, op: tuple[Any, ...], keep: object) -> None:
+        """Move ``content`` to the token of the current content changed by ``op`` (a hashable description of
+        the change holding object ids; ``keep`` holds those objects, so that their ids are not reused while
+        the transition is remembered)."""
+        key = (self.content, *op)
+        hit = self._transitions.get(key)
+        if hit is None:
+            if len(self._transitions) >= _TRANSITIONS:
+                self._transitions.clear()
+            hit = self._transitions[key] = (object(), keep)
+        self.content = hit[0]
+
     def _set(self, target: dict[Any, Any], key: Any, value: Any) -> None:
         if self._forks:
             self._forks[-1]._log.append((target, key, target.get(key, _MISSING)))
@@ -349,6 +377,7 @@ class ClusterSnapshot:
         if ni.pvc_ref_counts:
             s._used_pvcs = None
         s.generation += 1
+        self._advance(("add_node", id(node), *map(id, pod_list)), (node, pod_list))
         return ni
 
     def remove_node(self, name: str) -> builtins.list[Pod]:
@@ -371,6 +400,7 @@ class ClusterSnapshot:
                 self._delete(self._image_counts, img)
         self._remove_from_order(name)
         s.generation += 1
+        self._advance(("remove_node", name), None)
         return [pi.pod for pi in ni.pods]
 
     def add_node_from_template(self, template: Node, count: int = 1, name_prefix: str | None = None,
@@ -387,7 +417,7 @@ class ClusterSnapshot:
         prefix = name_prefix if name_prefix is not None else f"template-{template.name}"
         pod_list = list(pods)
         names = template_node_names(prefix, count, self._nodes)
-        copies = [(node_from_template(template, n), [pod_for_node(p, n) for p in pod_list]) for n in names]
+        copies = [(self._node_copy(template, n), [pod_for_node(p, n) for p in pod_list]) for n in names]
         for _, node_pods in copies:
             for p in node_pods:
                 where = self._pod_nodes.get(p.uid)
@@ -396,6 +426,20 @@ class ClusterSnapshot:
         for node, node_pods in copies:
             self.add_node(node, node_pods)
         return names
+
+    def _node_copy(self, template: Node, name: str) -> Node:
+        """``node_from_template(template, name)``, remembered: a what-if loop that reverts its fork adds the
+        same copy again and again, and Nodes are immutable, so the copy made last time is the same node.
+        Pinned by tests/test_perf_equivalence.py::test_template_copies_equal_fresh_copies."""
+        key = (id(template), name)
+        hit = self._template_copies.get(key)
+        if hit is not None and hit[0] is template:
+            return hit[1]
+        if len(self._template_copies) >= _TEMPLATE_COPIES:
+            self._template_copies.clear()
+        node = node_from_template(template, name)
+        self._template_copies[key] = (template, node)
+        return node
 
     def refresh_image_states(self) -> None:
         """Recount, on every node, how many nodes have each of its images.
@@ -409,6 +453,8 @@ class ClusterSnapshot:
             ni = self._snapshot.node_info_map[name]
             if ni.image_states != states:
                 self._writable(name).image_states = states
+                self._snapshot.generation += 1
+                self.content = object()
 
     def _image_states_of(self, node: Node | None) -> dict[str, ImageStateSummary]:
         states: dict[str, ImageStateSummary] = {}
@@ -420,19 +466,22 @@ class ClusterSnapshot:
         return states
 
     # pods ------------------------------------------------------------------------------------
-    def add_pod(self, pod: Pod, node_name: str | None = None) -> PodInfo:
+    def add_pod(self, pod: Pod, node_name: str | None = None, *, info: PodInfo | None = None) -> PodInfo:
         """Bind ``pod`` to ``node_name`` (default: its ``spec.nodeName``) in the snapshot.
 
         The stored pod has ``spec.nodeName`` set to the node. Raises SnapshotError for an unknown node,
-        a pod without a node, or a pod (uid) already in the snapshot.
+        a pod without a node, or a pod (uid) already in the snapshot. ``info``: the PodInfo of ``pod`` when
+        the caller has it (used only when ``pod`` already names the node).
         """
         nn = node_name or pod.spec.node_name
         self._check_new_pod(pod, nn, self._nodes, {})
+        op = ("add_pod", id(pod), nn)
+        kept = pod  # the pod as given: its id is in op
         if pod.spec.node_name != nn:
             pod = pod.with_node_name(nn)
         s = self._snapshot
         ni = self._writable(nn)
-        pi = ni.add_pod(pod)
+        pi = ni.add_pod(info if info is not None and info.pod is pod else pod)
         self._set(self._pod_nodes, pod.uid, nn)
         if pi.has_affinity:
             s._affinity_list = None
@@ -441,6 +490,7 @@ class ClusterSnapshot:
         if pi.pvc_keys:
             s._used_pvcs = None
         s.generation += 1
+        self._advance(op, kept)
         return pi
 
     def remove_pod(self, pod: Pod | str) -> Pod:
@@ -456,6 +506,7 @@ class ClusterSnapshot:
         assert pi is not None
         ni.remove_pod(pi)
         self._delete(self._pod_nodes, uid)
+        self._advance(("remove_pod", uid), None)
         if pi.has_affinity:
             s._affinity_list = None
         if pi.required_anti_affinity_terms:

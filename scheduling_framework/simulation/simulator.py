@@ -9,6 +9,7 @@ adds each placed pod to the snapshot and runs Reserve, so that the next pod sees
 from __future__ import annotations
 
 import functools
+import operator
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -53,6 +54,8 @@ if TYPE_CHECKING:
     from scheduling_framework.simulation.capacity import CapacityResult
 
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
+_BATCHES = 16  # prepared batches kept (see Simulator._prepared_batch)
+_MEMO_SIZE = 4096  # remembered cycles per batch of pods (see Simulator._cycle_memo)
 _POD_INFO_CACHE_SIZE = 100_000
 
 
@@ -152,6 +155,8 @@ class Simulator:
     snapshot and the nominations are unchanged since that failure, gets the same answer without running
     the cycle again: a failed cycle changes nothing, so running it again would decide the same. Pods
     that are nominated are always evaluated. Set it to False for plugins that read a pod's name or uid.
+    With it, cycles among candidate nodes are also remembered across calls, under the snapshot's content
+    token (see :meth:`_cycle_memo` and docs/autoscaler-simulation.md).
     """
 
     def __init__(self, config: KubeSchedulerConfiguration | Mapping[str, Any] | str | None = None,
@@ -170,8 +175,16 @@ class Simulator:
             objects=self.objects, nominator=Nominator(), rng=self.rng)
         self.algorithm = Algorithm(self.framework, self.rng, self.config.percentage_of_nodes_to_score)
         self._has_reserve = bool(self.framework.plugins_at("reserve"))
+        # Cycles may be remembered across calls (see _cycle_memo) when every plugin is in-tree: their state
+        # outside the CycleState is the snapshot's and the objects'. Extenders are other processes.
+        self._memo_ok = not self.framework.extenders and all(
+            type(pl).__module__.startswith("plugins_intree.") for pl in self.framework.plugins.values())
         self.reuse_failures = reuse_failures
         self._pod_infos: dict[str, PodInfo] = {}
+        self._batches: dict[tuple[int, ...], _Batch] = {}  # see schedule_pods
+        #: False: every query takes its plain path (the equivalence tests compare both)
+        self._fast = True
+        self._assumed: dict[str, tuple[Pod, str, Pod, PodInfo]] = {}
         # find_node_for_pod resumes where the previous search stopped (cluster-autoscaler's lastIndex).
         self._last_index = 0
         #: what building this simulator ignored or assumed (see scheduling_framework.warning_list)
@@ -449,6 +462,15 @@ class Simulator:
         Raises SnapshotError, before changing anything, when two pods share a uid, a pod is already in
         the snapshot, or a candidate node does not exist.
         """
+        pods = tuple(pods)
+        # Fast path: what-if loops pass the same pods call after call, and everything decided about them
+        # before the first cycle (admission, queue order, which pods are equivalent) depends on the pod
+        # objects only, so it is worked out once per list of pods. Pinned by
+        # tests/test_perf_equivalence.py::test_schedule_pods_fast_path_equals_plain_path.
+        prep = self._prepared_batch(pods) if self._fast else None
+        if prep is not None:
+            return self._schedule_prepared(prep, nodes)
+        # Plain path.
         batch = []
         skipped: list[Placement] = []
         for p in pods:
@@ -469,12 +491,7 @@ class Simulator:
                 raise SnapshotError(f'pod {p.key} (uid {p.uid}) is already in the snapshot, on node '
                                     f'"{self.cluster.pod_node(p)}"')
             seen.add(p.uid)
-        candidates: list[str] | None = None
-        if nodes is not None:
-            candidates = list(dict.fromkeys(nodes))
-            for name in candidates:
-                if name not in self.cluster:
-                    raise SnapshotError(f'candidate node "{name}" is not in the snapshot')
+        candidates = self._candidates(nodes)
         ordered = self.sort_pods(batch)
         for p in ordered:
             if p.status.nominated_node_name:
@@ -500,6 +517,139 @@ class Simulator:
                 failed.append((p, r))
             results.append(r)
         return ScheduleOutcome(tuple(results + skipped))
+
+    def _prepared_batch(self, pods: tuple[Pod, ...]) -> _Batch | None:
+        """The :class:`_Batch` for these pod objects (the one made before, when the same objects come again),
+        or None when the batch has a pod twice (the plain path then raises, naming the first bad pod)."""
+        ids = tuple(map(id, pods))
+        prep = self._batches.get(ids)
+        if (prep is not None and prep.admission is self._admission and prep.reuse == self.reuse_failures
+                and all(map(operator.is_, prep.pods, pods))):
+            return prep
+        batch: list[Pod] = []
+        refused: list[tuple[Pod, str]] = []
+        skipped: list[Placement] = []
+        for p in pods:
+            p, refusal = self.admit(p)
+            if refusal:
+                refused.append((p, refusal))
+                skipped.append(Placement(p.key, None, refusal, skipped=True))
+            elif p.is_terminating:
+                skipped.append(Placement(p.key, None, "pod is being deleted (metadata.deletionTimestamp is set): "
+                                                      "the scheduler skips it", skipped=True))
+            else:
+                batch.append(p)
+        uids = [p.uid for p in batch]
+        if len(set(uids)) != len(uids):
+            return None
+        ordered = self.sort_pods(batch)
+        # Equivalence classes (see _equivalent), numbered in queue order.
+        reps: list[Pod] = []
+        classes: list[int] = []
+        for p in ordered:
+            k = next((i for i, rep in enumerate(reps) if _equivalent(rep, p)), -1)
+            if k < 0:
+                k = len(reps)
+                reps.append(p)
+            classes.append(k)
+        prep = _Batch(pods, self._admission, self.reuse_failures, batch, frozenset(uids), refused, skipped,
+                      ordered, classes)
+        if len(self._batches) >= _BATCHES:
+            self._batches.clear()
+        # (the ids stay those of these pods while the batch holds them)
+        self._batches[ids] = prep
+        return prep
+
+    def _candidates(self, nodes: Iterable[str] | None) -> list[str] | None:
+        if nodes is None:
+            return None
+        candidates = list(dict.fromkeys(nodes))
+        for name in candidates:
+            if name not in self.cluster:
+                raise SnapshotError(f'candidate node "{name}" is not in the snapshot')
+        return candidates
+
+    def _schedule_prepared(self, prep: _Batch, nodes: Iterable[str] | None) -> ScheduleOutcome:
+        """``schedule_pods`` for a prepared batch: the plain path's steps, in the same order, with the work
+        that depends on the pods only taken from ``prep``."""
+        for p, refusal in prep.refused:
+            self.warnings.add_item(WARN_REFUSED, refused_item(p, refusal))
+        cluster = self.cluster
+        if cluster.has_any_pod(prep.uids):
+            for p in prep.batch:
+                if cluster.has_pod(p):
+                    raise SnapshotError(f'pod {p.key} (uid {p.uid}) is already in the snapshot, on node '
+                                        f'"{cluster.pod_node(p)}"')
+        candidates = self._candidates(nodes)
+        for p in prep.nominated:
+            self.nominate(p, p.status.nominated_node_name)
+        snapshot = cluster.snapshot
+        nominator = self.framework.nominator
+        results: list[Placement] = []
+        # Failed answers by equivalence class, since the snapshot last changed (the plain path's list of
+        # failures holds at most one pod per class: a pod equivalent to a listed one is replayed, not added).
+        failed: dict[int, Placement] = {}
+        generation = snapshot.generation
+        reuse = prep.reuse
+        # Cycles among candidate nodes are remembered across calls under the snapshot's content token (see
+        # _cycle_memo): only for in-tree plugins without extenders, with no nominations.
+        # Nominations are only taken away from here on (a placed pod's own): with none now, none later.
+        nominations = bool(len(nominator))
+        memo = candidates is not None and reuse and self._memo_ok and not nominations
+        cand_key = tuple(candidates) if candidates is not None else ()
+        objects = self.objects
+        for i, (p, k) in enumerate(zip(prep.ordered, prep.classes, strict=True)):
+            if snapshot.generation != generation:
+                failed.clear()
+                generation = snapshot.generation
+            reusable = reuse and not (nominations and nominator.nominated_node_of(p.uid))
+            if reusable:
+                hit = failed.get(k)
+                if hit is not None:
+                    results.append(prep.replayed(i, p, hit) if memo else self._replay_failure(p, hit, candidates))
+                    continue
+            if memo and candidates is not None and prep.memoizable[k]:
+                r = self._cycle_memo(prep, i, p, k, (cluster.content, k, cand_key, objects.generation), candidates)
+            else:
+                r = self._schedule_one(p, candidates)
+            if reusable and r.node is None and r.diagnosis is not None:
+                failed[k] = r
+            results.append(r)
+        return ScheduleOutcome(tuple(results + prep.skipped))
+
+    def _cycle_memo(self, prep: _Batch, i: int, pod: Pod, k: int, key: tuple[Any, ...],
+                    candidates: list[str]) -> Placement:
+        """``_schedule_one`` for a pod among candidate nodes, remembered in ``prep`` under ``key``: the
+        snapshot's content token, the pod's equivalence class, the candidates and the objects' generation.
+
+        A cycle decides from the snapshot's content, the objects, the nominations (none here), the pod's
+        content (equivalent pods give the same answer, as ``reuse_failures`` has it) and, when it scores,
+        random tie-breaking. So a failed cycle, or a successful one with a single feasible node (no scoring,
+        no random draw), decides the same under the same key: its answer is replayed, and a placement still
+        goes through ``_place`` (snapshot change and Reserve, with a copy of the cycle's CycleState).
+        Pinned by tests/test_perf_equivalence.py::test_whatif_loop_fast_path_equals_plain_path.
+        """
+        hit = prep.memo.get(key)
+        if hit is not None:
+            host, answer, state = hit
+            if host is None or state is None:
+                return prep.replayed(i, pod, answer)
+            return self._place(state.clone(), pod, host, prep.replayed(i, pod, answer))
+        fwk = self.framework
+        st = fwk.run_pre_enqueue_plugins(pod)
+        if st is not None and not st.is_success():
+            return Placement(pod.key, None, st.message(), st)
+        state = CycleState()
+        placement, host = self._cycle(state, pod, candidates)
+        if len(prep.memo) >= _MEMO_SIZE:
+            prep.memo.clear()
+        if host is None:
+            if placement.diagnosis is not None:
+                prep.memo[key] = (None, placement, None)
+            return placement
+        if not placement.total_scores:
+            prep.memo[key] = (host, placement, state.clone())
+        return self._place(state, pod, host, placement)
 
     def _replay_failure(self, pod: Pod, failure: Placement, candidates: list[str] | None) -> Placement:
         """The answer of an equivalent pod's failed cycle, with the cycle's one side effect: the
@@ -637,10 +787,8 @@ class Simulator:
         """Add the pod a cycle placed on ``host`` to the snapshot and run Reserve (undone on revert);
         a Reserve rejection takes it back out and becomes the answer."""
         fwk = self.framework
-        assumed = pod.with_node_name(host)
-        if assumed.status.nominated_node_name:
-            assumed = assumed.with_nominated_node_name("")
-        self.cluster.add_pod(assumed)
+        assumed, info = self._assumed_pod(pod, host)
+        self.cluster.add_pod(assumed, info=info)
         if self._has_reserve:
             st = fwk.run_reserve_plugins_reserve(state, assumed, host)
             if st is not None and not st.is_success():
@@ -662,6 +810,27 @@ class Simulator:
         if fwk.nominator.nominated_node_of(pod.uid):
             self.nominate(pod, "")
         return placement
+
+    def _assumed_pod(self, pod: Pod, host: str) -> tuple[Pod, PodInfo | None]:
+        """The pod as placed on ``host`` (nodeName set, nomination cleared), and its PodInfo. The ones made
+        last time for the same Pod object and host are the same (pods are immutable, PodInfos derived from
+        them): giving them back saves the work and lets the snapshot's content token recognise the change
+        (see ClusterSnapshot.content). Pinned by tests/test_perf_equivalence.py::
+        test_whatif_loop_fast_path_equals_plain_path."""
+        if self._fast:
+            hit = self._assumed.get(pod.uid)
+            if hit is not None and hit[0] is pod and hit[1] == host:
+                return hit[2], hit[3]
+        assumed = pod.with_node_name(host)
+        if assumed.status.nominated_node_name:
+            assumed = assumed.with_nominated_node_name("")
+        if not self._fast:
+            return assumed, None
+        if len(self._assumed) >= _POD_INFO_CACHE_SIZE:
+            self._assumed.clear()
+        info = PodInfo(assumed)
+        self._assumed[pod.uid] = (pod, host, assumed, info)
+        return assumed, info
 
     def _cycle(self, state: CycleState, pod: Pod, candidates: list[str] | None) -> tuple[Placement, str | None]:
         try:
@@ -725,6 +894,60 @@ class Simulator:
             return feasible[0].name, {}
         scores = self.algorithm.prioritize_nodes(state, pod, feasible)
         return self.algorithm.select_host(scores), {s.name: s.total_score for s in scores}
+
+
+class _Batch:
+    """What ``schedule_pods`` works out from its pods alone, kept for the next call with the same pod objects:
+    admission, the pods skipped, queue order and equivalence classes (depending on the pods, on priority
+    admission and on the framework's queue sort, none of which a cycle changes)."""
+
+    __slots__ = ("pods", "admission", "reuse", "batch", "uids", "refused", "skipped", "ordered", "classes",
+                 "nominated", "memoizable", "memo", "keys", "replays")
+
+    def __init__(self, pods: tuple[Pod, ...], admission: Admission | None, reuse: bool, batch: list[Pod],
+                 uids: frozenset[str], refused: list[tuple[Pod, str]], skipped: list[Placement], ordered: list[Pod],
+                 classes: list[int]) -> None:
+        self.pods = pods
+        self.admission = admission
+        self.reuse = reuse
+        self.batch = batch
+        self.uids = uids
+        self.refused = refused
+        self.skipped = skipped
+        self.ordered = ordered
+        self.classes = classes
+        self.nominated = [p for p in ordered if p.status.nominated_node_name]
+        reps: dict[int, Pod] = {}
+        for p, k in zip(ordered, classes, strict=True):
+            reps.setdefault(k, p)
+        #: per class: whether its cycles may be remembered (no PVCs nor ResourceClaims: their Reserve keeps
+        #: books outside the snapshot and the objects)
+        self.memoizable = [_memoizable(reps[k]) for k in range(len(reps))]
+        self.memo: dict[tuple[Any, ...], tuple[str | None, Placement, CycleState | None]] = {}
+        self.keys = [p.key for p in ordered]
+        # per pod in queue order: (a remembered answer, the same answer for this pod)
+        self.replays: list[tuple[Placement, Placement] | None] = [None] * len(ordered)
+
+    def replayed(self, i: int, pod: Pod, answer: Placement) -> Placement:
+        """``answer`` (a remembered cycle's Placement) for the i-th pod in queue order: the same object when
+        it was the pod's own, else a Placement with the pod's key, kept for the next time."""
+        hit = self.replays[i]
+        if hit is not None and hit[0] is answer:
+            return hit[1]
+        key = self.keys[i]
+        r = answer if answer.pod == key else Placement(key, answer.node, answer.message, answer.status,
+                                                        answer.total_scores, answer.diagnosis)
+        self.replays[i] = (answer, r)
+        return r
+
+
+def _memoizable(pod: Pod) -> bool:
+    """Pods whose cycles may be remembered: no ResourceClaims, and volumes none of the volume plugins reads
+    (claims, CSI and cloud disks bring in bindings and attach limits kept by Reserve or in other objects)."""
+    return not pod.spec.resource_claims and all(v.source_kind in _PLAIN_VOLUMES for v in pod.spec.volumes)
+
+
+_PLAIN_VOLUMES = frozenset({"configMap", "secret", "emptyDir", "downwardAPI", "projected", "hostPath"})
 
 
 def _absent_status(plugins: Iterable[str]) -> Status:

@@ -80,6 +80,24 @@ def test_pods_are_scheduled_bound_and_accounted() -> None:
     assert len(s.queue) == 0
 
 
+def test_pod_deleted_while_queued_is_skipped_when_popped() -> None:
+    """upstream skipPodSchedule: a pending pod that gets a deletionTimestamp while queued (its finalizers keep
+    it, as in scheduler_perf's SchedulingDeletedPodsWithFinalizers) is dropped at pop, without a cycle."""
+    from datetime import UTC, datetime
+
+    from scheduling_framework.scheduler import SKIPPED
+
+    s = scheduler({"filter": [InjPlugin("f")]})
+    s.load([make_node("n1")], [make_pod("a"), make_pod("b")])
+    a = make_pod("a")
+    s.update_pod(a.with_deletion_timestamp(datetime(2026, 1, 1, tzinfo=UTC)))
+    results = {r.pod: r for r in s.run()}
+    assert results["default/a"].outcome == SKIPPED and "being deleted" in results["default/a"].message
+    assert results["default/b"].outcome == SCHEDULED
+    assert s.cache.get_pod(a.uid) is None and len(s.queue) == 0
+    assert s.cycles == 1
+
+
 def test_points_run_in_upstream_order_for_a_scheduled_pod() -> None:
     pl = InjPlugin("all", bind=SK)
     s = scheduler({p: [pl] for p in ("preFilter", "filter", "preScore", "score", "reserve", "permit", "preBind",
