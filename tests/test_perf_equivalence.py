@@ -395,6 +395,11 @@ def _pending(rng: random.Random, seed: int) -> list[Pod]:
     for t in range(rng.randint(2, 4)):
         pods.extend(_copies(_pod(rng, 500 + t), rng.randint(1, 8), f"rs{seed}-{t}"))
     pods.extend(_pod(rng, 600 + i) for i in range(rng.randint(0, 4)))
+    # volumes: a configMap (cycles remembered) and a claim nobody created (never remembered, fails)
+    for kind, source in (("configMap", {"name": "cfg"}), ("persistentVolumeClaim", {"claimName": "missing"})):
+        d = _pod(rng, 650).to_dict()
+        d["spec"]["volumes"] = [{"name": "v", kind: source}]
+        pods.extend(_copies(Pod.from_dict(d), rng.randint(1, 3), f"vol{seed}-{kind}"))
     rng.shuffle(pods)
     return pods
 

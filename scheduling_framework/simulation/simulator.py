@@ -175,6 +175,7 @@ class Simulator:
             objects=self.objects, nominator=Nominator(), rng=self.rng)
         self.algorithm = Algorithm(self.framework, self.rng, self.config.percentage_of_nodes_to_score)
         self._has_reserve = bool(self.framework.plugins_at("reserve"))
+        self._reserve_names = [pl.name for pl in self.framework.plugins_at("reserve")]
         # Cycles may be remembered across calls (see _cycle_memo) when every plugin is in-tree: their state
         # outside the CycleState is the snapshot's and the objects'. Extenders are other processes.
         self._memo_ok = not self.framework.extenders and all(
@@ -631,7 +632,8 @@ class Simulator:
         content (equivalent pods give the same answer, as ``reuse_failures`` has it) and, when it scores,
         random tie-breaking. So a failed cycle, or a successful one with a single feasible node (no scoring,
         no random draw), decides the same under the same key: its answer is replayed, and a placement still
-        goes through ``_place`` (snapshot change and Reserve, with a copy of the cycle's CycleState).
+        goes through ``_place`` (snapshot change and Reserve, with a copy of what Reserve reads from the
+        cycle's CycleState, see _reserve_state).
         Pinned by tests/test_perf_equivalence.py::test_whatif_loop_fast_path_equals_plain_path.
         """
         hit = prep.memo.get(key)
@@ -653,7 +655,7 @@ class Simulator:
                 prep.memo[key] = (None, placement, None)
             return placement
         if not placement.total_scores:
-            prep.memo[key] = (host, placement, state.clone())
+            prep.memo[key] = (host, placement, self._reserve_state(state))
         return self._place(state, pod, host, placement)
 
     def _replay_failure(self, pod: Pod, failure: Placement, candidates: list[str] | None) -> Placement:
@@ -815,6 +817,18 @@ class Simulator:
         if fwk.nominator.nominated_node_of(pod.uid):
             self.nominate(pod, "")
         return placement
+
+    def _reserve_state(self, state: CycleState) -> CycleState:
+        """A copy of what Reserve and Unreserve read from a cycle's state, to remember with the cycle: the
+        in-tree Reserve plugins (VolumeBinding, DynamicResources) read the data they wrote under their own
+        name, and nothing else (the rest, per-domain counts and such, can be big)."""
+        kept = CycleState()
+        for name in self._reserve_names:
+            if name in state:
+                value = state.read(name)
+                clone = getattr(value, "clone", None)
+                kept.write(name, clone() if callable(clone) else value)
+        return kept
 
     def _assumed_pod(self, pod: Pod, host: str) -> tuple[Pod, PodInfo | None]:
         """The pod as placed on ``host`` (nodeName set, nomination cleared), and its PodInfo. The ones made
