@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from scheduling_framework.simulation.capacity import CapacityResult
 
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
+_ASSUMED_SIZE = 8192  # placed copies of pods kept (see Simulator._assumed_pod)
 _BATCHES = 16  # prepared batches kept (see Simulator._prepared_batch)
 _MEMO_SIZE = 4096  # remembered cycles per batch of pods (see Simulator._cycle_memo)
 _POD_INFO_CACHE_SIZE = 100_000
@@ -845,7 +846,7 @@ class Simulator:
             assumed = assumed.with_nominated_node_name("")
         if not self._fast:
             return assumed, None
-        if len(self._assumed) >= _POD_INFO_CACHE_SIZE:
+        if len(self._assumed) >= _ASSUMED_SIZE:
             self._assumed.clear()
         info = PodInfo(assumed)
         self._assumed[pod.uid] = (pod, host, assumed, info)
