@@ -653,6 +653,13 @@ class Simulator:
             prep.memo.clear()
         if host is None:
             if placement.diagnosis is not None:
+                # The same answer as this class's previous failure (the usual case when a what-if loop
+                # changed something else): give back that object, whose replays for the other pods of the
+                # class are kept (see _Batch.replayed).
+                prev = prep.last_failure.get(k)
+                if prev is not None and prev.pod == placement.pod and _same_answer(prev, placement):
+                    placement = prev
+                prep.last_failure[k] = placement
                 prep.memo[key] = (None, placement, None)
             return placement
         if not placement.total_scores:
@@ -922,7 +929,7 @@ class _Batch:
     admission and on the framework's queue sort, none of which a cycle changes)."""
 
     __slots__ = ("pods", "admission", "reuse", "batch", "uids", "refused", "skipped", "ordered", "classes",
-                 "nominated", "memoizable", "memo", "keys", "replays")
+                 "nominated", "memoizable", "memo", "keys", "replays", "last_failure")
 
     def __init__(self, pods: tuple[Pod, ...], admission: Admission | None, reuse: bool, batch: list[Pod],
                  uids: frozenset[str], refused: list[tuple[Pod, str]], skipped: list[Placement], ordered: list[Pod],
@@ -945,6 +952,7 @@ class _Batch:
         self.memoizable = [_memoizable(reps[k]) for k in range(len(reps))]
         self.memo: dict[tuple[Any, ...], tuple[str | None, Placement, CycleState | None]] = {}
         self.keys = [p.key for p in ordered]
+        self.last_failure: dict[int, Placement] = {}
         # per pod in queue order: (a remembered answer, the same answer for this pod)
         self.replays: list[tuple[Placement, Placement] | None] = [None] * len(ordered)
 
@@ -959,6 +967,30 @@ class _Batch:
                                                         answer.total_scores, answer.diagnosis)
         self.replays[i] = (answer, r)
         return r
+
+
+def _same_answer(a: Placement, b: Placement) -> bool:
+    """Whether two Placements of the same pod say the same in every field (statuses and diagnoses compared
+    field by field; an error object only equals itself)."""
+    return (a.node == b.node and a.message == b.message and a.skipped == b.skipped
+            and _same(a.total_scores, b.total_scores) and _same(a.status, b.status)
+            and _same(a.diagnosis, b.diagnosis))
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, Status):
+        return a.code == b.code and a.reasons == b.reasons and a.plugin == b.plugin and a.error is b.error
+    if isinstance(a, Diagnosis):
+        return all(_same(getattr(a, slot), getattr(b, slot)) for slot in Diagnosis.__slots__)
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(v, b[k]) for k, v in a.items())
+    if isinstance(a, (str, int, set, frozenset)):
+        return bool(a == b)
+    return False
 
 
 def _memoizable(pod: Pod) -> bool:
