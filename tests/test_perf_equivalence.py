@@ -199,7 +199,7 @@ def _run(seed: int, drop_memos: bool) -> list[tuple[str, str, str | None, str]]:
     while True:
         if drop_memos:
             for ni in sched.snapshot.list():
-                ni.memo.clear()
+                ni.forget()
         r = sched.schedule_one()
         if r is None:
             break
@@ -227,6 +227,14 @@ def test_memo_is_emptied_by_every_change() -> None:
     assert not ni.memo
     ni.memo["k"] = 1
     assert not ni.clone().memo
+    ni.filter_key, ni.score_key = 7, 8
+    clone = ni.clone()
+    assert clone.filter_key == clone.score_key == 0
+    for change in (lambda: ni.add_pod(extra), lambda: ni.remove_pod(extra), lambda: ni.set_node(nodes[0]),
+                   ni.forget):
+        ni.filter_key, ni.score_key = 7, 8
+        change()
+        assert ni.filter_key == ni.score_key == 0
 
 
 # --- derived snapshot lists -------------------------------------------------------------------------------
@@ -1045,6 +1053,46 @@ def test_fit_prefilter_state_kept_per_pod_equals_a_fresh_one(seed: int) -> None:
             fresh = _PreFilterState(compute_pod_resource_request(p), pl.ignored_resources, pl.ignored_resource_groups)
             assert (got.milli_cpu, got.memory, got.ephemeral_storage, got.scalars) == (
                 fresh.milli_cpu, fresh.memory, fresh.ephemeral_storage, fresh.scalars)
+
+
+def test_rotated_slices_equal_the_rotated_copy() -> None:
+    """The filter loop reads the round-robin order as slices (algorithm._rotated) instead of copying it."""
+    from scheduling_framework.runtime.algorithm import _rotated
+
+    rng = random.Random(11)
+    for _ in range(300):
+        n = rng.randint(1, 12)
+        items: list[Any] = list(range(n))
+        start = rng.randrange(n)
+        a = rng.randint(0, n)
+        b = rng.randint(a, n)
+        assert _rotated(items, start, a, b) == [*items[start:], *items[:start]][a:b]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_signature_runs_with_narrowed_node_lists(seed: int) -> None:
+    """Pods whose PreFilterResult names a few nodes, between pods that advance the start index past them:
+    the same decisions with and without signatures (the start index may exceed the narrowed list)."""
+    def run(signed: bool) -> list[Any]:
+        rng = random.Random(seed)
+        nodes = [_sig_node(rng, i) for i in range(12)]
+        pods = []
+        for i in range(40):
+            spec = _sig_template(rng)
+            if rng.random() < 0.4:
+                spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
+                                                            "values": rng.sample([n.name for n in nodes], 2)}]}]}}}
+            pods.append(Pod.from_dict({"kind": "Pod", "metadata": {"name": f"q{i}", "namespace": "default"},
+                                       "spec": spec}))
+        sched = _scheduler(nodes, pods)
+        if not signed:
+            for fwk in sched.profiles.values():
+                fwk._filter_signers = {}
+                fwk._score_signers = {}
+        return [(r.pod, r.outcome, r.node, r.message) for r in sched.run()]
+
+    assert run(True) == run(False)
 
 
 def _diagnosis(**changes: Any) -> Any:
