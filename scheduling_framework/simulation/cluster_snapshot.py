@@ -115,6 +115,7 @@ class ClusterSnapshot:
         #: last time (see _advance); revert brings back the fork's starting token; changes that are not
         #: told apart get a new token. A what-if loop that reverts its fork and makes the same changes
         #: again thus sees the same tokens, and answers derived from the content can be kept under them.
+        #: Pinned by tests/test_perf_equivalence.py::test_content_token_names_the_content.
         self.content: object = object()
         self._transitions: dict[tuple[Any, ...], tuple[object, object]] = {}
         self._load(list(nodes), list(pods))
