@@ -1129,3 +1129,19 @@ def test_same_answer_tells_every_diagnosis_field_apart(change: dict[str, Any]) -
     assert not _same_answer(base, Placement("ns/p", None, "msg", None, {}, other_reason))
     assert not _same_answer(base, Placement("ns/p", None, "other", None, {}, _diagnosis()))
     assert not _same_answer(base, Placement("ns/p", None, "msg", Status(Code.ERROR, "x"), {}, _diagnosis()))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_spec_with_node_name_equals_evolve(seed: int) -> None:
+    """Pod.with_node_name copies the spec field by field: the same spec as attrs.evolve makes."""
+    import attrs
+
+    rng = random.Random(seed)
+    for i in range(40):
+        pod = _pod(rng, i, rng.choice(("", "n1")))
+        got = pod.with_node_name(f"n{i}")
+        want = attrs.evolve(pod.spec, node_name=f"n{i}")
+        assert got.spec == want
+        assert attrs.asdict(got.spec, recurse=False) == attrs.asdict(want, recurse=False)
+        assert got.spec.node_name == f"n{i}" and got.to_dict()["spec"]["nodeName"] == f"n{i}"
+        assert pod.spec.node_name != f"n{i}" or i == 1  # the original is untouched
