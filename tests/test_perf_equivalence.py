@@ -1145,3 +1145,32 @@ def test_spec_with_node_name_equals_evolve(seed: int) -> None:
         assert attrs.asdict(got.spec, recurse=False) == attrs.asdict(want, recurse=False)
         assert got.spec.node_name == f"n{i}" and got.to_dict()["spec"]["nodeName"] == f"n{i}"
         assert pod.spec.node_name != f"n{i}" or i == 1  # the original is untouched
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_renamed_pod_info_equals_a_fresh_one(seed: int) -> None:
+    """ClusterSnapshot.add_pod of a pod without spec.nodeName derives its PodInfo from the one made when the
+    same Pod object was added before: every field equals a PodInfo computed afresh for the stored pod."""
+    from scheduling_framework.node_info import PodInfo
+    from scheduling_framework.simulation import ClusterSnapshot
+
+    rng = random.Random(seed)
+    nodes, running, _ = _cluster(seed, nodes=5, bound=3, pending=0)
+    cs = ClusterSnapshot(nodes, running)
+    pods = [_pod(rng, 100 + i) for i in range(12)]
+    for i in range(60):
+        p = pods[rng.randrange(len(pods))]
+        cs.fork()
+        got = cs.add_pod(p, rng.choice(nodes).name)
+        fresh = PodInfo(got.pod)
+        for slot in PodInfo.__slots__:
+            a, b = getattr(got, slot), getattr(fresh, slot)
+            if slot == "requests":
+                a, b = vars_of(a), vars_of(b)
+            assert a == b, (i, slot)
+        assert got.pod.spec.node_name in cs
+        cs.revert()
+
+
+def vars_of(obj: Any) -> Any:
+    return {s: getattr(obj, s) for s in type(obj).__slots__} if hasattr(type(obj), "__slots__") else vars(obj)
