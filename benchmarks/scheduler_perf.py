@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import copy
 import cProfile
+import dataclasses
 import json
 import os
 import platform
@@ -38,7 +39,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-import dataclasses
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
