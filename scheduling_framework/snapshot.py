@@ -95,6 +95,10 @@ class ObjectStore:
     def get(self, kind: str, namespace: str, name: str) -> KubeObject | None:
         return self._by_kind.get(kind, {}).get((namespace, name))
 
+    def has_any(self, kind: str) -> bool:
+        """Whether there is an object of this kind."""
+        return bool(self._by_kind.get(kind))
+
     def list(self, kind: str, namespace: str | None = None) -> builtins.list[KubeObject]:
         objs = self._by_kind.get(kind, {})
         if namespace is None:

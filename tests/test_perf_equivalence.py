@@ -562,3 +562,77 @@ def test_template_copies_equal_fresh_copies() -> None:
         name = f"copy-{rng.randrange(3)}"
         assert cs._node_copy(tpl, name).to_dict() == node_from_template(tpl, name).to_dict()
         assert cs._node_copy(tpl, name) is cs._node_copy(tpl, name)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_interpodaffinity_prefilter_skip_equals_plain_path(seed: int) -> None:
+    """InterPodAffinity PreFilter skips at once a pod without required terms when no existing pod has required
+    anti-affinity: the plain path (namespaces merged, namespace labels read, counts built over every node)
+    finds exactly then that every count is empty and skips too; otherwise both write the same counts."""
+    from plugins_intree.interpodaffinity import _terms
+    from plugins_intree.interpodaffinity.filtering import (
+        PRE_FILTER_STATE_KEY,
+        existing_anti_affinity_counts,
+        incoming_affinity_anti_affinity_counts,
+    )
+    from plugins_intree.interpodaffinity.plugin import _required_terms
+
+    rng = random.Random(seed)
+    nodes, running, waiting = _cluster(seed, nodes=8, bound=rng.choice((0, 4, 12)), pending=40)
+    sched = _scheduler(nodes, running)
+    fwk = sched.profile()
+    sched.cache.update_snapshot(sched.snapshot)
+    pl = fwk.plugins["InterPodAffinity"]
+    infos = sched.snapshot.list()
+    with_anti = sched.snapshot.have_pods_with_required_anti_affinity_list()
+    skipped = 0
+    for pod in waiting:
+        state = CycleState()
+        _, st = pl.pre_filter(state, pod, infos)
+        # the plain path
+        affinity, anti = _required_terms(pod)
+        if _terms.needs_namespaces(affinity) or _terms.needs_namespaces(anti):
+            namespaces = pl._namespaces()
+            affinity = _terms.merge_all(affinity, namespaces)
+            anti = _terms.merge_all(anti, namespaces)
+        ns_labels = pl._namespace_labels(pod.metadata.namespace)
+        existing = existing_anti_affinity_counts(pod, ns_labels, with_anti)
+        if not existing and not affinity and not anti:
+            assert st is not None and st.code.name == "SKIP"
+            skipped += 1
+            continue
+        assert st is None
+        kept = state.read(PRE_FILTER_STATE_KEY)
+        assert kept.existing_anti_affinity_counts == existing
+        assert (kept.affinity_counts, kept.anti_affinity_counts) == incoming_affinity_anti_affinity_counts(
+            affinity, anti, infos)
+    assert skipped > 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_fit_prefilter_state_kept_per_pod_equals_a_fresh_one(seed: int) -> None:
+    """NodeResourcesFit keeps its PreFilter state per Pod object: scheduling the same pod again gets the same
+    requests and scalar checks as a state computed afresh (ignored resources included)."""
+    from plugins_intree.noderesources.fit import (
+        PRE_FILTER_STATE_KEY,
+        Fit,
+        _PreFilterState,
+        compute_pod_resource_request,
+    )
+
+    rng = random.Random(seed)
+    pl = Fit({"ignoredResources": ["example.com/ignored"], "ignoredResourceGroups": ["group.io"]}, None)
+    pods = [_pod(rng, i) for i in range(30)]
+    for i, p in enumerate(pods[:10]):
+        d = p.to_dict()
+        d["spec"]["containers"][0].setdefault("resources", {}).setdefault("requests", {}).update(
+            {"example.com/ignored": "1", "group.io/gpu": "2", "example.com/counted": str(i % 3)})
+        pods[i] = Pod.from_dict(d)
+    for _ in range(3):
+        for p in rng.sample(pods, len(pods)):
+            state = CycleState()
+            pl.pre_filter(state, p, [])
+            got = state.read(PRE_FILTER_STATE_KEY)
+            fresh = _PreFilterState(compute_pod_resource_request(p), pl.ignored_resources, pl.ignored_resource_groups)
+            assert (got.milli_cpu, got.memory, got.ephemeral_storage, got.scalars) == (
+                fresh.milli_cpu, fresh.memory, fresh.ephemeral_storage, fresh.scalars)

@@ -42,6 +42,7 @@ from scheduling_framework.status import Code, Status
 
 NAME: Final = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
+_KEPT_STATES = 4096  # PreFilter states kept per plugin, for pods scheduled again (see Fit.pre_filter)
 PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
 
 TOO_MANY_PODS: Final = "Too many pods"
@@ -231,12 +232,23 @@ class Fit:
         self.ignored_resource_groups = frozenset(fit_args.ignored_resource_groups)
         self.scorer = ResourceAllocationScorer(strategy.type, strategy.resources, _strategy_scorer(strategy),
                                                use_requested=False, nodes_scorer=_nodes_scorer(strategy))
+        self._pre_filter_states: dict[int, tuple[Pod, _PreFilterState]] = {}  # by id(pod), see pre_filter
 
     # PreFilter / Filter ----------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod,
                    nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
-        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(compute_pod_resource_request(pod),
-                                                          self.ignored_resources, self.ignored_resource_groups))
+        # The state depends on the pod and the plugin's arguments only, and nothing changes it once written:
+        # what-if loops scheduling the same Pod objects again get the one made last time. Pinned by
+        # tests/test_perf_equivalence.py::test_fit_prefilter_state_kept_per_pod_equals_a_fresh_one.
+        kept = self._pre_filter_states.get(id(pod))
+        if kept is not None and kept[0] is pod:
+            state.write(PRE_FILTER_STATE_KEY, kept[1])
+            return None, None
+        s = _PreFilterState(compute_pod_resource_request(pod), self.ignored_resources, self.ignored_resource_groups)
+        if len(self._pre_filter_states) >= _KEPT_STATES:
+            self._pre_filter_states.clear()
+        self._pre_filter_states[id(pod)] = (pod, s)  # (the pod is held: its id is not reused meanwhile)
+        state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
 
     def pre_filter_extensions(self) -> None:

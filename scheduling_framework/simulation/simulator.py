@@ -314,7 +314,7 @@ class Simulator:
         """Copies of the template node's ResourceSlices for each new node: ``spec.nodeName`` and the pool
         name become the new node's, the slice name has the template node's name replaced by the new one
         (or the new node's name appended)."""
-        if not enabled or not names:
+        if not enabled or not names or not self.objects.has_any(RESOURCE_SLICE):
             return
         from scheduling_framework.api.resource import ResourceSlice
 
@@ -598,6 +598,7 @@ class Simulator:
         memo = candidates is not None and reuse and self._memo_ok and not nominations
         cand_key = tuple(candidates) if candidates is not None else ()
         objects = self.objects
+        replays = prep.replays
         for i, (p, k) in enumerate(zip(prep.ordered, prep.classes, strict=True)):
             if snapshot.generation != generation:
                 failed.clear()
@@ -606,7 +607,11 @@ class Simulator:
             if reusable:
                 hit = failed.get(k)
                 if hit is not None:
-                    results.append(prep.replayed(i, p, hit) if memo else self._replay_failure(p, hit, candidates))
+                    if memo:
+                        again = replays[i]  # (prep.replayed, inlined: most pods of a batch come here)
+                        results.append(again[1] if again is not None and again[0] is hit else prep.replayed(i, p, hit))
+                    else:
+                        results.append(self._replay_failure(p, hit, candidates))
                     continue
             if memo and candidates is not None and prep.memoizable[k]:
                 r = self._cycle_memo(prep, i, p, k, (cluster.content, k, cand_key, objects.generation), candidates)

@@ -16,6 +16,7 @@ def test_whatif_benchmark_reports_loop_and_scaling_figures(capsys: pytest.Captur
     assert report["estimator"]["iterations"] == 3 and report["full_cycle"]["iterations"] == 2
     # 1500m pods on a fresh 4-cpu template node: two fit, whichever way they are scheduled
     assert report["estimator"]["placed_per_iteration"] == 2
+    assert report["estimator_cold"]["placed_per_iteration"] == 2
     assert report["full_cycle"]["placed_per_iteration"] == 2
     assert [row["nodes"] for row in report["scaling"]] == [10, 20]
     assert {"fork_us", "changes_us", "revert_us", "estimator_median_ms_per_iteration"} <= set(report["scaling"][0])
