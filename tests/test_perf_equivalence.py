@@ -368,6 +368,147 @@ def test_volumebinding_skip_keeps_totals(seed: int, monkeypatch: pytest.MonkeyPa
     assert _totals(seed, False, monkeypatch) == _totals(seed, True, monkeypatch)
 
 
+# --- pod signatures (runtime/signatures.py) ---------------------------------------------------------------
+# Replicas of a few templates on nodes that differ in every way a node-local plugin looks at (room, taints,
+# cordons, labels, host ports, extended resources), so verdicts flip as nodes fill up. The signed run reuses
+# Filter verdicts and raw Scores from NodeInfo memos; the plain run has no signers at all.
+
+
+def _sig_node(rng: random.Random, i: int) -> Node:
+    name = f"s{i}"
+    labels = {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": rng.choice(ZONES)}
+    if rng.random() < 0.5:
+        labels["disk"] = rng.choice(("ssd", "hdd"))
+    taints = []
+    if rng.random() < 0.2:
+        taints.append({"key": "dedicated", "value": rng.choice(("x", "y")), "effect": "NoSchedule"})
+    if rng.random() < 0.3:
+        taints.append({"key": "t", "value": "x", "effect": "PreferNoSchedule"})
+    capacity = {"cpu": rng.choice(("1", "2", "4")), "memory": rng.choice(("2Gi", "8Gi")),
+                "pods": rng.choice(("4", "10"))}
+    if rng.random() < 0.3:
+        capacity["example.com/gpu"] = str(rng.randint(1, 2))
+    return Node.from_dict({
+        "kind": "Node", "metadata": {"name": name, "labels": labels},
+        "spec": {"taints": taints, "unschedulable": rng.random() < 0.1},
+        "status": {"capacity": capacity}})
+
+
+def _sig_template(rng: random.Random) -> dict[str, Any]:
+    requests: dict[str, str] = {}
+    if rng.random() < 0.8:
+        requests["cpu"] = rng.choice(("100m", "500m", "1"))
+    if rng.random() < 0.7:
+        requests["memory"] = rng.choice(("256Mi", "1Gi"))
+    container: dict[str, Any] = {"name": "c", "image": "img0", "resources": {"requests": requests}}
+    if rng.random() < 0.2:
+        container["resources"] = {"requests": {**requests, "example.com/gpu": "1"},
+                                  "limits": {"example.com/gpu": "1"}}
+    if rng.random() < 0.3:
+        container["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+    spec: dict[str, Any] = {"containers": [container]}
+    if rng.random() < 0.4:
+        spec["tolerations"] = [rng.choice((
+            {"key": "dedicated", "operator": "Equal", "value": "x", "effect": "NoSchedule"},
+            {"key": "t", "operator": "Exists", "effect": "PreferNoSchedule"},
+            {"key": "node.kubernetes.io/unschedulable", "operator": "Exists"},
+            {"operator": "Exists"}))]
+    if rng.random() < 0.3:
+        spec["nodeSelector"] = {"disk": rng.choice(("ssd", "hdd"))}
+    if rng.random() < 0.3:
+        spec["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": rng.randint(1, 50), "preference": {"matchExpressions": [
+                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [rng.choice(ZONES)]}]}}]}}
+    return spec
+
+
+def _sig_variant(rng: random.Random, spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` with one thing a signature must tell apart changed (a wrong signature shows as a wrong verdict)."""
+    out = {**spec, "containers": [dict(spec["containers"][0])]}
+    c = out["containers"][0]
+    reqs = dict(c["resources"].get("requests", {}))
+    what = rng.randrange(5)
+    if what == 0:
+        c["resources"] = {"requests": {**reqs, "example.com/gpu": "1"}, "limits": {"example.com/gpu": "1"}}
+    elif what == 1:
+        c["resources"] = {"requests": {**reqs, "cpu": rng.choice(("900m", "1500m"))}}
+    elif what == 2:
+        out["tolerations"] = [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"},
+                              {"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}]
+    elif what == 3:
+        c["ports"] = [{"containerPort": 80, "hostPort": rng.choice((8080, 9090))}]
+    else:
+        out["nodeSelector"] = {"disk": rng.choice(("ssd", "hdd"))}
+    return out
+
+
+def _sig_run(seed: int, signed: bool) -> list[Any]:
+    rng = random.Random(seed)
+    nodes = [_sig_node(rng, i) for i in range(rng.randint(8, 20))]
+    templates = [_sig_template(rng) for _ in range(rng.randint(2, 3))]
+    templates += [_sig_variant(rng, rng.choice(templates)) for _ in range(3)]
+    pods = [Pod.from_dict({"kind": "Pod", "metadata": {"name": f"r{i}", "namespace": "default"},
+                           "spec": rng.choice(templates)}) for i in range(rng.randint(20, 60))]
+    sched = _scheduler(nodes, pods)
+    sched.explain = True
+    if not signed:
+        for fwk in sched.profiles.values():
+            fwk._filter_signers = {}
+            fwk._score_signers = {}
+    out = []
+    for r in sched.run():
+        d = r.to_dict(explain=True)
+        d.pop("timings", None)
+        out.append(d)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_signature_filter_verdicts_are_reused_exactly(seed: int) -> None:
+    """Every decision, failure message, per-node status and explanation equals the run without signatures."""
+    assert _sig_run(seed, signed=True) == _sig_run(seed, signed=False)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_signature_scores_are_reused_exactly(seed: int) -> None:
+    """Raw, normalized and total scores of the replicas equal those computed afresh (explain output)."""
+    signed, plain = _sig_run(100 + seed, signed=True), _sig_run(100 + seed, signed=False)
+    assert [d.get("scores") for d in signed] == [d.get("scores") for d in plain]
+    assert [d.get("totalScores") for d in signed] == [d.get("totalScores") for d in plain]
+
+
+def test_signatures_are_used_and_emptied_by_changes() -> None:
+    """The in-tree node-local plugins sign a plain pod, and a node that changes loses its kept verdicts."""
+    rng = random.Random(5)
+    nodes = [_sig_node(rng, i) for i in range(6)]
+    pod = Pod.from_dict({"kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                         "spec": {"containers": [{"name": "c", "image": "i",
+                                                  "resources": {"requests": {"cpu": "100m"}}}]}})
+    sched = _scheduler(nodes, [pod])
+    fwk = next(iter(sched.profiles.values()))
+    assert {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeResourcesFit"} <= set(fwk._filter_signers)
+    assert {"TaintToleration", "NodeResourcesFit", "NodeResourcesBalancedAllocation"} <= set(fwk._score_signers)
+    [r] = sched.run()
+    assert r.outcome == "Scheduled"
+    assert any(ni.memo for ni in sched.snapshot.list())
+    sched.cache.update_snapshot(sched.snapshot)  # as the next cycle starts
+    kept = [ni for ni in sched.snapshot.list() if ni.memo]
+    assert kept and all(ni.name != r.node for ni in kept)  # the chosen node changed: its memo is gone
+
+
+def test_signature_is_ignored_when_a_subclass_overrides_filter() -> None:
+    from plugins_intree.noderesources.fit import Fit
+    from scheduling_framework.runtime.signatures import signer
+
+    class Stricter(Fit):
+        def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Any:
+            return None
+
+    assert signer(Fit(), "filter_signature", "filter") is not None
+    assert signer(Stricter(), "filter_signature", "filter") is None
+    assert signer(Stricter(), "score_signature", "score") is not None  # score is still Fit's own
+
+
 # --- what-if loops of the embedding API (scheduling_framework.simulation) -----------------------------------
 #
 # Simulator.schedule_pods prepares a batch of pods once per list of pod objects, replays failures by

@@ -140,6 +140,13 @@ class NodeAffinity:
         # The state does not depend on the pods on a node.
         return None
 
+    def filter_signature(self, state: CycleState, pod: Pod) -> tuple[Any, ...]:
+        """Filter reads of the pod only its node selector and required node affinity (the profile's
+        addedAffinity is the plugin's own)."""
+        na = _pod_node_affinity(pod)
+        required = None if na is None else na.required_during_scheduling_ignored_during_execution
+        return tuple(sorted(pod.spec.node_selector.items())), required
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         node = node_info.node
         if node is None:
@@ -163,6 +170,13 @@ class NodeAffinity:
             return Status(Code.SKIP)
         state.write(PRE_SCORE_STATE_KEY, _PreScoreState(preferred))
         return None
+
+    def score_signature(self, state: CycleState, pod: Pod) -> Any:
+        """Score reads of the pod only its preferred node affinity terms (None without PreScore's state)."""
+        if state.get(PRE_SCORE_STATE_KEY) is None:
+            return None
+        na = _pod_node_affinity(pod)
+        return ("preferred", None if na is None else na.preferred_during_scheduling_ignored_during_execution)
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         node: Node | None = node_info.node

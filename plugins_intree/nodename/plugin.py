@@ -32,6 +32,10 @@ class NodeName:
     def __init__(self, args: Any = None, handle: Any = None) -> None:
         self.handle = handle
 
+    def filter_signature(self, state: CycleState, pod: Pod) -> str:
+        """Filter reads of the pod only the node it names."""
+        return pod.spec.node_name
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         wanted = pod.spec.node_name
         if not wanted:  # fits() inlined for the common case: the pod names no node

@@ -59,6 +59,11 @@ class NodePorts:
     def pre_filter_extensions(self) -> None:
         return None
 
+    def filter_signature(self, state: CycleState, pod: Pod) -> tuple[HostPort, ...] | None:
+        """Filter reads the host ports PreFilter kept."""
+        wanted: tuple[HostPort, ...] | None = state.get(PRE_FILTER_STATE_KEY)
+        return wanted
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         try:
             wanted: tuple[HostPort, ...] = state.read(PRE_FILTER_STATE_KEY)

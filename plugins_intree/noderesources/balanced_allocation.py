@@ -187,6 +187,11 @@ class BalancedAllocation:
         state.write(PRE_SCORE_STATE_KEY, _PreScoreState(requests))
         return None
 
+    def score_signature(self, state: CycleState, pod: Pod) -> tuple[int, ...] | None:
+        """Score reads the requests PreScore kept (the resources and formula are the plugin's own)."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        return tuple(s.pod_requests) if isinstance(s, _PreScoreState) else None
+
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         s = state.get(PRE_SCORE_STATE_KEY)
         if isinstance(s, _PreScoreState):

@@ -254,6 +254,13 @@ class Fit:
     def pre_filter_extensions(self) -> None:
         return None
 
+    def filter_signature(self, state: CycleState, pod: Pod) -> tuple[Any, ...] | None:
+        """Filter reads the requests PreFilter kept (the ignored resources are the plugin's own)."""
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(s, _PreFilterState):
+            return None
+        return s.milli_cpu, s.memory, s.ephemeral_storage, s.scalars
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         s = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(s, _PreFilterState):
@@ -277,6 +284,11 @@ class Fit:
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         state.write(PRE_SCORE_STATE_KEY, _PreScoreState(self.scorer.pod_requests(pod)))
         return None
+
+    def score_signature(self, state: CycleState, pod: Pod) -> tuple[int, ...] | None:
+        """Score reads the requests PreScore kept (the scoring strategy is the plugin's own)."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        return s.pod_requests if isinstance(s, _PreScoreState) else None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         s = state.get(PRE_SCORE_STATE_KEY)

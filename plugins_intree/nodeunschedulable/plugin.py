@@ -40,6 +40,10 @@ class NodeUnschedulable:
     def __init__(self, args: Any = None, handle: Any = None) -> None:
         self.handle = handle
 
+    def filter_signature(self, state: CycleState, pod: Pod) -> bool:
+        """Filter reads of the pod only whether it tolerates the unschedulable taint."""
+        return tolerates_unschedulable(pod)
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         node = node_info.node
         if node is None:

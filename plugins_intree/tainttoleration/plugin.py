@@ -65,6 +65,10 @@ class TaintToleration:
         self.enable_comparison_operators = feature_enabled(handle, COMPARISON_OPERATORS_GATE)
 
     # Filter -------------------------------------------------------------------------------
+    def filter_signature(self, state: CycleState, pod: Pod) -> tuple[Toleration, ...]:
+        """Filter reads of the pod only its tolerations."""
+        return pod.spec.tolerations
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         node = node_info.node
         if node is None:
@@ -87,6 +91,11 @@ class TaintToleration:
             t for t in pod.spec.tolerations if not t.effect or t.effect == "PreferNoSchedule")
         state.write(PRE_SCORE_STATE_KEY, prefer)
         return None
+
+    def score_signature(self, state: CycleState, pod: Pod) -> tuple[Toleration, ...] | None:
+        """Score reads the PreferNoSchedule tolerations PreScore kept (None without them: not signed)."""
+        tolerations: tuple[Toleration, ...] | None = state.get(PRE_SCORE_STATE_KEY)
+        return tolerations
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         try:

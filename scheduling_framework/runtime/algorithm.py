@@ -16,6 +16,7 @@ from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import SchedulingFrameworkError
 from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.runtime.framework import Framework, NodePluginScores, ScoreDetail, raised_status
+from scheduling_framework.runtime.signatures import MAX_MEMO_ENTRIES
 from scheduling_framework.status import Code, Status
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -37,6 +38,33 @@ def _randbelow_is_randrange() -> bool:
 
 
 _FAST_RANDBELOW = _randbelow_is_randrange()
+# Random._randbelow(n) is getrandbits(n.bit_length()) drawn until below n (CPython's Random, which has
+# getrandbits): host selection may then draw inline, with the very same draws.
+_INLINE_RANDBELOW = _FAST_RANDBELOW and getattr(random.Random, "_randbelow", None) is getattr(
+    random.Random, "_randbelow_with_getrandbits", object())
+
+
+def _reservoir_inline(totals: Sequence[int], getrandbits: Callable[[int], int]) -> int:
+    """The index :meth:`Algorithm._select`'s reservoir sampling picks, drawing ``Random._randbelow(count)``
+    inline (same draws, same generator state after). Only ties with the running maximum draw, so when the
+    maximum is unique and comes first nothing is drawn. Pinned by
+    tests/test_perf_equivalence.py::test_inline_reservoir_draws_exactly_as_randrange."""
+    best = 0
+    best_score = totals[0]
+    count = 1
+    for i in range(1, len(totals)):
+        t = totals[i]
+        if t > best_score:
+            best, best_score, count = i, t, 1
+        elif t == best_score:
+            count += 1
+            k = count.bit_length()
+            r = getrandbits(k)
+            while r >= count:
+                r = getrandbits(k)
+            if r == 0:
+                best = i
+    return best
 
 
 class Diagnosis:
@@ -290,32 +318,67 @@ class Algorithm:
         # Nodes with nominated pods take the framework's two-pass path; the others run the filters inline.
         check_nominated = len(nominator) > 0
         ordered = nodes if start == 0 else [*nodes[start:], *nodes[:start]]
-        stopped_at = n
-        for idx, ni in enumerate(ordered):
+        # The verdict of the leading node-local filters that sign the pod is kept in each NodeInfo's memo and
+        # reused while the NodeInfo is unchanged (runtime/signatures.py); the remaining filters run as usual.
+        # Pinned by tests/test_perf_equivalence.py::test_signature_filter_verdicts_are_reused_exactly.
+        signed, memo_key = fwk.filter_memo_key(state, pod, filters)
+        head, tail = filters[:signed], filters[signed:]
+
+        def visit(ni: NodeInfo) -> bool:
+            """Filter one node and record its verdict; True once enough feasible nodes are found."""
             st: Status | None = None
             if check_nominated and nominator.nominated_pods_for_node(ni.name):
                 st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
+            elif memo_key is not None:
+                memo = ni.memo
+                cached = memo.get(memo_key, _MISSING)
+                if cached is _MISSING:
+                    st = _run_filters(head, state, pod, ni, verdict)
+                    if (st is None or st.code != Code.ERROR) and len(memo) < MAX_MEMO_ENTRIES:
+                        memo[memo_key] = st
+                else:
+                    st = cached
+                if st is None and tail:
+                    st = _run_filters(tail, state, pod, ni, verdict)
             else:
-                for name, fn in filters:
-                    try:
-                        out = fn(state, pod, ni)
-                    except Exception as e:
-                        st = raised_status(name, "Filter", e)
-                        break
-                    if out is not None:
-                        st = verdict(name, out)
-                        if st is not None:
-                            break
+                st = _run_filters(filters, state, pod, ni, verdict)
             if st is None or st.code == Code.SUCCESS:
                 feasible.append(ni)
-                if len(feasible) >= to_find:
-                    stopped_at = idx
-                    break
-            elif st.code == Code.ERROR:
+                return len(feasible) >= to_find
+            if st.code == Code.ERROR:
                 raise CycleError(st)
-            else:
-                statuses[ni.name] = st
-                diagnosis.add_plugin_status(st)
+            statuses[ni.name] = st
+            diagnosis.add_plugin_status(st)
+            return False
+
+        # When every filter signs the pod, a run of nodes whose kept verdict is "passes" is taken whole (list
+        # operations, no Python step per node); any other run is visited node by node. Same nodes, same order:
+        # pinned by tests/test_perf_equivalence.py::test_signature_filter_verdicts_are_reused_exactly.
+        runs = memo_key is not None and not tail and not check_nominated
+        stopped_at = n
+        idx = 0
+        while idx < n:
+            end = n
+            if runs:
+                end = min(idx + _RUN, n)
+                chunk = ordered[idx:end]
+                if (len(feasible) + len(chunk) <= to_find
+                        and [ni.memo.get(memo_key, _MISSING) for ni in chunk].count(None) == len(chunk)):
+                    feasible.extend(chunk)
+                    idx = end
+                    if len(feasible) >= to_find:
+                        stopped_at = end - 1
+                        break
+                    continue
+            done = False
+            while idx < end:
+                done = visit(ordered[idx])
+                if done:
+                    break
+                idx += 1
+            if done:
+                stopped_at = idx
+                break
         if explain and stopped_at < n - 1:
             for ni in ordered[stopped_at + 1:]:
                 diagnosis.explained[ni.name] = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
@@ -424,10 +487,12 @@ class Algorithm:
     def _select(self, names: Sequence[str], totals: Sequence[int]) -> str:
         if not names:
             raise CycleError(Status(Code.ERROR, "empty priorityList"))
+        rng = self.rng
+        if _INLINE_RANDBELOW and type(rng) is random.Random:
+            return names[_reservoir_inline(totals, rng.getrandbits)]
         best = 0
         best_score = totals[0]
         count = 1
-        rng = self.rng
         # Random.randrange(n) is Random._randbelow(n) for an int n > 0: call it directly (same draws) unless
         # the generator is a subclass that may draw differently.
         randrange: Callable[[int], int] = rng.randrange
@@ -442,6 +507,27 @@ class Algorithm:
                 if randrange(count) == 0:
                     best = i
         return names[best]
+
+
+_MISSING: Any = object()
+#: How many nodes the filter loop takes at once when their kept verdicts all pass.
+_RUN = 32
+
+
+def _run_filters(filters: Sequence[tuple[str, Any]], state: CycleState, pod: Pod, ni: NodeInfo,
+                 verdict: Callable[[str, Any], Status | None]) -> Status | None:
+    """The first rejecting (or erring) status of ``filters`` on ``ni``, None when they all pass: the inline
+    loop of :meth:`Algorithm._find_nodes_that_pass_filters` as a function, for the signed/unsigned split."""
+    for name, fn in filters:
+        try:
+            out = fn(state, pod, ni)
+        except Exception as e:
+            return raised_status(name, "Filter", e)
+        if out is not None:
+            st = verdict(name, out)
+            if st is not None:
+                return st
+    return None
 
 
 def explain_scores(result: ScheduleResult) -> dict[str, Any]:

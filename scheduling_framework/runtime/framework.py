@@ -30,6 +30,7 @@ from scheduling_framework.interfaces import (
 from scheduling_framework.node_info import NodeInfo, PodInfo
 from scheduling_framework.registry import Registry, default_registry
 from scheduling_framework.runtime.parallelize import Parallelizer
+from scheduling_framework.runtime.signatures import MAX_MEMO_ENTRIES, MemoKeys, Signer, sign, signer
 from scheduling_framework.runtime.waiting_pods import WaitingPod, WaitingPodsMap
 from scheduling_framework.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code, Status
@@ -230,10 +231,33 @@ def _run_batch(batch: Callable[[CycleState, Pod, Sequence[NodeInfo]], list[int] 
         return None
     if type(vals) is not list or len(vals) != n:
         return None
-    for v in vals:
-        if type(v) is not int:
-            return None
+    if not _all_ints(vals):
+        return None
     return vals
+
+
+_INTS_ONLY = {int}
+
+
+def _all_ints(vals: list[Any]) -> bool:
+    """Whether every value is exactly an int (not a bool, not a float), in one C-speed pass."""
+    return not vals or set(map(type, vals)) == _INTS_ONLY
+
+
+def _first_bad_score(vals: list[Any]) -> Any:
+    """The first normalized score that is not an int within [MIN_NODE_SCORE, MAX_NODE_SCORE], or None."""
+    for s in vals:
+        if type(s) is not int or s > MAX_NODE_SCORE or s < MIN_NODE_SCORE:
+            return s
+    return None
+
+
+def _bad_score_status(plugin: str, s: Any) -> Status:
+    if type(s) is not int:
+        return _bad_shape(plugin, "NormalizeScore", s, "integer scores")
+    return Status(Code.ERROR, f'applying score defaultWeights on Score plugins: plugin "{plugin}" returns an '
+                              f"invalid score {s}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
+                              "after normalizing", plugin=plugin)
 
 
 def _normalize_error(plugin: str, what: str, error: BaseException | None) -> Status:
@@ -300,9 +324,8 @@ def _run_normalize_batch(batch: Callable[[CycleState, Pod, list[str], list[int]]
         return None  # normalize_score meets the same failure and reports it
     if type(out) is not list or len(out) != len(vals):
         return None
-    for v in out:
-        if type(v) is not int:
-            return None
+    if not _all_ints(out):
+        return None
     return out
 
 
@@ -408,6 +431,13 @@ class Framework:
         self._score_batch = {pl.name: batch_scorer(pl) for pl in self._points["score"]}
         self._normalize_batch = {name: batch_normalizer(ext) for name, ext in self._score_ext.items()
                                  if ext is not None}
+        # Node-local plugins' pod signatures (runtime/signatures.py): their answers on an unchanged NodeInfo are
+        # reused from its memo.
+        self._filter_signers: dict[str, Signer] = {
+            pl.name: fn for pl in self._points["filter"] if (fn := signer(pl, "filter_signature", "filter"))}
+        self._score_signers: dict[str, Signer] = {
+            pl.name: fn for pl in self._points["score"] if (fn := signer(pl, "score_signature", "score"))}
+        self._memo_keys = MemoKeys()
 
     def _instantiate(self, name: str, args: Any) -> Any:
         try:
@@ -611,6 +641,71 @@ class Framework:
         skip = state.skip_filter_plugins
         return [(pl.name, pl.filter) for pl in self._points["filter"] if not (skip and pl.name in skip)]
 
+    def filter_memo_key(self, state: CycleState, pod: Pod, filters: Sequence[tuple[str, Any]]
+                        ) -> tuple[int, int | None]:
+        """(n, key): the first ``n`` of this cycle's ``filters`` sign the pod, and their combined verdict on a
+        NodeInfo is kept in its memo under ``key`` (None, n = 0: nothing to reuse). The verdict of the first
+        ``n`` filters depends only on their signatures and the NodeInfo, so it holds while the NodeInfo does."""
+        signers = self._filter_signers
+        if not signers:
+            return 0, None
+        parts: list[tuple[str, Any]] = []
+        for name, _fn in filters:
+            fn = signers.get(name)
+            if fn is None or "filter" in getattr(self.plugins[name], "__dict__", ()):
+                break
+            frag = sign(fn, state, pod)
+            if frag is None:
+                break
+            parts.append((name, frag))
+        if not parts:
+            return 0, None
+        key = self._memo_keys.key(("filter", tuple(parts)))
+        return (len(parts), key) if key is not None else (0, None)
+
+    def _signed_raw_scores(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], plugins: Sequence[Any]
+                           ) -> dict[str, list[int]]:
+        """The raw score column of every scorer that signs the pod (runtime/signatures.py), by plugin name.
+
+        Each NodeInfo's memo keeps the row of these scorers' raw scores under one key for the combination of
+        their signatures; only the nodes without one are scored (in batch when the plugin can), and their
+        rows kept. When a scorer fails on those nodes nothing is returned: the plain pass then meets and
+        reports the failure exactly as before. Pinned by
+        tests/test_perf_equivalence.py::test_signature_scores_are_reused_exactly."""
+        parts: list[tuple[Any, Any]] = []
+        for pl in plugins:
+            fn = self._score_signers.get(pl.name)
+            if fn is None or "score" in getattr(pl, "__dict__", ()):
+                continue
+            frag = sign(fn, state, pod)
+            if frag is not None:
+                parts.append((pl, frag))
+        if not parts:
+            return {}
+        key = self._memo_keys.key(("score", tuple((pl.name, frag) for pl, frag in parts)))
+        if key is None:
+            return {}
+        rows: list[Any] = [ni.memo.get(key) for ni in nodes]
+        pending = [i for i, row in enumerate(rows) if row is None]
+        if pending:
+            todo = [nodes[i] for i in pending]
+            fresh: list[list[int]] = []
+            for pl, _frag in parts:
+                batch = self._score_batch.get(pl.name)
+                vals = _run_batch(batch, state, pod, todo, len(todo)) if batch is not None else None
+                if vals is None:
+                    vals, err = _score_node_by_node(pl, state, pod, todo)
+                    if err is not None:
+                        return {}
+                fresh.append(vals)
+            for i, row in zip(pending, zip(*fresh, strict=True), strict=True):
+                rows[i] = row
+                memo = nodes[i].memo
+                if len(memo) < MAX_MEMO_ENTRIES:
+                    memo[key] = row
+        columns = list(zip(*rows, strict=True)) if rows else [() for _ in parts]
+        return {pl.name: list(col) for (pl, _frag), col in zip(parts, columns, strict=True)}
+
     @staticmethod
     def filter_verdict(plugin: str, st: Any) -> Status | None:
         """What ``run_filter_plugins`` makes of a non-None Filter result: None to go on with the next plugin,
@@ -729,15 +824,21 @@ class Framework:
         plugins = [pl for pl in self._points["score"] if pl.name not in skip]
         names = [ni.name for ni in nodes]
         n = len(names)
-        totals = [0] * n
         # One column of weighted scores per plugin, in node order; NodePluginScores read them lazily.
         columns: list[tuple[str, list[int], int]] = []
+        weighted: list[list[int]] = []
         batches = self._score_batch
+        # Raw scores of the node-local scorers that sign the pod, reused on unchanged NodeInfos.
+        signed = self._signed_raw_scores(state, pod, nodes, plugins) if self._score_signers else {}
         for pl in plugins:
             name = pl.name
             vals: list[int] | None = None
             batch = batches.get(name)
-            if batch is not None and "score" not in getattr(pl, "__dict__", ()):
+            if batch is not None and "score" in getattr(pl, "__dict__", ()):
+                batch = None  # an instance that overrides score is scored node by node
+            if name in signed:
+                vals = signed[name]
+            elif batch is not None:
                 vals = _run_batch(batch, state, pod, nodes, n)
             if vals is None:
                 vals, err = _score_node_by_node(pl, state, pod, nodes)
@@ -774,22 +875,24 @@ class Framework:
                     return names, [], [], _bad_shape(name, "NormalizeScore", bad, "NodeScore entries")
                 if detail is not None:
                     normalized = [ns.score for ns in scores]
-            for s in vals:
-                if type(s) is not int:
-                    return names, [], [], _bad_shape(name, "NormalizeScore", s, "integer scores")
-                if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE:
-                    return names, [], [], Status(
-                        Code.ERROR, f'applying score defaultWeights on Score plugins: plugin "{name}" returns an '
-                                    f"invalid score {s}, it should in the range of [{MIN_NODE_SCORE}, "
-                                    f"{MAX_NODE_SCORE}] after normalizing", plugin=name)
+            # Scores from Score, score_nodes or normalize_values are ints already (checked as they came in); only
+            # normalize_score's NodeScores may hold anything. So the common case is one C-speed range check;
+            # otherwise the first bad score is found and reported.
+            if vals and not ((ext is None or _all_ints(vals))
+                             and min(vals) >= MIN_NODE_SCORE and max(vals) <= MAX_NODE_SCORE):
+                bad = _first_bad_score(vals)
+                if bad is not None:
+                    return names, [], [], _bad_score_status(name, bad)
             weight = self.score_weights[name]
-            totals = [t + s * weight for t, s in zip(totals, vals, strict=True)]
+            weighted.append(vals if weight == 1 else [s * weight for s in vals])
             columns.append((name, vals, weight))
             if detail is not None and raw is not None and normalized is not None:
                 detail.plugins.append(name)
                 detail.raw[name] = raw
                 detail.normalized[name] = normalized
                 detail.weights[name] = weight
+        # Each node's total: the sum of its weighted scores (one pass over the nodes for all plugins).
+        totals = list(map(sum, zip(*weighted, strict=True))) if weighted else [0] * n
         return names, totals, columns, None
 
     # Reserve / Permit ------------------------------------------------------------------------
