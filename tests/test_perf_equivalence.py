@@ -536,6 +536,11 @@ def _pending(rng: random.Random, seed: int) -> list[Pod]:
     for t in range(rng.randint(2, 4)):
         pods.extend(_copies(_pod(rng, 500 + t), rng.randint(1, 8), f"rs{seed}-{t}"))
     pods.extend(_pod(rng, 600 + i) for i in range(rng.randint(0, 4)))
+    # volumes: a configMap (cycles remembered) and a claim nobody created (never remembered, fails)
+    for kind, source in (("configMap", {"name": "cfg"}), ("persistentVolumeClaim", {"claimName": "missing"})):
+        d = _pod(rng, 650).to_dict()
+        d["spec"]["volumes"] = [{"name": "v", kind: source}]
+        pods.extend(_copies(Pod.from_dict(d), rng.randint(1, 3), f"vol{seed}-{kind}"))
     rng.shuffle(pods)
     return pods
 
@@ -777,3 +782,39 @@ def test_fit_prefilter_state_kept_per_pod_equals_a_fresh_one(seed: int) -> None:
             fresh = _PreFilterState(compute_pod_resource_request(p), pl.ignored_resources, pl.ignored_resource_groups)
             assert (got.milli_cpu, got.memory, got.ephemeral_storage, got.scalars) == (
                 fresh.milli_cpu, fresh.memory, fresh.ephemeral_storage, fresh.scalars)
+
+
+def _diagnosis(**changes: Any) -> Any:
+    from scheduling_framework.runtime.algorithm import Diagnosis
+    from scheduling_framework.status import Code, Status
+
+    d = Diagnosis()
+    d.node_to_status = {"n1": Status(Code.UNSCHEDULABLE, "Insufficient cpu", plugin="NodeResourcesFit")}
+    d.unschedulable_plugins = {"NodeResourcesFit"}
+    for k, v in changes.items():
+        setattr(d, k, v)
+    return d
+
+
+@pytest.mark.parametrize("change", [
+    {"node_to_status": {}},
+    {"unschedulable_plugins": {"TaintToleration"}},
+    {"pending_plugins": {"X"}},
+    {"pre_filter_msg": "m"},
+    {"post_filter_msg": "m"},
+    {"pre_filter_allowed": {"n1"}},
+    {"explained": {"n1": None}},
+], ids=lambda c: next(iter(c)))
+def test_same_answer_tells_every_diagnosis_field_apart(change: dict[str, Any]) -> None:
+    """A failure is given back as the class's previous one only when every field says the same."""
+    from scheduling_framework.simulation.simulator import Placement, _same_answer
+    from scheduling_framework.status import Code, Status
+
+    base = Placement("ns/p", None, "msg", None, {}, _diagnosis())
+    assert _same_answer(base, Placement("ns/p", None, "msg", None, {}, _diagnosis()))
+    assert not _same_answer(base, Placement("ns/p", None, "msg", None, {}, _diagnosis(**change)))
+    other_reason = _diagnosis(node_to_status={"n1": Status(Code.UNSCHEDULABLE, "Too many pods",
+                                                            plugin="NodeResourcesFit")})
+    assert not _same_answer(base, Placement("ns/p", None, "msg", None, {}, other_reason))
+    assert not _same_answer(base, Placement("ns/p", None, "other", None, {}, _diagnosis()))
+    assert not _same_answer(base, Placement("ns/p", None, "msg", Status(Code.ERROR, "x"), {}, _diagnosis()))

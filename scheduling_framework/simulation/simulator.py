@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from scheduling_framework.simulation.capacity import CapacityResult
 
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
+_ASSUMED_SIZE = 8192  # placed copies of pods kept (see Simulator._assumed_pod)
 _BATCHES = 16  # prepared batches kept (see Simulator._prepared_batch)
 _MEMO_SIZE = 4096  # remembered cycles per batch of pods (see Simulator._cycle_memo)
 _POD_INFO_CACHE_SIZE = 100_000
@@ -175,6 +176,7 @@ class Simulator:
             objects=self.objects, nominator=Nominator(), rng=self.rng)
         self.algorithm = Algorithm(self.framework, self.rng, self.config.percentage_of_nodes_to_score)
         self._has_reserve = bool(self.framework.plugins_at("reserve"))
+        self._reserve_names = [pl.name for pl in self.framework.plugins_at("reserve")]
         # Cycles may be remembered across calls (see _cycle_memo) when every plugin is in-tree: their state
         # outside the CycleState is the snapshot's and the objects'. Extenders are other processes.
         self._memo_ok = not self.framework.extenders and all(
@@ -631,7 +633,8 @@ class Simulator:
         content (equivalent pods give the same answer, as ``reuse_failures`` has it) and, when it scores,
         random tie-breaking. So a failed cycle, or a successful one with a single feasible node (no scoring,
         no random draw), decides the same under the same key: its answer is replayed, and a placement still
-        goes through ``_place`` (snapshot change and Reserve, with a copy of the cycle's CycleState).
+        goes through ``_place`` (snapshot change and Reserve, with a copy of what Reserve reads from the
+        cycle's CycleState, see _reserve_state).
         Pinned by tests/test_perf_equivalence.py::test_whatif_loop_fast_path_equals_plain_path.
         """
         hit = prep.memo.get(key)
@@ -650,10 +653,17 @@ class Simulator:
             prep.memo.clear()
         if host is None:
             if placement.diagnosis is not None:
+                # The same answer as this class's previous failure (the usual case when a what-if loop
+                # changed something else): give back that object, whose replays for the other pods of the
+                # class are kept (see _Batch.replayed).
+                prev = prep.last_failure.get(k)
+                if prev is not None and prev.pod == placement.pod and _same_answer(prev, placement):
+                    placement = prev
+                prep.last_failure[k] = placement
                 prep.memo[key] = (None, placement, None)
             return placement
         if not placement.total_scores:
-            prep.memo[key] = (host, placement, state.clone())
+            prep.memo[key] = (host, placement, self._reserve_state(state))
         return self._place(state, pod, host, placement)
 
     def _replay_failure(self, pod: Pod, failure: Placement, candidates: list[str] | None) -> Placement:
@@ -816,6 +826,18 @@ class Simulator:
             self.nominate(pod, "")
         return placement
 
+    def _reserve_state(self, state: CycleState) -> CycleState:
+        """A copy of what Reserve and Unreserve read from a cycle's state, to remember with the cycle: the
+        in-tree Reserve plugins (VolumeBinding, DynamicResources) read the data they wrote under their own
+        name, and nothing else (the rest, per-domain counts and such, can be big)."""
+        kept = CycleState()
+        for name in self._reserve_names:
+            if name in state:
+                value = state.read(name)
+                clone = getattr(value, "clone", None)
+                kept.write(name, clone() if callable(clone) else value)
+        return kept
+
     def _assumed_pod(self, pod: Pod, host: str) -> tuple[Pod, PodInfo | None]:
         """The pod as placed on ``host`` (nodeName set, nomination cleared), and its PodInfo. The ones made
         last time for the same Pod object and host are the same (pods are immutable, PodInfos derived from
@@ -831,7 +853,7 @@ class Simulator:
             assumed = assumed.with_nominated_node_name("")
         if not self._fast:
             return assumed, None
-        if len(self._assumed) >= _POD_INFO_CACHE_SIZE:
+        if len(self._assumed) >= _ASSUMED_SIZE:
             self._assumed.clear()
         info = PodInfo(assumed)
         self._assumed[pod.uid] = (pod, host, assumed, info)
@@ -907,7 +929,7 @@ class _Batch:
     admission and on the framework's queue sort, none of which a cycle changes)."""
 
     __slots__ = ("pods", "admission", "reuse", "batch", "uids", "refused", "skipped", "ordered", "classes",
-                 "nominated", "memoizable", "memo", "keys", "replays")
+                 "nominated", "memoizable", "memo", "keys", "replays", "last_failure")
 
     def __init__(self, pods: tuple[Pod, ...], admission: Admission | None, reuse: bool, batch: list[Pod],
                  uids: frozenset[str], refused: list[tuple[Pod, str]], skipped: list[Placement], ordered: list[Pod],
@@ -930,6 +952,7 @@ class _Batch:
         self.memoizable = [_memoizable(reps[k]) for k in range(len(reps))]
         self.memo: dict[tuple[Any, ...], tuple[str | None, Placement, CycleState | None]] = {}
         self.keys = [p.key for p in ordered]
+        self.last_failure: dict[int, Placement] = {}
         # per pod in queue order: (a remembered answer, the same answer for this pod)
         self.replays: list[tuple[Placement, Placement] | None] = [None] * len(ordered)
 
@@ -944,6 +967,30 @@ class _Batch:
                                                         answer.total_scores, answer.diagnosis)
         self.replays[i] = (answer, r)
         return r
+
+
+def _same_answer(a: Placement, b: Placement) -> bool:
+    """Whether two Placements of the same pod say the same in every field (statuses and diagnoses compared
+    field by field; an error object only equals itself)."""
+    return (a.node == b.node and a.message == b.message and a.skipped == b.skipped
+            and _same(a.total_scores, b.total_scores) and _same(a.status, b.status)
+            and _same(a.diagnosis, b.diagnosis))
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, Status):
+        return a.code == b.code and a.reasons == b.reasons and a.plugin == b.plugin and a.error is b.error
+    if isinstance(a, Diagnosis):
+        return all(_same(getattr(a, slot), getattr(b, slot)) for slot in Diagnosis.__slots__)
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(v, b[k]) for k, v in a.items())
+    if isinstance(a, (str, int, set, frozenset)):
+        return bool(a == b)
+    return False
 
 
 def _memoizable(pod: Pod) -> bool:
