@@ -7,6 +7,8 @@ reference counts and the lists of pods with (anti-)affinity, and bumps ``generat
 from __future__ import annotations
 
 import itertools
+import threading
+from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -31,6 +33,50 @@ _generation = itertools.count(1)
 
 def next_generation() -> int:
     return next(_generation)
+
+
+class ChangeJournal:
+    """The NodeInfos changed or cloned lately, so that who remembers results per NodeInfo of a long node list
+    can find the few that differ from the last time without visiting every node.
+
+    Every change of a NodeInfo (node set or removed, pod added or removed: wherever ``generation`` moves) notes
+    (id of the NodeInfo, its name); so does every clone, under the clone's id. A reader keeps ``position()``
+    and later asks ``since(position)``: what was noted in between, or None when more than ``limit`` notes
+    came in between (the oldest are forgotten). A NodeInfo put back into a list without being changed or
+    cloned is not noted, so readers must check that the list holds what they think (see
+    plugins_intree/podtopologyspread/domains.py).
+    """
+
+    __slots__ = ("_lock", "_notes", "_seq", "limit")
+
+    def __init__(self, limit: int = 4096) -> None:
+        self.limit = limit
+        self._notes: deque[tuple[int, str]] = deque(maxlen=limit)
+        self._seq = 0
+        self._lock = threading.Lock()
+
+    def note(self, ni: NodeInfo) -> None:
+        with self._lock:
+            self._seq += 1
+            self._notes.append((id(ni), ni.name))
+
+    def position(self) -> int:
+        return self._seq
+
+    def since(self, position: int) -> tuple[int, list[tuple[int, str]] | None]:
+        """(current position, the notes after ``position``, newest first, or None when some are forgotten)."""
+        with self._lock:
+            seq = self._seq
+            n = seq - position
+            if n < 0 or n > len(self._notes):
+                return seq, None
+            if n == 0:
+                return seq, []
+            return seq, list(itertools.islice(reversed(self._notes), n))  # newest first
+
+
+#: The journal of every NodeInfo of this process.
+CHANGES = ChangeJournal()
 
 
 class Resource:
@@ -297,7 +343,7 @@ class NodeInfo:
 
     __slots__ = ("node", "name", "pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports",
                  "requested", "non_zero_requested", "allocatable", "image_states", "pvc_ref_counts",
-                 "generation", "_pod_index", "memo")
+                 "generation", "_pod_index", "memo", "filter_key", "filter_verdict", "score_key", "score_row")
 
     def __init__(self, node: Node | None = None, pods: Iterable[Pod | PodInfo] = ()) -> None:
         self.node: Node | None = None
@@ -319,6 +365,13 @@ class NodeInfo:
         # Every change (node set or removed, pod added or removed) empties it; a clone starts empty. Keys
         # should name the plugin that owns them.
         self.memo: dict[Any, Any] = {}
+        # The latest entry the framework put in ``memo`` for a Filter verdict and a row of raw scores, also held
+        # here: reading two slots of this object is cheaper than a dict lookup when thousands of nodes are
+        # scanned per cycle (runtime/signatures.py). Key 0 = none; every change resets them with the memo.
+        self.filter_key = 0
+        self.filter_verdict: Any = None
+        self.score_key = 0
+        self.score_row: Any = None
         if node is not None:
             self.set_node(node)
         for p in pods:
@@ -331,14 +384,24 @@ class NodeInfo:
         if self.memo:
             self.memo.clear()
         self.allocatable = Resource.from_list(node.status.allocatable)
+        self.filter_key = self.score_key = 0
         self.generation = next_generation()
+        CHANGES.note(self)
 
     def remove_node(self) -> None:
         self.node = None
         self.name = ""
         if self.memo:
             self.memo.clear()
+        self.filter_key = self.score_key = 0
         self.generation = next_generation()
+        CHANGES.note(self)
+
+    def forget(self) -> None:
+        """Drop everything derived from this NodeInfo (``memo`` and the latest Filter/Score entries)."""
+        self.memo.clear()
+        self.filter_key = self.score_key = 0
+        self.filter_verdict = self.score_row = None
 
     # pods ------------------------------------------------------------------------------------
     def add_pod(self, pod: Pod | PodInfo) -> PodInfo:
@@ -381,6 +444,7 @@ class NodeInfo:
     def _update(self, pi: PodInfo, sign: int) -> None:
         if self.memo:
             self.memo.clear()
+        self.filter_key = self.score_key = 0
         self.requested.add(pi.requests, sign)
         nz = self.non_zero_requested
         nz.milli_cpu += sign * pi.non0_cpu
@@ -400,6 +464,7 @@ class NodeInfo:
                 else:
                     counts.pop(k, None)
         self.generation = next_generation()
+        CHANGES.note(self)
 
     # copies ----------------------------------------------------------------------------------
     def clone(self) -> NodeInfo:
@@ -419,6 +484,9 @@ class NodeInfo:
         c.generation = self.generation
         c._pod_index = dict(self._pod_index)
         c.memo = {}
+        c.filter_key = c.score_key = 0
+        c.filter_verdict = c.score_row = None
+        CHANGES.note(c)
         return c
 
     def snapshot_state(self) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from scheduling_framework.api.pod import Pod
 from scheduling_framework.config.args import ResourceSpec
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import NodeScore
-from scheduling_framework.node_info import NodeInfo, Resource
+from scheduling_framework.node_info import NodeInfo, PodInfo, Resource
 from scheduling_framework.runtime.framework import batch_normalizer, batch_scorer
 from scheduling_framework.scheduler import Scheduler
 from scheduling_framework.snapshot import Snapshot
@@ -199,7 +199,7 @@ def _run(seed: int, drop_memos: bool) -> list[tuple[str, str, str | None, str]]:
     while True:
         if drop_memos:
             for ni in sched.snapshot.list():
-                ni.memo.clear()
+                ni.forget()
         r = sched.schedule_one()
         if r is None:
             break
@@ -227,6 +227,14 @@ def test_memo_is_emptied_by_every_change() -> None:
     assert not ni.memo
     ni.memo["k"] = 1
     assert not ni.clone().memo
+    ni.filter_key, ni.score_key = 7, 8
+    clone = ni.clone()
+    assert clone.filter_key == clone.score_key == 0
+    for change in (lambda: ni.add_pod(extra), lambda: ni.remove_pod(extra), lambda: ni.set_node(nodes[0]),
+                   ni.forget):
+        ni.filter_key, ni.score_key = 7, 8
+        change()
+        assert ni.filter_key == ni.score_key == 0
 
 
 # --- derived snapshot lists -------------------------------------------------------------------------------
@@ -366,6 +374,268 @@ def test_volumebinding_skip_keeps_totals(seed: int, monkeypatch: pytest.MonkeyPa
     """VolumeBinding skips PreScore for pods without claims (an all-zero column): totals and decisions
     equal those of scoring every node with 0."""
     assert _totals(seed, False, monkeypatch) == _totals(seed, True, monkeypatch)
+
+
+# --- PodTopologySpread per-domain evaluation (issue #17, lead 4) ------------------------------------------
+# Filter verdicts and Score values are computed once per topology domain (or per distinct score input) per
+# cycle, the domain counts follow the NodeInfo change journal; each equals the node-by-node plain path.
+
+_SPREAD_KEYS = ("topology.kubernetes.io/zone", "topology.kubernetes.io/region", "kubernetes.io/hostname")
+
+
+def _spread_node(rng: random.Random, i: int) -> Node:
+    name = f"s{i}"
+    # a few nodes share a hostname label: hostname spreading still counts each node's own pods
+    labels = {"kubernetes.io/hostname": name if rng.random() < 0.85 else "shared"}
+    if rng.random() < 0.9:
+        labels["topology.kubernetes.io/zone"] = rng.choice(("z1", "z2", "z3", "z4"))
+    if rng.random() < 0.8:
+        labels["topology.kubernetes.io/region"] = rng.choice(("r1", "r2"))
+    if rng.random() < 0.3:
+        labels["disk"] = "ssd"
+    taints = [{"key": "t", "value": "x", "effect": "NoSchedule"}] if rng.random() < 0.15 else []
+    return Node.from_dict({"kind": "Node", "metadata": {"name": name, "labels": labels}, "spec": {"taints": taints},
+                           "status": {"capacity": {"cpu": "8", "memory": "16Gi", "pods": "30"}}})
+
+
+def _spread_pod(rng: random.Random, i: int, node: str = "") -> Pod:
+    app = rng.choice(APPS)
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "img",
+                                            "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}
+    if node:
+        spec["nodeName"] = node
+    constraints = []
+    for _ in range(rng.choice((0, 1, 1, 1, 2, 2, 3))):
+        c: dict[str, Any] = {
+            "maxSkew": rng.randint(1, 3), "topologyKey": rng.choice(_SPREAD_KEYS),
+            "whenUnsatisfiable": rng.choice(("DoNotSchedule", "ScheduleAnyway")),
+            "labelSelector": {"matchLabels": {"app": rng.choice(APPS)}}}
+        if rng.random() < 0.2:
+            c["minDomains"] = rng.randint(1, 5)
+            c["whenUnsatisfiable"] = "DoNotSchedule"
+        if rng.random() < 0.2:
+            c["nodeAffinityPolicy"] = rng.choice(("Honor", "Ignore"))
+        if rng.random() < 0.2:
+            c["nodeTaintsPolicy"] = rng.choice(("Honor", "Ignore"))
+        if rng.random() < 0.15:
+            c["matchLabelKeys"] = ["tier"]
+        constraints.append(c)
+    if constraints:
+        spec["topologySpreadConstraints"] = constraints
+    if rng.random() < 0.2:
+        spec["nodeSelector"] = {"disk": "ssd"}
+    if rng.random() < 0.2:
+        spec["tolerations"] = [{"key": "t", "operator": "Exists", "effect": "NoSchedule"}]
+    labels = {"app": app}
+    if rng.random() < 0.5:
+        labels["tier"] = rng.choice(("web", "db"))
+    return Pod.from_dict({"kind": "Pod", "metadata": {"name": f"q{i}", "namespace": rng.choice(("default", "other")),
+                                                      "labels": labels}, "spec": spec})
+
+
+def _spread_infos(rng: random.Random, n: int, bound: int) -> list[NodeInfo]:
+    nodes = [_spread_node(rng, i) for i in range(n)]
+    infos = [NodeInfo(node) for node in nodes]
+    for j in range(bound):
+        ni = rng.choice(infos)
+        ni.add_pod(_spread_pod(rng, 1000 + j, ni.name))
+    return infos
+
+
+def _spread_plugin(infos: list[NodeInfo], defaulting: str = "System") -> Any:
+    from plugins_intree.podtopologyspread import PodTopologySpread
+
+    class _Handle:
+        snapshot = Snapshot({ni.name: ni for ni in infos}, [ni.name for ni in infos])
+        objects = None
+
+    return PodTopologySpread({"defaultingType": defaulting}, _Handle())
+
+
+def _status_tuple(st: Any) -> Any:
+    return None if st is None else (st.code, list(st.reasons))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_spread_filter_per_domain_equals_per_node(seed: int) -> None:
+    """Filter through the per-domain verdicts equals filter_node on each node, also after AddPod / RemovePod
+    (what preemption does to a cloned state)."""
+    from plugins_intree.podtopologyspread.filtering import PRE_FILTER_STATE_KEY, filter_node
+
+    rng = random.Random(seed)
+    infos = _spread_infos(rng, rng.randint(5, 40), rng.randint(0, 80))
+    plugin = _spread_plugin(infos)
+    for k in range(15):
+        pod = _spread_pod(rng, k)
+        state = CycleState()
+        _, st = plugin.pre_filter(state, pod, infos)
+        if st is not None:
+            continue
+        for _round in range(3):
+            s = state.read(PRE_FILTER_STATE_KEY)
+            for ni in infos:
+                assert ni.node is not None
+                want = filter_node(s, ni.node) if s.constraints else None
+                assert _status_tuple(plugin.filter(state, pod, ni)) == _status_tuple(want), (k, ni.name)
+            # preemption's view: a cloned state with one pod added or removed on some node
+            state = state.clone()
+            ni = rng.choice(infos)
+            if ni.pods and rng.random() < 0.5:
+                plugin.remove_pod(state, pod, ni.pods[0], ni)
+            else:
+                plugin.add_pod(state, pod, PodInfo(_spread_pod(rng, 5000 + k, ni.name)), ni)
+
+
+def _plain_domains(constraints: Any, filtered: list[NodeInfo], require_all: bool) -> tuple[set[str], list[list[str]]]:
+    """The node-by-node domain pass calc_pre_score_state replaced: ignored nodes and domains in first-seen order."""
+    from plugins_intree.podtopologyspread.common import LABEL_HOSTNAME, node_has_all_keys
+
+    ignored: set[str] = set()
+    domains: list[dict[str, int]] = [{} for _ in constraints]
+    for ni in filtered:
+        node = ni.node
+        if node is None:
+            continue
+        labels = node.metadata.labels
+        if require_all and not node_has_all_keys(labels, constraints):
+            ignored.add(node.metadata.name)
+            continue
+        for i, c in enumerate(constraints):
+            if c.topology_key != LABEL_HOSTNAME:
+                domains[i].setdefault(labels.get(c.topology_key, ""), 0)
+    return ignored, [list(m) for m in domains]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_spread_score_per_domain_equals_per_node(seed: int) -> None:
+    """score_nodes (per distinct score input) equals score_node per node; normalize_values equals
+    normalize_scores; PreScore's domains and ignored nodes equal the node-by-node pass."""
+    from plugins_intree.podtopologyspread.common import SCHEDULE_ANYWAY
+    from plugins_intree.podtopologyspread.scoring import PRE_SCORE_STATE_KEY, normalize_scores, score_node
+
+    rng = random.Random(seed)
+    infos = _spread_infos(rng, rng.randint(5, 40), rng.randint(0, 80))
+    for defaulting in ("System", "List"):
+        plugin = _spread_plugin(infos, defaulting)
+        for k in range(12):
+            pod = _spread_pod(rng, k)
+            if rng.random() < 0.3:
+                pod = Pod.from_dict({**pod.to_dict(), "spec": {**pod.to_dict()["spec"],
+                                                               "topologySpreadConstraints": []}})
+            filtered = [ni for ni in infos if rng.random() < 0.7]
+            state = CycleState()
+            st = plugin.pre_score(state, pod, filtered)
+            if st is not None:
+                continue
+            s = state.read(PRE_SCORE_STATE_KEY)
+            constraints = plugin.constraints_for(pod, SCHEDULE_ANYWAY)
+            require_all = bool(pod.spec.topology_spread_constraints) or not plugin.system_defaulted
+            ignored, domains = _plain_domains(constraints, filtered, require_all)
+            assert s.ignored_nodes == ignored
+            assert [list(m) for m in s.topology_value_to_pod_counts] == domains
+            want = [score_node(s, ni) for ni in filtered]
+            got = plugin.score_nodes(state, pod, filtered)
+            assert got == want, k
+            names = [ni.name for ni in filtered]
+            plain = [NodeScore(n, v) for n, v in zip(names, want, strict=True)]
+            normalize_scores(s, plain)
+            assert plugin.normalize_values(state, pod, names, list(want)) == [ns.score for ns in plain]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_domain_counts_journal_equals_generation_scan(seed: int) -> None:
+    """The journal-driven update of DomainCounts equals a fresh count when the same list is changed in place:
+    clones swapped in, NodeInfos changed in place, old NodeInfos put back without a journal note (a fork
+    reverted), the journal overflowing, and a NodeInfo listed twice."""
+    from plugins_intree.podtopologyspread.common import CountKey
+    from plugins_intree.podtopologyspread.domains import DomainCounts
+    from scheduling_framework.api.selectors import LabelSelector
+    from scheduling_framework.node_info import CHANGES
+
+    rng = random.Random(seed)
+    infos = _spread_infos(rng, 25, 40)
+    cks = [CountKey(LabelSelector({"app": rng.choice(APPS)}), ns) for ns in ("default", "other")]
+    keys = ["topology.kubernetes.io/zone", "kubernetes.io/hostname"]
+    for required in (keys, []):
+        kept = DomainCounts(keys, cks, required, "")
+        lst = list(infos)
+        saved: list[tuple[int, NodeInfo]] = []
+        for step in range(120):
+            i = rng.randrange(len(lst))
+            action = rng.random()
+            if action < 0.3:  # a clone with one more pod, swapped into the same list (the cache's update)
+                saved.append((i, lst[i]))
+                c = lst[i].clone()
+                c.add_pod(_spread_pod(rng, 3000 + step, c.name))
+                lst[i] = c
+            elif action < 0.5:  # changed in place
+                lst[i].add_pod(_spread_pod(rng, 3000 + step, lst[i].name))
+            elif action < 0.6 and lst[i].pods:
+                lst[i].remove_pod(lst[i].pods[-1])
+            elif action < 0.75 and saved:  # an older NodeInfo put back: nothing noted in the journal
+                j, old = saved.pop()
+                lst[j] = old
+            elif action < 0.8:  # many notes: the journal forgets the oldest
+                scratch = NodeInfo()
+                for _ in range(CHANGES.limit + 1):
+                    scratch.clone()
+            elif action < 0.86:  # relabelled in place, sometimes renamed too
+                node = lst[i].node
+                assert node is not None
+                manifest = node.to_dict()
+                manifest["metadata"]["labels"]["topology.kubernetes.io/zone"] = rng.choice(("z1", "z2", "z9"))
+                if rng.random() < 0.5:
+                    manifest["metadata"]["name"] = f"renamed{step}"
+                lst[i].set_node(Node.from_dict(manifest))
+            elif action < 0.89:  # one NodeInfo at two places, for a while
+                j = rng.randrange(len(lst))
+                saved.append((j, lst[j]))
+                lst[j] = lst[i]
+            got = kept.counts(lst)
+            want = _full_counts(lst, keys, cks, required)
+            assert got == want, step
+            assert [list(m) for m in got] == [list(m) for m in want], step
+
+
+def _spread_run(seed: int, plain: bool, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    from plugins_intree.podtopologyspread import plugin as pts
+    from plugins_intree.podtopologyspread.domains import DomainCounts
+    from plugins_intree.podtopologyspread.scoring import normalize_scores, score_node
+
+    if plain:
+        def plain_filter(self: Any, state: CycleState, pod: Pod, node_info: NodeInfo) -> Any:
+            s = self._pre_filter_state(state)
+            assert node_info.node is not None
+            return pts.filter_node(s, node_info.node) if s.constraints else None
+
+        def plain_normalize(s: Any, names: list[str], scores: list[int]) -> list[int]:
+            out = [NodeScore(n, v) for n, v in zip(names, scores, strict=True)]
+            normalize_scores(s, out)
+            return [ns.score for ns in out]
+
+        monkeypatch.setattr(pts.PodTopologySpread, "filter", plain_filter)
+        monkeypatch.setattr(pts, "score_domains", lambda s, nodes: [score_node(s, ni) for ni in nodes])
+        monkeypatch.setattr(pts, "normalize_values", plain_normalize)
+        monkeypatch.setattr(DomainCounts, "_update_from_journal", lambda self, nodes: False)
+    rng = random.Random(seed)
+    nodes = [_spread_node(rng, i) for i in range(rng.randint(6, 25))]
+    running = [_spread_pod(rng, 1000 + j, rng.choice(nodes).name) for j in range(rng.randint(0, 30))]
+    waiting = [_spread_pod(rng, j) for j in range(40)]
+    sched = _scheduler(nodes, [*running, *waiting])
+    sched.explain = seed % 2 == 0
+    out = []
+    for r in sched.run():
+        d = r.to_dict(explain=True) if sched.explain else {}
+        out.append((r.pod, r.outcome, r.node, r.message, d.get("filter"), d.get("totalScores")))
+    monkeypatch.undo()
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_spread_fast_paths_keep_decisions(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whole scheduling runs: decisions, messages, per-node filter verdicts and totals equal those of the plain
+    PodTopologySpread paths (per-node Filter / Score / NormalizeScore, generation-scanned domain counts)."""
+    assert _spread_run(seed, False, monkeypatch) == _spread_run(seed, True, monkeypatch)
 
 
 # --- pod signatures (runtime/signatures.py) ---------------------------------------------------------------
@@ -782,6 +1052,46 @@ def test_fit_prefilter_state_kept_per_pod_equals_a_fresh_one(seed: int) -> None:
             fresh = _PreFilterState(compute_pod_resource_request(p), pl.ignored_resources, pl.ignored_resource_groups)
             assert (got.milli_cpu, got.memory, got.ephemeral_storage, got.scalars) == (
                 fresh.milli_cpu, fresh.memory, fresh.ephemeral_storage, fresh.scalars)
+
+
+def test_rotated_slices_equal_the_rotated_copy() -> None:
+    """The filter loop reads the round-robin order as slices (algorithm._rotated) instead of copying it."""
+    from scheduling_framework.runtime.algorithm import _rotated
+
+    rng = random.Random(11)
+    for _ in range(300):
+        n = rng.randint(1, 12)
+        items: list[Any] = list(range(n))
+        start = rng.randrange(n)
+        a = rng.randint(0, n)
+        b = rng.randint(a, n)
+        assert _rotated(items, start, a, b) == [*items[start:], *items[:start]][a:b]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_signature_runs_with_narrowed_node_lists(seed: int) -> None:
+    """Pods whose PreFilterResult names a few nodes, between pods that advance the start index past them:
+    the same decisions with and without signatures (the start index may exceed the narrowed list)."""
+    def run(signed: bool) -> list[Any]:
+        rng = random.Random(seed)
+        nodes = [_sig_node(rng, i) for i in range(12)]
+        pods = []
+        for i in range(40):
+            spec = _sig_template(rng)
+            if rng.random() < 0.4:
+                spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
+                                                            "values": rng.sample([n.name for n in nodes], 2)}]}]}}}
+            pods.append(Pod.from_dict({"kind": "Pod", "metadata": {"name": f"q{i}", "namespace": "default"},
+                                       "spec": spec}))
+        sched = _scheduler(nodes, pods)
+        if not signed:
+            for fwk in sched.profiles.values():
+                fwk._filter_signers = {}
+                fwk._score_signers = {}
+        return [(r.pod, r.outcome, r.node, r.message) for r in sched.run()]
+
+    assert run(True) == run(False)
 
 
 def _diagnosis(**changes: Any) -> Any:

@@ -6,7 +6,7 @@ then only looks up the node's domain count and the global minimum: O(constraints
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from plugins_intree.podtopologyspread.common import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
@@ -83,7 +83,8 @@ class PreFilterState:
     lets every node through.
     """
 
-    __slots__ = ("constraints", "critical_paths", "self_match", "tp_value_to_match_num")
+    __slots__ = ("constraints", "critical_paths", "keys", "self_match", "single_key", "tp_value_to_match_num",
+                 "verdicts")
 
     def __init__(self, constraints: Sequence[SpreadConstraint] = (),
                  critical_paths: list[CriticalPaths] | None = None,
@@ -94,6 +95,12 @@ class PreFilterState:
         self.tp_value_to_match_num: list[dict[str, int]] = (
             tp_value_to_match_num if tp_value_to_match_num is not None else [])
         self.self_match: tuple[int, ...] = tuple(self_match)
+        # Filter's verdict depends on the node only through its values of the topology keys (None when
+        # absent): remembered per domain ("single_key"'s value when there is one constraint key, else the
+        # tuple of values). Emptied whenever the counts change (update_with_pod); a clone starts empty.
+        self.keys: tuple[str, ...] = tuple(c.topology_key for c in self.constraints)
+        self.single_key: str | None = self.keys[0] if len(self.keys) == 1 else None
+        self.verdicts: dict[object, Status | None] = {}
 
     def min_match_num(self, i: int) -> int:
         """The global minimum for constraint ``i``; 0 while fewer than minDomains domains are eligible."""
@@ -191,7 +198,26 @@ def calc_pre_filter_state(pod: Pod, constraints: list[SpreadConstraint], nodes: 
 
 def filter_node(s: PreFilterState, node: Node) -> Status | None:
     """Reject the node when placing the pod there would exceed any constraint's maxSkew."""
-    labels = node.metadata.labels
+    return filter_labels(s, node.metadata.labels)
+
+
+def filter_domain(s: PreFilterState, labels: Mapping[str, str]) -> Status | None:
+    """:func:`filter_node` for a node with these labels, computed once per domain of this cycle (``s.verdicts``):
+    the nodes of a domain share one rejection Status (the framework only sets its ``plugin``, to this plugin's
+    name, and nothing changes a returned status otherwise). Pinned by
+    tests/test_perf_equivalence.py::test_spread_filter_per_domain_equals_per_node.
+    """
+    key = s.single_key
+    domain: object = labels.get(key) if key is not None else tuple(map(labels.get, s.keys))
+    verdicts = s.verdicts
+    if domain in verdicts:
+        return verdicts[domain]
+    st = verdicts[domain] = filter_labels(s, labels)
+    return st
+
+
+def filter_labels(s: PreFilterState, labels: Mapping[str, str]) -> Status | None:
+    """:func:`filter_node` on the node's labels."""
     counts = s.tp_value_to_match_num
     for i, c in enumerate(s.constraints):
         value = labels.get(c.topology_key)
@@ -211,6 +237,7 @@ def update_with_pod(s: PreFilterState, updated: Pod, preemptor: Pod, node: Node 
     labels = node.metadata.labels
     if not node_has_all_keys(labels, s.constraints):
         return
+    s.verdicts.clear()
     policies = NodeInclusion(preemptor, RequiredNodeAffinity(preemptor))
     policies.reset(node)
     pod_labels = updated.metadata.labels
