@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -110,6 +111,20 @@ def test_every_workload_smoke_run_from_the_command_line() -> None:
     assert names == set(TEST_CASES)
     for r in doc["results"]:
         assert r["skipped"] or r["scheduled"] == r["measured_pods"], r
+
+
+def test_baseline_runs_both_trees_side_by_side(tmp_path: Any) -> None:
+    """--baseline DIR: each workload in the other checkout, then here, in one table (here: the tree against
+    itself); a directory that is no checkout is refused."""
+    p = subprocess.run([sys.executable, "-m", "benchmarks.scheduler_perf", "--baseline", str(ROOT), "--smoke",
+                        "SchedulingBasic/5Nodes"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "before pods/CPU-s" in p.stdout and "| SchedulingBasic/5Nodes | - |" in p.stdout
+    row = next(line for line in p.stdout.splitlines() if line.startswith("| SchedulingBasic/5Nodes"))
+    assert row.count("|") == 12 and row.split("|")[7].strip().endswith("x")
+    bad = subprocess.run([sys.executable, "-m", "benchmarks.scheduler_perf", "--baseline", str(tmp_path), "--smoke"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "not a checkout of this project" in bad.stderr
 
 
 # --- the operations the runner adds to upstream's createNodes/createPods ------------------------------------------

@@ -811,7 +811,8 @@ def _pending(rng: random.Random, seed: int) -> list[Pod]:
         d = _pod(rng, 650).to_dict()
         d["spec"]["volumes"] = [{"name": "v", kind: source}]
         pods.extend(_copies(Pod.from_dict(d), rng.randint(1, 3), f"vol{seed}-{kind}"))
-    rng.shuffle(pods)
+    if rng.random() < 0.5:  # else replicas come in runs, as a controller's pods do
+        rng.shuffle(pods)
     return pods
 
 

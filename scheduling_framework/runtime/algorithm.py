@@ -327,8 +327,8 @@ class Algorithm:
         signed, memo_key = fwk.filter_memo_key(state, pod, filters)
         head, tail = filters[:signed], filters[signed:]
 
-        def visit(ni: NodeInfo) -> bool:
-            """Filter one node and record its verdict; True once enough feasible nodes are found."""
+        def verdict_of(ni: NodeInfo) -> Status | None:
+            """One node's Filter verdict (None: it passes)."""
             st: Status | None = None
             if check_nominated and nominator.nominated_pods_for_node(ni.name):
                 st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
@@ -350,6 +350,11 @@ class Algorithm:
                     st = _run_filters(tail, state, pod, ni, verdict)
             else:
                 st = _run_filters(filters, state, pod, ni, verdict)
+            return st
+
+        def visit(ni: NodeInfo) -> bool:
+            """Filter one node and record its verdict; True once enough feasible nodes are found."""
+            st = verdict_of(ni)
             if st is None or st.code == Code.SUCCESS:
                 feasible.append(ni)
                 return len(feasible) >= to_find
@@ -391,7 +396,7 @@ class Algorithm:
                 break
         if explain and stopped_at < n - 1:
             for ni in _rotated(nodes_list, start, stopped_at + 1, n):
-                diagnosis.explained[ni.name] = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
+                diagnosis.explained[ni.name] = verdict_of(ni)
         return feasible
 
     # extenders -------------------------------------------------------------------------------
