@@ -15,6 +15,7 @@ from benchmarks.scheduler_perf import (
     _alloc_claims,
     _Churn,
     _Factory,
+    _Loop,
     _pod_deleter,
     format_table,
     missing_default_plugins,
@@ -202,3 +203,22 @@ def test_alloc_claims_uses_the_allocator() -> None:
            for c in sched.objects.list("ResourceClaim", "init")}
     assert got == {"test-claim-with-selector-0": [("resourceslice-0", "device-2-counters-1")],
                    "test-claim-with-selector-1": [("resourceslice-1", "device-2-counters-1")]}
+
+
+def test_measured_phase_starts_with_the_first_measured_pod() -> None:
+    """Pods queued earlier without waiting are scheduled first in the measured drain; the phase's clock starts
+    at the first measured pod's cycle (upstream's throughput samples start with the first measured pod)."""
+    sched = Scheduler(None, seed=0)
+    factory = _Factory()
+    for n in factory.nodes(CreateNodes(2, NODE_DEFAULT), 2):
+        sched.add_node(n)
+    earlier = factory.pods(LIGHT_POD, 3, "namespace-1")
+    measured = factory.pods(LIGHT_POD, 2, "namespace-3")
+    for p in [*earlier, *measured]:
+        sched.add_pod(p)
+    loop = _Loop(sched, factory)
+    latencies: list[float] = []
+    loop.drain({p.key for p in measured}, latencies)
+    assert loop.first_measured is not None and len(latencies) == 2
+    assert loop.measured_scheduled == {p.key for p in measured}
+    assert all(sched.results[p.key].outcome == SCHEDULED for p in earlier)
