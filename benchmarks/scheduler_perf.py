@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import copy
 import cProfile
+import dataclasses
 import json
 import os
 import platform
@@ -307,6 +308,8 @@ class _Loop:
         # measured pods scheduled (once: a pod preempted later, by churn pods, still counts, as in upstream's
         # throughput, which counts pods as they get bound)
         self.measured_scheduled: set[str] = set()
+        # (wall, CPU) clock just before the last drain's first cycle of a measured pod
+        self.first_measured: tuple[float, float] | None = None
 
     @property
     def churn_pods(self) -> int:
@@ -330,6 +333,7 @@ class _Loop:
         base = self.loop_time
         next_due = min((t.due for t in self.tickers), default=float("inf"))
         done: set[str] = set()  # measured pods scheduled
+        self.first_measured = None
         cycles = 0
         while True:
             if next_due != float("inf"):
@@ -354,6 +358,8 @@ class _Loop:
             cycles += 1
             if measured is not None and r.pod in measured:
                 latencies.append(t1 - t0)
+                if self.first_measured is None:  # once per drain: the cycle's CPU time taken as its wall time
+                    self.first_measured = (t0, time.process_time() - (t1 - t0))
                 if r.outcome == SCHEDULED:
                     done.add(r.pod)
                     if len(done) == len(measured):
@@ -462,6 +468,9 @@ def run_workload(w: Workload, profile_path: str | None = None, disable: Sequence
                 profiler.enable()
             t0, c0 = time.perf_counter(), time.process_time()
             res.cycles += loop.drain(measured, latencies)
+            # upstream's throughput samples start with the first measured pod scheduled: pods queued earlier
+            # without waiting (skipWaitToCompletion) and scheduled first are not charged to the measured ones
+            t0, c0 = loop.first_measured or (t0, c0)
             res.seconds += time.perf_counter() - t0
             res.cpu_seconds += time.process_time() - c0
             if profiler is not None:
@@ -488,18 +497,26 @@ def _add_namespace(sched: Scheduler, factory: _Factory, name: str) -> None:
     sched.add_object(KubeObject.from_dict({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
 
 
-def run_in_child(w: Workload, profile_path: str | None = None, disable: Sequence[str] = ()) -> Result:
-    """Run one workload in a fresh interpreter (so its peak RSS is its own)."""
+def run_in_child(w: Workload, profile_path: str | None = None, disable: Sequence[str] = (),
+                 tree: str | None = None) -> Result:
+    """Run one workload in a fresh interpreter (so its peak RSS is its own), with this source tree or, with
+    ``tree``, another checkout of the project (its own runner, scheduler and plugins: the baseline)."""
     cmd = [sys.executable, "-m", "benchmarks.scheduler_perf", "--in-process", "--output", "json", w.full_name]
     if profile_path:
         cmd += ["--profile", profile_path]
     if disable:
         cmd += ["--disable", ",".join(disable)]
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    p = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
+    root = tree if tree is not None else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = os.path.abspath(tree) + os.pathsep + env.get("PYTHONPATH", "")
+    p = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False, env=env)
     if p.returncode != 0:
         raise RuntimeError(f"{w.full_name} failed (exit {p.returncode}):\n{p.stderr[-4000:]}")
-    return Result(**json.loads(p.stdout)["results"][0])
+    # Only the fields both runners know (a baseline runner may be older or newer).
+    fields = {f.name for f in dataclasses.fields(Result)}
+    data = json.loads(p.stdout)["results"][0]
+    return Result(**{k: v for k, v in data.items() if k in fields})
 
 
 # --- reporting -------------------------------------------------------------------------------------
@@ -545,6 +562,24 @@ def format_table(results: Iterable[Result]) -> str:
     return "\n".join(lines)
 
 
+def format_comparison(pairs: Iterable[tuple[Result | None, Result]]) -> str:
+    """Before (the baseline tree) and after (this tree), side by side, one row per workload."""
+    head = ("workload", "upstream threshold", "before pods/s", "after pods/s", "before pods/CPU-s",
+            "after pods/CPU-s", "speed-up (CPU)", "before p50 ms", "after p50 ms", "before RSS MiB", "after RSS MiB")
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for before, after in pairs:
+        name = after.workload + ("" if after.upstream else " (extra size)")
+        b = before if before is not None and not before.skipped and before.cpu_pods_per_second else None
+        speed = f"{after.cpu_pods_per_second / b.cpu_pods_per_second:.2f}x" if b is not None else "-"
+        lines.append("| " + " | ".join((
+            name, _thr(after.threshold),
+            f"{b.pods_per_second:.0f}" if b else "-", f"{after.pods_per_second:.0f}",
+            f"{b.cpu_pods_per_second:.0f}" if b else "-", f"{after.cpu_pods_per_second:.0f}", speed,
+            f"{b.p50_ms:.2f}" if b else "-", f"{after.p50_ms:.2f}",
+            f"{b.peak_rss_mib:.0f}" if b else "-", f"{after.peak_rss_mib:.0f}")) + " |")
+    return "\n".join(lines)
+
+
 def _thr(t: float | None) -> str:
     return "-" if t is None else f"{t:g}"
 
@@ -558,11 +593,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--profile", metavar="FILE", help="cProfile the measured loop into FILE (one workload)")
     ap.add_argument("--disable", metavar="PLUGIN,...", default="",
                     help="default plugins to leave out (e.g. to compare with a run where they did not exist)")
+    ap.add_argument("--baseline", metavar="DIR",
+                    help="another checkout of this project (e.g. a git worktree of the commit before a change): "
+                         "each workload runs there first, then here, and the table shows both side by side")
     args = ap.parse_args(argv)
     disable = [n for n in args.disable.split(",") if n]
     selected = select(list(args.workloads), args.smoke)
     if args.profile and len(selected) != 1:
         ap.error("--profile takes exactly one workload")
+    if args.baseline is not None:
+        if args.in_process or args.profile:
+            ap.error("--baseline runs every workload in child interpreters (no --in-process or --profile)")
+        if not os.path.isfile(os.path.join(args.baseline, "benchmarks", "scheduler_perf.py")):
+            ap.error(f"--baseline {args.baseline}: not a checkout of this project (no benchmarks/scheduler_perf.py)")
+        return _compare(selected, disable, args.baseline, args.output)
     results: list[Result] = []
     for w in selected:
         r = run_workload(w, args.profile, disable) if args.in_process else run_in_child(w, args.profile, disable)
@@ -579,6 +623,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"machine: {m['nproc']} x {m['cpu']}, {m['implementation']} {m['python']}")
     print(f"profile: {profile_description(disabled)}\n")
     print(format_table(results))
+    return 0
+
+
+def _compare(selected: Sequence[Workload], disable: Sequence[str], baseline: str, output: str) -> int:
+    pairs: list[tuple[Result | None, Result]] = []
+    for w in selected:
+        try:
+            before: Result | None = run_in_child(w, None, disable, tree=baseline)
+        except RuntimeError as e:  # e.g. a workload the baseline's runner does not have
+            print(f"# baseline: {str(e).splitlines()[0]}", file=sys.stderr, flush=True)
+            before = None
+        after = run_in_child(w, None, disable)
+        pairs.append((before, after))
+        print(f"# {format_comparison([(before, after)]).splitlines()[-1]}", file=sys.stderr, flush=True)
+    if output == "json":
+        json.dump({"machine": machine(), "baseline": os.path.abspath(baseline),
+                   "results": [{"before": asdict(b) if b else None, "after": asdict(a)} for b, a in pairs]},
+                  sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    m = machine()
+    print(f"machine: {m['nproc']} x {m['cpu']}, {m['implementation']} {m['python']}")
+    print(f"before: {os.path.abspath(baseline)}; after: this tree\n")
+    print(format_comparison(pairs))
     return 0
 
 

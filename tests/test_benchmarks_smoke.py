@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -14,6 +15,7 @@ from benchmarks.scheduler_perf import (
     _alloc_claims,
     _Churn,
     _Factory,
+    _Loop,
     _pod_deleter,
     format_table,
     missing_default_plugins,
@@ -111,6 +113,20 @@ def test_every_workload_smoke_run_from_the_command_line() -> None:
         assert r["skipped"] or r["scheduled"] == r["measured_pods"], r
 
 
+def test_baseline_runs_both_trees_side_by_side(tmp_path: Any) -> None:
+    """--baseline DIR: each workload in the other checkout, then here, in one table (here: the tree against
+    itself); a directory that is no checkout is refused."""
+    p = subprocess.run([sys.executable, "-m", "benchmarks.scheduler_perf", "--baseline", str(ROOT), "--smoke",
+                        "SchedulingBasic/5Nodes"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "before pods/CPU-s" in p.stdout and "| SchedulingBasic/5Nodes | - |" in p.stdout
+    row = next(line for line in p.stdout.splitlines() if line.startswith("| SchedulingBasic/5Nodes"))
+    assert row.count("|") == 12 and row.split("|")[7].strip().endswith("x")
+    bad = subprocess.run([sys.executable, "-m", "benchmarks.scheduler_perf", "--baseline", str(tmp_path), "--smoke"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "not a checkout of this project" in bad.stderr
+
+
 # --- the operations the runner adds to upstream's createNodes/createPods ------------------------------------------
 
 
@@ -187,3 +203,22 @@ def test_alloc_claims_uses_the_allocator() -> None:
            for c in sched.objects.list("ResourceClaim", "init")}
     assert got == {"test-claim-with-selector-0": [("resourceslice-0", "device-2-counters-1")],
                    "test-claim-with-selector-1": [("resourceslice-1", "device-2-counters-1")]}
+
+
+def test_measured_phase_starts_with_the_first_measured_pod() -> None:
+    """Pods queued earlier without waiting are scheduled first in the measured drain; the phase's clock starts
+    at the first measured pod's cycle (upstream's throughput samples start with the first measured pod)."""
+    sched = Scheduler(None, seed=0)
+    factory = _Factory()
+    for n in factory.nodes(CreateNodes(2, NODE_DEFAULT), 2):
+        sched.add_node(n)
+    earlier = factory.pods(LIGHT_POD, 3, "namespace-1")
+    measured = factory.pods(LIGHT_POD, 2, "namespace-3")
+    for p in [*earlier, *measured]:
+        sched.add_pod(p)
+    loop = _Loop(sched, factory)
+    latencies: list[float] = []
+    loop.drain({p.key for p in measured}, latencies)
+    assert loop.first_measured is not None and len(latencies) == 2
+    assert loop.measured_scheduled == {p.key for p in measured}
+    assert all(sched.results[p.key].outcome == SCHEDULED for p in earlier)

@@ -199,7 +199,7 @@ def _run(seed: int, drop_memos: bool) -> list[tuple[str, str, str | None, str]]:
     while True:
         if drop_memos:
             for ni in sched.snapshot.list():
-                ni.memo.clear()
+                ni.forget()
         r = sched.schedule_one()
         if r is None:
             break
@@ -227,6 +227,14 @@ def test_memo_is_emptied_by_every_change() -> None:
     assert not ni.memo
     ni.memo["k"] = 1
     assert not ni.clone().memo
+    ni.filter_key, ni.score_key = 7, 8
+    clone = ni.clone()
+    assert clone.filter_key == clone.score_key == 0
+    for change in (lambda: ni.add_pod(extra), lambda: ni.remove_pod(extra), lambda: ni.set_node(nodes[0]),
+                   ni.forget):
+        ni.filter_key, ni.score_key = 7, 8
+        change()
+        assert ni.filter_key == ni.score_key == 0
 
 
 # --- derived snapshot lists -------------------------------------------------------------------------------
@@ -630,6 +638,60 @@ def test_spread_fast_paths_keep_decisions(seed: int, monkeypatch: pytest.MonkeyP
     assert _spread_run(seed, False, monkeypatch) == _spread_run(seed, True, monkeypatch)
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_critical_paths_of_equals_updates(seed: int) -> None:
+    """The two least domains found by ``min`` equal updating CriticalPaths with each domain in order (ties,
+    one domain, none, the unset sentinel among the counts)."""
+    from plugins_intree.podtopologyspread.filtering import _UNSET, CriticalPaths, critical_paths_of
+
+    rng = random.Random(seed)
+    for _ in range(50):
+        m = {f"d{i}": rng.choice((0, 1, 1, 2, 3, rng.randint(0, 50), _UNSET)) for i in range(rng.randint(0, 12))}
+        p = CriticalPaths()
+        for value, num in m.items():
+            p.update(value, num)
+        assert critical_paths_of(m).as_tuple() == p.as_tuple(), m
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_spread_kept_counts_equal_plain_passes(seed: int) -> None:
+    """PreFilter / PreScore states built from the counts kept across cycles (with node-inclusion policies:
+    node affinity, taints) equal the states of the plain passes over every node, while the cluster changes."""
+    from plugins_intree.podtopologyspread.common import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY
+    from plugins_intree.podtopologyspread.domains import DomainCountsCache
+    from plugins_intree.podtopologyspread.filtering import calc_pre_filter_state
+    from plugins_intree.podtopologyspread.scoring import calc_pre_score_state
+
+    rng = random.Random(seed)
+    infos = _spread_infos(rng, rng.randint(5, 40), rng.randint(0, 80))
+    plugin = _spread_plugin(infos)
+    cache = DomainCountsCache(limit=4)
+    templates = [_spread_pod(rng, k) for k in range(6)]
+    for step in range(40):
+        pod = rng.choice(templates)
+        hard = plugin.constraints_for(pod, DO_NOT_SCHEDULE)
+        if hard:
+            kept = calc_pre_filter_state(pod, hard, infos, cache)
+            plain = calc_pre_filter_state(pod, hard, infos, None)
+            assert repr(kept) == repr(plain), step
+            assert [list(m) for m in kept.tp_value_to_match_num] == [list(m) for m in plain.tp_value_to_match_num]
+        soft = plugin.constraints_for(pod, SCHEDULE_ANYWAY)
+        if soft:
+            filtered = [ni for ni in infos if rng.random() < 0.7]
+            require_all = bool(pod.spec.topology_spread_constraints)
+            kept_s = calc_pre_score_state(pod, soft, filtered, infos, require_all, cache)
+            plain_s = calc_pre_score_state(pod, soft, filtered, infos, require_all, None)
+            assert repr(kept_s) == repr(plain_s), step
+        # the cluster changes: a pod lands (a clone swapped in, as the cache does) or leaves
+        i = rng.randrange(len(infos))
+        c = infos[i].clone()
+        if c.pods and rng.random() < 0.3:
+            c.remove_pod(c.pods[0])
+        else:
+            c.add_pod(_spread_pod(rng, 7000 + step, c.name))
+        infos[i] = c
+
+
 # --- pod signatures (runtime/signatures.py) ---------------------------------------------------------------
 # Replicas of a few templates on nodes that differ in every way a node-local plugin looks at (room, taints,
 # cordons, labels, host ports, extended resources), so verdicts flip as nodes fill up. The signed run reuses
@@ -803,7 +865,8 @@ def _pending(rng: random.Random, seed: int) -> list[Pod]:
         d = _pod(rng, 650).to_dict()
         d["spec"]["volumes"] = [{"name": "v", kind: source}]
         pods.extend(_copies(Pod.from_dict(d), rng.randint(1, 3), f"vol{seed}-{kind}"))
-    rng.shuffle(pods)
+    if rng.random() < 0.5:  # else replicas come in runs, as a controller's pods do
+        rng.shuffle(pods)
     return pods
 
 
@@ -916,6 +979,8 @@ def test_schedule_pods_fast_path_equals_plain_path(seed: int) -> None:
 def test_content_token_names_the_content(seed: int) -> None:
     """ClusterSnapshot.content: whenever a token comes back, the snapshot holds what it held under it
     before (nodes, pods, order), through forks, reverts, commits and repeated changes."""
+    import pickle
+
     from scheduling_framework.simulation import ClusterSnapshot
 
     rng = random.Random(seed)
@@ -925,6 +990,7 @@ def test_content_token_names_the_content(seed: int) -> None:
     extra = [_pod(rng, 700 + i) for i in range(4)]
     seen: dict[int, tuple[Any, Any]] = {}
     hits = 0
+    copied = False
 
     def check() -> None:
         nonlocal hits
@@ -935,7 +1001,16 @@ def test_content_token_names_the_content(seed: int) -> None:
             hits += 1
         seen[id(cs.content)] = (cs.content, state)
 
-    for _ in range(150):
+    for step in range(150):
+        if step == 75:
+            # a copy (pickled, say) carries its tokens and transitions over: they stay right
+            while cs.depth:
+                cs.commit()
+            copied = True
+            cs = pickle.loads(pickle.dumps(cs))
+            templates, extra = [pickle.loads(pickle.dumps(t)) for t in templates], [
+                pickle.loads(pickle.dumps(p)) for p in extra]
+            seen = {}
         check()
         action = rng.random()
         if action < 0.25:
@@ -954,7 +1029,7 @@ def test_content_token_names_the_content(seed: int) -> None:
                 cs.add_pod(p, rng.choice(cs.node_names()))
         elif len(cs) > 1:
             cs.remove_node(rng.choice(cs.node_names()))
-    assert hits > 10
+    assert hits > 10 and copied
 
 
 def test_template_copies_equal_fresh_copies() -> None:
@@ -1046,6 +1121,46 @@ def test_fit_prefilter_state_kept_per_pod_equals_a_fresh_one(seed: int) -> None:
                 fresh.milli_cpu, fresh.memory, fresh.ephemeral_storage, fresh.scalars)
 
 
+def test_rotated_slices_equal_the_rotated_copy() -> None:
+    """The filter loop reads the round-robin order as slices (algorithm._rotated) instead of copying it."""
+    from scheduling_framework.runtime.algorithm import _rotated
+
+    rng = random.Random(11)
+    for _ in range(300):
+        n = rng.randint(1, 12)
+        items: list[Any] = list(range(n))
+        start = rng.randrange(n)
+        a = rng.randint(0, n)
+        b = rng.randint(a, n)
+        assert _rotated(items, start, a, b) == [*items[start:], *items[:start]][a:b]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_signature_runs_with_narrowed_node_lists(seed: int) -> None:
+    """Pods whose PreFilterResult names a few nodes, between pods that advance the start index past them:
+    the same decisions with and without signatures (the start index may exceed the narrowed list)."""
+    def run(signed: bool) -> list[Any]:
+        rng = random.Random(seed)
+        nodes = [_sig_node(rng, i) for i in range(12)]
+        pods = []
+        for i in range(40):
+            spec = _sig_template(rng)
+            if rng.random() < 0.4:
+                spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
+                                                            "values": rng.sample([n.name for n in nodes], 2)}]}]}}}
+            pods.append(Pod.from_dict({"kind": "Pod", "metadata": {"name": f"q{i}", "namespace": "default"},
+                                       "spec": spec}))
+        sched = _scheduler(nodes, pods)
+        if not signed:
+            for fwk in sched.profiles.values():
+                fwk._filter_signers = {}
+                fwk._score_signers = {}
+        return [(r.pod, r.outcome, r.node, r.message) for r in sched.run()]
+
+    assert run(True) == run(False)
+
+
 def _diagnosis(**changes: Any) -> Any:
     from scheduling_framework.runtime.algorithm import Diagnosis
     from scheduling_framework.status import Code, Status
@@ -1082,55 +1197,46 @@ def test_same_answer_tells_every_diagnosis_field_apart(change: dict[str, Any]) -
     assert not _same_answer(base, Placement("ns/p", None, "msg", Status(Code.ERROR, "x"), {}, _diagnosis()))
 
 
-@pytest.mark.parametrize("seed", range(20))
-def test_critical_paths_of_equals_updates(seed: int) -> None:
-    """The two least domains found by ``min`` equal updating CriticalPaths with each domain in order (ties,
-    one domain, none, the unset sentinel among the counts)."""
-    from plugins_intree.podtopologyspread.filtering import _UNSET, CriticalPaths, critical_paths_of
+@pytest.mark.parametrize("seed", range(3))
+def test_spec_with_node_name_equals_evolve(seed: int) -> None:
+    """Pod.with_node_name copies the spec field by field: the same spec as attrs.evolve makes."""
+    import attrs
 
     rng = random.Random(seed)
-    for _ in range(50):
-        m = {f"d{i}": rng.choice((0, 1, 1, 2, 3, rng.randint(0, 50), _UNSET)) for i in range(rng.randint(0, 12))}
-        p = CriticalPaths()
-        for value, num in m.items():
-            p.update(value, num)
-        assert critical_paths_of(m).as_tuple() == p.as_tuple(), m
+    for i in range(40):
+        pod = _pod(rng, i, rng.choice(("", "n1")))
+        got = pod.with_node_name(f"n{i}")
+        want = attrs.evolve(pod.spec, node_name=f"n{i}")
+        assert got.spec == want
+        assert attrs.asdict(got.spec, recurse=False) == attrs.asdict(want, recurse=False)
+        assert got.spec.node_name == f"n{i}" and got.to_dict()["spec"]["nodeName"] == f"n{i}"
+        assert pod.spec.node_name != f"n{i}" or i == 1  # the original is untouched
 
 
-@pytest.mark.parametrize("seed", range(8))
-def test_spread_kept_counts_equal_plain_passes(seed: int) -> None:
-    """PreFilter / PreScore states built from the counts kept across cycles (with node-inclusion policies:
-    node affinity, taints) equal the states of the plain passes over every node, while the cluster changes."""
-    from plugins_intree.podtopologyspread.common import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY
-    from plugins_intree.podtopologyspread.domains import DomainCountsCache
-    from plugins_intree.podtopologyspread.filtering import calc_pre_filter_state
-    from plugins_intree.podtopologyspread.scoring import calc_pre_score_state
+@pytest.mark.parametrize("seed", range(3))
+def test_renamed_pod_info_equals_a_fresh_one(seed: int) -> None:
+    """ClusterSnapshot.add_pod of a pod without spec.nodeName derives its PodInfo from the one made when the
+    same Pod object was added before: every field equals a PodInfo computed afresh for the stored pod."""
+    from scheduling_framework.node_info import PodInfo
+    from scheduling_framework.simulation import ClusterSnapshot
 
     rng = random.Random(seed)
-    infos = _spread_infos(rng, rng.randint(5, 40), rng.randint(0, 80))
-    plugin = _spread_plugin(infos)
-    cache = DomainCountsCache(limit=4)
-    templates = [_spread_pod(rng, k) for k in range(6)]
-    for step in range(40):
-        pod = rng.choice(templates)
-        hard = plugin.constraints_for(pod, DO_NOT_SCHEDULE)
-        if hard:
-            kept = calc_pre_filter_state(pod, hard, infos, cache)
-            plain = calc_pre_filter_state(pod, hard, infos, None)
-            assert repr(kept) == repr(plain), step
-            assert [list(m) for m in kept.tp_value_to_match_num] == [list(m) for m in plain.tp_value_to_match_num]
-        soft = plugin.constraints_for(pod, SCHEDULE_ANYWAY)
-        if soft:
-            filtered = [ni for ni in infos if rng.random() < 0.7]
-            require_all = bool(pod.spec.topology_spread_constraints)
-            kept_s = calc_pre_score_state(pod, soft, filtered, infos, require_all, cache)
-            plain_s = calc_pre_score_state(pod, soft, filtered, infos, require_all, None)
-            assert repr(kept_s) == repr(plain_s), step
-        # the cluster changes: a pod lands (a clone swapped in, as the cache does) or leaves
-        i = rng.randrange(len(infos))
-        c = infos[i].clone()
-        if c.pods and rng.random() < 0.3:
-            c.remove_pod(c.pods[0])
-        else:
-            c.add_pod(_spread_pod(rng, 7000 + step, c.name))
-        infos[i] = c
+    nodes, running, _ = _cluster(seed, nodes=5, bound=3, pending=0)
+    cs = ClusterSnapshot(nodes, running)
+    pods = [_pod(rng, 100 + i) for i in range(12)]
+    for i in range(60):
+        p = pods[rng.randrange(len(pods))]
+        cs.fork()
+        got = cs.add_pod(p, rng.choice(nodes).name)
+        fresh = PodInfo(got.pod)
+        for slot in PodInfo.__slots__:
+            a, b = getattr(got, slot), getattr(fresh, slot)
+            if slot == "requests":
+                a, b = vars_of(a), vars_of(b)
+            assert a == b, (i, slot)
+        assert got.pod.spec.node_name in cs
+        cs.revert()
+
+
+def vars_of(obj: Any) -> Any:
+    return {s: getattr(obj, s) for s in type(obj).__slots__} if hasattr(type(obj), "__slots__") else vars(obj)

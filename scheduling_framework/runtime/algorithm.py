@@ -317,31 +317,44 @@ class Algorithm:
         nominator = fwk.nominator
         # Nodes with nominated pods take the framework's two-pass path; the others run the filters inline.
         check_nominated = len(nominator) > 0
-        ordered = nodes if start == 0 else [*nodes[start:], *nodes[:start]]
+        # The nodes in round-robin order are read as slices of ``nodes`` (no copy of the whole list per cycle).
+        nodes_list = nodes if isinstance(nodes, list) else list(nodes)
+        if start >= n:
+            start = 0  # the start index counts all nodes; a PreFilterResult may leave fewer (as a rotation by 0)
         # The verdict of the leading node-local filters that sign the pod is kept in each NodeInfo's memo and
         # reused while the NodeInfo is unchanged (runtime/signatures.py); the remaining filters run as usual.
         # Pinned by tests/test_perf_equivalence.py::test_signature_filter_verdicts_are_reused_exactly.
         signed, memo_key = fwk.filter_memo_key(state, pod, filters)
         head, tail = filters[:signed], filters[signed:]
 
-        def visit(ni: NodeInfo) -> bool:
-            """Filter one node and record its verdict; True once enough feasible nodes are found."""
+        def verdict_of(ni: NodeInfo) -> Status | None:
+            """One node's Filter verdict (None: it passes)."""
             st: Status | None = None
             if check_nominated and nominator.nominated_pods_for_node(ni.name):
                 st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
             elif memo_key is not None:
-                memo = ni.memo
-                cached = memo.get(memo_key, _MISSING)
-                if cached is _MISSING:
-                    st = _run_filters(head, state, pod, ni, verdict)
-                    if (st is None or st.code != Code.ERROR) and len(memo) < MAX_MEMO_ENTRIES:
-                        memo[memo_key] = st
+                if ni.filter_key == memo_key:
+                    st = ni.filter_verdict
                 else:
-                    st = cached
+                    memo = ni.memo
+                    cached = memo.get(memo_key, _MISSING)
+                    if cached is _MISSING:
+                        st = _run_filters(head, state, pod, ni, verdict)
+                        if st is None or st.code != Code.ERROR:
+                            ni.filter_key, ni.filter_verdict = memo_key, st
+                            if len(memo) < MAX_MEMO_ENTRIES:
+                                memo[memo_key] = st
+                    else:
+                        st = cached
                 if st is None and tail:
                     st = _run_filters(tail, state, pod, ni, verdict)
             else:
                 st = _run_filters(filters, state, pod, ni, verdict)
+            return st
+
+        def visit(ni: NodeInfo) -> bool:
+            """Filter one node and record its verdict; True once enough feasible nodes are found."""
+            st = verdict_of(ni)
             if st is None or st.code == Code.SUCCESS:
                 feasible.append(ni)
                 return len(feasible) >= to_find
@@ -361,9 +374,10 @@ class Algorithm:
             end = n
             if runs:
                 end = min(idx + _RUN, n)
-                chunk = ordered[idx:end]
+                chunk = _rotated(nodes_list, start, idx, end)
                 if (len(feasible) + len(chunk) <= to_find
-                        and [ni.memo.get(memo_key, _MISSING) for ni in chunk].count(None) == len(chunk)):
+                        and [ni.filter_verdict if ni.filter_key == memo_key else _MISSING
+                             for ni in chunk].count(None) == len(chunk)):
                     feasible.extend(chunk)
                     idx = end
                     if len(feasible) >= to_find:
@@ -372,7 +386,8 @@ class Algorithm:
                     continue
             done = False
             while idx < end:
-                done = visit(ordered[idx])
+                pos = start + idx
+                done = visit(nodes_list[pos - n if pos >= n else pos])
                 if done:
                     break
                 idx += 1
@@ -380,8 +395,8 @@ class Algorithm:
                 stopped_at = idx
                 break
         if explain and stopped_at < n - 1:
-            for ni in ordered[stopped_at + 1:]:
-                diagnosis.explained[ni.name] = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
+            for ni in _rotated(nodes_list, start, stopped_at + 1, n):
+                diagnosis.explained[ni.name] = verdict_of(ni)
         return feasible
 
     # extenders -------------------------------------------------------------------------------
@@ -510,6 +525,17 @@ class Algorithm:
 
 
 _MISSING: Any = object()
+
+
+def _rotated(nodes: list[NodeInfo], start: int, a: int, b: int) -> list[NodeInfo]:
+    """Items ``a`` to ``b`` (0 <= a <= b <= len) of ``nodes`` rotated to begin at ``start``."""
+    n = len(nodes)
+    lo, hi = start + a, start + b
+    if hi <= n:
+        return nodes[lo:hi]
+    if lo >= n:
+        return nodes[lo - n:hi - n]
+    return nodes[lo:] + nodes[:hi - n]
 #: How many nodes the filter loop takes at once when their kept verdicts all pass.
 _RUN = 32
 

@@ -685,7 +685,7 @@ class Framework:
         key = self._memo_keys.key(("score", tuple((pl.name, frag) for pl, frag in parts)))
         if key is None:
             return {}
-        rows: list[Any] = [ni.memo.get(key) for ni in nodes]
+        rows: list[Any] = [ni.score_row if ni.score_key == key else ni.memo.get(key) for ni in nodes]
         pending = [i for i, row in enumerate(rows) if row is None]
         if pending:
             todo = [nodes[i] for i in pending]
@@ -700,7 +700,9 @@ class Framework:
                 fresh.append(vals)
             for i, row in zip(pending, zip(*fresh, strict=True), strict=True):
                 rows[i] = row
-                memo = nodes[i].memo
+                ni = nodes[i]
+                ni.score_key, ni.score_row = key, row
+                memo = ni.memo
                 if len(memo) < MAX_MEMO_ENTRIES:
                     memo[key] = row
         columns = list(zip(*rows, strict=True)) if rows else [() for _ in parts]

@@ -317,7 +317,7 @@ class Simulator:
         name become the new node's, the slice name has the template node's name replaced by the new one
         (or the new node's name appended)."""
         if not enabled or not names or not self.objects.has_any(RESOURCE_SLICE):
-            return
+            return  # (no slice at all: the scan below would find none of the template's)
         from scheduling_framework.api.resource import ResourceSlice
 
         own = [o for o in self.objects.list(RESOURCE_SLICE) if o.spec.get("nodeName") == template.name]
@@ -600,8 +600,10 @@ class Simulator:
         memo = candidates is not None and reuse and self._memo_ok and not nominations
         cand_key = tuple(candidates) if candidates is not None else ()
         objects = self.objects
-        replays = prep.replays
-        for i, (p, k) in enumerate(zip(prep.ordered, prep.classes, strict=True)):
+        ordered, classes, n = prep.ordered, prep.classes, len(prep.ordered)
+        i = 0
+        while i < n:
+            p, k = ordered[i], classes[i]
             if snapshot.generation != generation:
                 failed.clear()
                 generation = snapshot.generation
@@ -610,10 +612,16 @@ class Simulator:
                 hit = failed.get(k)
                 if hit is not None:
                     if memo:
-                        again = replays[i]  # (prep.replayed, inlined: most pods of a batch come here)
-                        results.append(again[1] if again is not None and again[0] is hit else prep.replayed(i, p, hit))
-                    else:
-                        results.append(self._replay_failure(p, hit, candidates))
+                        # Every pod up to the end of this run of the class replays the same answer: a replay
+                        # changes nothing, and without nominations every pod is reusable. Their Placements
+                        # are kept with the answer (see _Batch.replay_run). Pinned by
+                        # tests/test_perf_equivalence.py::test_whatif_loop_fast_path_equals_plain_path.
+                        end = prep.run_end[i]
+                        results.extend(prep.replay_run(i, end, hit))
+                        i = end
+                        continue
+                    results.append(self._replay_failure(p, hit, candidates))
+                    i += 1
                     continue
             if memo and candidates is not None and prep.memoizable[k]:
                 r = self._cycle_memo(prep, i, p, k, (cluster.content, k, cand_key, objects.generation), candidates)
@@ -622,6 +630,7 @@ class Simulator:
             if reusable and r.node is None and r.diagnosis is not None:
                 failed[k] = r
             results.append(r)
+            i += 1
         return ScheduleOutcome(tuple(results + prep.skipped))
 
     def _cycle_memo(self, prep: _Batch, i: int, pod: Pod, k: int, key: tuple[Any, ...],
@@ -655,7 +664,8 @@ class Simulator:
             if placement.diagnosis is not None:
                 # The same answer as this class's previous failure (the usual case when a what-if loop
                 # changed something else): give back that object, whose replays for the other pods of the
-                # class are kept (see _Batch.replayed).
+                # class are kept (see _Batch.replayed). Pinned by tests/test_perf_equivalence.py::
+                # test_same_answer_tells_every_diagnosis_field_apart and test_whatif_loop_fast_path_equals_plain_path.
                 prev = prep.last_failure.get(k)
                 if prev is not None and prev.pod == placement.pod and _same_answer(prev, placement):
                     placement = prev
@@ -929,7 +939,7 @@ class _Batch:
     admission and on the framework's queue sort, none of which a cycle changes)."""
 
     __slots__ = ("pods", "admission", "reuse", "batch", "uids", "refused", "skipped", "ordered", "classes",
-                 "nominated", "memoizable", "memo", "keys", "replays", "last_failure")
+                 "nominated", "memoizable", "memo", "keys", "replays", "last_failure", "run_end", "runs")
 
     def __init__(self, pods: tuple[Pod, ...], admission: Admission | None, reuse: bool, batch: list[Pod],
                  uids: frozenset[str], refused: list[tuple[Pod, str]], skipped: list[Placement], ordered: list[Pod],
@@ -953,8 +963,25 @@ class _Batch:
         self.memo: dict[tuple[Any, ...], tuple[str | None, Placement, CycleState | None]] = {}
         self.keys = [p.key for p in ordered]
         self.last_failure: dict[int, Placement] = {}
+        # run_end[i]: where the run of pods of class classes[i] that starts at i ends (queue order)
+        self.run_end = [0] * len(ordered)
+        end = len(ordered)
+        for i in range(len(ordered) - 1, -1, -1):
+            if i + 1 < len(ordered) and classes[i + 1] != classes[i]:
+                end = i + 1
+            self.run_end[i] = end
+        self.runs: list[tuple[Placement, tuple[Placement, ...]] | None] = [None] * len(ordered)
         # per pod in queue order: (a remembered answer, the same answer for this pod)
         self.replays: list[tuple[Placement, Placement] | None] = [None] * len(ordered)
+
+    def replay_run(self, i: int, end: int, answer: Placement) -> tuple[Placement, ...]:
+        """``answer`` for the pods i..end-1 in queue order (see replayed), kept for the next time."""
+        kept = self.runs[i]
+        if kept is not None and kept[0] is answer:
+            return kept[1]
+        run = tuple(self.replayed(j, self.ordered[j], answer) for j in range(i, end))
+        self.runs[i] = (answer, run)
+        return run
 
     def replayed(self, i: int, pod: Pod, answer: Placement) -> Placement:
         """``answer`` (a remembered cycle's Placement) for the i-th pod in queue order: the same object when
