@@ -1129,3 +1129,48 @@ def test_same_answer_tells_every_diagnosis_field_apart(change: dict[str, Any]) -
     assert not _same_answer(base, Placement("ns/p", None, "msg", None, {}, other_reason))
     assert not _same_answer(base, Placement("ns/p", None, "other", None, {}, _diagnosis()))
     assert not _same_answer(base, Placement("ns/p", None, "msg", Status(Code.ERROR, "x"), {}, _diagnosis()))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_spec_with_node_name_equals_evolve(seed: int) -> None:
+    """Pod.with_node_name copies the spec field by field: the same spec as attrs.evolve makes."""
+    import attrs
+
+    rng = random.Random(seed)
+    for i in range(40):
+        pod = _pod(rng, i, rng.choice(("", "n1")))
+        got = pod.with_node_name(f"n{i}")
+        want = attrs.evolve(pod.spec, node_name=f"n{i}")
+        assert got.spec == want
+        assert attrs.asdict(got.spec, recurse=False) == attrs.asdict(want, recurse=False)
+        assert got.spec.node_name == f"n{i}" and got.to_dict()["spec"]["nodeName"] == f"n{i}"
+        assert pod.spec.node_name != f"n{i}" or i == 1  # the original is untouched
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_renamed_pod_info_equals_a_fresh_one(seed: int) -> None:
+    """ClusterSnapshot.add_pod of a pod without spec.nodeName derives its PodInfo from the one made when the
+    same Pod object was added before: every field equals a PodInfo computed afresh for the stored pod."""
+    from scheduling_framework.node_info import PodInfo
+    from scheduling_framework.simulation import ClusterSnapshot
+
+    rng = random.Random(seed)
+    nodes, running, _ = _cluster(seed, nodes=5, bound=3, pending=0)
+    cs = ClusterSnapshot(nodes, running)
+    pods = [_pod(rng, 100 + i) for i in range(12)]
+    for i in range(60):
+        p = pods[rng.randrange(len(pods))]
+        cs.fork()
+        got = cs.add_pod(p, rng.choice(nodes).name)
+        fresh = PodInfo(got.pod)
+        for slot in PodInfo.__slots__:
+            a, b = getattr(got, slot), getattr(fresh, slot)
+            if slot == "requests":
+                a, b = vars_of(a), vars_of(b)
+            assert a == b, (i, slot)
+        assert got.pod.spec.node_name in cs
+        cs.revert()
+
+
+def vars_of(obj: Any) -> Any:
+    return {s: getattr(obj, s) for s in type(obj).__slots__} if hasattr(type(obj), "__slots__") else vars(obj)

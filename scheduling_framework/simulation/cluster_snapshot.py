@@ -36,6 +36,8 @@ REVERTED = "reverted"
 
 _MISSING: Any = object()
 _TEMPLATE_COPIES = 4096  # remembered template copies (see ClusterSnapshot._node_copy)
+_RENAMED_INFOS = 4096  # PodInfos kept for pods added without spec.nodeName (see ClusterSnapshot._renamed_info)
+_POD_INFO_SLOTS = PodInfo.__slots__
 _TRANSITIONS = 65536  # remembered content transitions (see ClusterSnapshot._advance)
 
 # An undo entry: (mapping, key, previous value or _MISSING), or (None, callback, None).
@@ -110,11 +112,13 @@ class ClusterSnapshot:
         self._forks: list[Fork] = []
         self._fork_ids = 0
         self._template_copies: dict[tuple[int, str], tuple[Node, Node]] = {}
+        self._renamed_infos: dict[int, tuple[Pod, PodInfo]] = {}  # see _renamed_info
         #: A token naming the content of the snapshot: two moments with the same token have the same nodes,
         #: pods and node order. Each change moves to the token that this change from this token led to the
         #: last time (see _advance); revert brings back the fork's starting token; changes that are not
         #: told apart get a new token. A what-if loop that reverts its fork and makes the same changes
         #: again thus sees the same tokens, and answers derived from the content can be kept under them.
+        #: Pinned by tests/test_perf_equivalence.py::test_content_token_names_the_content.
         self.content: object = object()
         self._transitions: dict[tuple[Any, ...], tuple[object, object]] = {}
         self._load(list(nodes), list(pods))
@@ -478,7 +482,10 @@ class ClusterSnapshot:
         op = ("add_pod", id(pod), nn)
         kept = pod  # the pod as given: its id is in op
         if pod.spec.node_name != nn:
-            pod = pod.with_node_name(nn)
+            renamed = pod.with_node_name(nn)
+            if info is None:
+                info = self._renamed_info(pod, renamed)
+            pod = renamed
         s = self._snapshot
         ni = self._writable(nn)
         pi = ni.add_pod(info if info is not None and info.pod is pod else pod)
@@ -492,6 +499,24 @@ class ClusterSnapshot:
         s.generation += 1
         self._advance(op, kept)
         return pi
+
+    def _renamed_info(self, given: Pod, stored: Pod) -> PodInfo:
+        """The PodInfo of ``stored``, which is ``given`` with spec.nodeName set. Nothing a PodInfo derives
+        (requests, affinity terms, host ports, claims) depends on spec.nodeName: the one derived when the same
+        Pod object was added before is copied with the pod replaced. Pinned by
+        tests/test_perf_equivalence.py::test_renamed_pod_info_equals_a_fresh_one."""
+        hit = self._renamed_infos.get(id(given))
+        if hit is None or hit[0] is not given:
+            if len(self._renamed_infos) >= _RENAMED_INFOS:
+                self._renamed_infos.clear()
+            pi = PodInfo(stored)
+            self._renamed_infos[id(given)] = (given, pi)  # (given is held: its id is not reused meanwhile)
+            return pi
+        c = PodInfo.__new__(PodInfo)
+        for slot in _POD_INFO_SLOTS:
+            setattr(c, slot, getattr(hit[1], slot))
+        c.pod = stored
+        return c
 
     def remove_pod(self, pod: Pod | str) -> Pod:
         """Remove a pod (or the pod with this uid) from its node; returns the stored pod."""
