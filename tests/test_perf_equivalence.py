@@ -925,6 +925,8 @@ def test_schedule_pods_fast_path_equals_plain_path(seed: int) -> None:
 def test_content_token_names_the_content(seed: int) -> None:
     """ClusterSnapshot.content: whenever a token comes back, the snapshot holds what it held under it
     before (nodes, pods, order), through forks, reverts, commits and repeated changes."""
+    import pickle
+
     from scheduling_framework.simulation import ClusterSnapshot
 
     rng = random.Random(seed)
@@ -934,6 +936,7 @@ def test_content_token_names_the_content(seed: int) -> None:
     extra = [_pod(rng, 700 + i) for i in range(4)]
     seen: dict[int, tuple[Any, Any]] = {}
     hits = 0
+    copied = False
 
     def check() -> None:
         nonlocal hits
@@ -944,7 +947,16 @@ def test_content_token_names_the_content(seed: int) -> None:
             hits += 1
         seen[id(cs.content)] = (cs.content, state)
 
-    for _ in range(150):
+    for step in range(150):
+        if step == 75:
+            # a copy (pickled, say) carries its tokens and transitions over: they stay right
+            while cs.depth:
+                cs.commit()
+            copied = True
+            cs = pickle.loads(pickle.dumps(cs))
+            templates, extra = [pickle.loads(pickle.dumps(t)) for t in templates], [
+                pickle.loads(pickle.dumps(p)) for p in extra]
+            seen = {}
         check()
         action = rng.random()
         if action < 0.25:
@@ -963,7 +975,7 @@ def test_content_token_names_the_content(seed: int) -> None:
                 cs.add_pod(p, rng.choice(cs.node_names()))
         elif len(cs) > 1:
             cs.remove_node(rng.choice(cs.node_names()))
-    assert hits > 10
+    assert hits > 10 and copied
 
 
 def test_template_copies_equal_fresh_copies() -> None:

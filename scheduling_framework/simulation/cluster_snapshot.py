@@ -19,6 +19,7 @@ Outside any fork, changes apply in place and nothing is recorded.
 from __future__ import annotations
 
 import builtins
+import operator
 from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
 from typing import Any
@@ -120,7 +121,7 @@ class ClusterSnapshot:
         #: again thus sees the same tokens, and answers derived from the content can be kept under them.
         #: Pinned by tests/test_perf_equivalence.py::test_content_token_names_the_content.
         self.content: object = object()
-        self._transitions: dict[tuple[Any, ...], tuple[object, object]] = {}
+        self._transitions: dict[tuple[Any, ...], tuple[object, tuple[Any, ...]]] = {}
         self._load(list(nodes), list(pods))
 
     def _load(self, nodes: list[Node], pods: list[Pod]) -> None:
@@ -304,16 +305,17 @@ class ClusterSnapshot:
         f._saved = {}
 
     # recording -------------------------------------------------------------------------------
-    def _advance(self, op: tuple[Any, ...], keep: object) -> None:
-        """Move ``content`` to the token of the current content changed by ``op`` (a hashable description of
-        the change holding object ids; ``keep`` holds those objects, so that their ids are not reused while
-        the transition is remembered)."""
+    def _advance(self, op: tuple[Any, ...], objects: tuple[Any, ...] = ()) -> None:
+        """Move ``content`` to the token of the current content changed by ``op``: a hashable description of
+        the change naming ``objects`` (Nodes, Pods) by their ids. The transition keeps the objects and is
+        taken only for the very same objects (ids alone could name other objects in a copy of this
+        snapshot)."""
         key = (self.content, *op)
         hit = self._transitions.get(key)
-        if hit is None:
+        if hit is None or len(hit[1]) != len(objects) or not all(map(operator.is_, hit[1], objects)):
             if len(self._transitions) >= _TRANSITIONS:
                 self._transitions.clear()
-            hit = self._transitions[key] = (object(), keep)
+            hit = self._transitions[key] = (object(), objects)
         self.content = hit[0]
 
     def _set(self, target: dict[Any, Any], key: Any, value: Any) -> None:
@@ -381,7 +383,7 @@ class ClusterSnapshot:
         if ni.pvc_ref_counts:
             s._used_pvcs = None
         s.generation += 1
-        self._advance(("add_node", id(node), *map(id, pod_list)), (node, pod_list))
+        self._advance(("add_node", id(node), *map(id, pod_list)), (node, *pod_list))
         return ni
 
     def remove_node(self, name: str) -> builtins.list[Pod]:
@@ -404,7 +406,7 @@ class ClusterSnapshot:
                 self._delete(self._image_counts, img)
         self._remove_from_order(name)
         s.generation += 1
-        self._advance(("remove_node", name), None)
+        self._advance(("remove_node", name))
         return [pi.pod for pi in ni.pods]
 
     def add_node_from_template(self, template: Node, count: int = 1, name_prefix: str | None = None,
@@ -479,8 +481,7 @@ class ClusterSnapshot:
         """
         nn = node_name or pod.spec.node_name
         self._check_new_pod(pod, nn, self._nodes, {})
-        op = ("add_pod", id(pod), nn)
-        kept = pod  # the pod as given: its id is in op
+        given = pod
         if pod.spec.node_name != nn:
             renamed = pod.with_node_name(nn)
             if info is None:
@@ -497,7 +498,7 @@ class ClusterSnapshot:
         if pi.pvc_keys:
             s._used_pvcs = None
         s.generation += 1
-        self._advance(op, kept)
+        self._advance(("add_pod", id(given), nn), (given,))
         return pi
 
     def _renamed_info(self, given: Pod, stored: Pod) -> PodInfo:
@@ -531,7 +532,7 @@ class ClusterSnapshot:
         assert pi is not None
         ni.remove_pod(pi)
         self._delete(self._pod_nodes, uid)
-        self._advance(("remove_pod", uid), None)
+        self._advance(("remove_pod", uid))
         if pi.has_affinity:
             s._affinity_list = None
         if pi.required_anti_affinity_terms:
