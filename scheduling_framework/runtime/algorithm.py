@@ -367,7 +367,8 @@ class Algorithm:
         # When every filter signs the pod, a run of nodes whose kept verdict is "passes" is taken whole (list
         # operations, no Python step per node); any other run is visited node by node. Same nodes, same order:
         # pinned by tests/test_perf_equivalence.py::test_signature_filter_verdicts_are_reused_exactly.
-        runs = memo_key is not None and not tail and not check_nominated
+        runs = memo_key is not None and not tail
+        nominated_nodes = nominator.nodes() if check_nominated else None
         stopped_at = n
         idx = 0
         while idx < n:
@@ -376,6 +377,7 @@ class Algorithm:
                 end = min(idx + _RUN, n)
                 chunk = _rotated(nodes_list, start, idx, end)
                 if (len(feasible) + len(chunk) <= to_find
+                        and (nominated_nodes is None or nominated_nodes.isdisjoint([ni.name for ni in chunk]))
                         and [ni.filter_verdict if ni.filter_key == memo_key else _MISSING
                              for ni in chunk].count(None) == len(chunk)):
                     feasible.extend(chunk)
