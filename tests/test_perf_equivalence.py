@@ -925,6 +925,8 @@ def test_schedule_pods_fast_path_equals_plain_path(seed: int) -> None:
 def test_content_token_names_the_content(seed: int) -> None:
     """ClusterSnapshot.content: whenever a token comes back, the snapshot holds what it held under it
     before (nodes, pods, order), through forks, reverts, commits and repeated changes."""
+    import pickle
+
     from scheduling_framework.simulation import ClusterSnapshot
 
     rng = random.Random(seed)
@@ -934,6 +936,7 @@ def test_content_token_names_the_content(seed: int) -> None:
     extra = [_pod(rng, 700 + i) for i in range(4)]
     seen: dict[int, tuple[Any, Any]] = {}
     hits = 0
+    copied = False
 
     def check() -> None:
         nonlocal hits
@@ -944,7 +947,16 @@ def test_content_token_names_the_content(seed: int) -> None:
             hits += 1
         seen[id(cs.content)] = (cs.content, state)
 
-    for _ in range(150):
+    for step in range(150):
+        if step == 75:
+            # a copy (pickled, say) carries its tokens and transitions over: they stay right
+            while cs.depth:
+                cs.commit()
+            copied = True
+            cs = pickle.loads(pickle.dumps(cs))
+            templates, extra = [pickle.loads(pickle.dumps(t)) for t in templates], [
+                pickle.loads(pickle.dumps(p)) for p in extra]
+            seen = {}
         check()
         action = rng.random()
         if action < 0.25:
@@ -963,7 +975,7 @@ def test_content_token_names_the_content(seed: int) -> None:
                 cs.add_pod(p, rng.choice(cs.node_names()))
         elif len(cs) > 1:
             cs.remove_node(rng.choice(cs.node_names()))
-    assert hits > 10
+    assert hits > 10 and copied
 
 
 def test_template_copies_equal_fresh_copies() -> None:
@@ -1334,3 +1346,48 @@ def test_dra_plugin_memo_matches_plain_plugin(seed: int, monkeypatch: pytest.Mon
     plain = _dra_schedule(docs, seed)
     assert fast == plain
     assert any(outcome == "Scheduled" for _, outcome, *_ in fast)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_spec_with_node_name_equals_evolve(seed: int) -> None:
+    """Pod.with_node_name copies the spec field by field: the same spec as attrs.evolve makes."""
+    import attrs
+
+    rng = random.Random(seed)
+    for i in range(40):
+        pod = _pod(rng, i, rng.choice(("", "n1")))
+        got = pod.with_node_name(f"n{i}")
+        want = attrs.evolve(pod.spec, node_name=f"n{i}")
+        assert got.spec == want
+        assert attrs.asdict(got.spec, recurse=False) == attrs.asdict(want, recurse=False)
+        assert got.spec.node_name == f"n{i}" and got.to_dict()["spec"]["nodeName"] == f"n{i}"
+        assert pod.spec.node_name != f"n{i}" or i == 1  # the original is untouched
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_renamed_pod_info_equals_a_fresh_one(seed: int) -> None:
+    """ClusterSnapshot.add_pod of a pod without spec.nodeName derives its PodInfo from the one made when the
+    same Pod object was added before: every field equals a PodInfo computed afresh for the stored pod."""
+    from scheduling_framework.node_info import PodInfo
+    from scheduling_framework.simulation import ClusterSnapshot
+
+    rng = random.Random(seed)
+    nodes, running, _ = _cluster(seed, nodes=5, bound=3, pending=0)
+    cs = ClusterSnapshot(nodes, running)
+    pods = [_pod(rng, 100 + i) for i in range(12)]
+    for i in range(60):
+        p = pods[rng.randrange(len(pods))]
+        cs.fork()
+        got = cs.add_pod(p, rng.choice(nodes).name)
+        fresh = PodInfo(got.pod)
+        for slot in PodInfo.__slots__:
+            a, b = getattr(got, slot), getattr(fresh, slot)
+            if slot == "requests":
+                a, b = vars_of(a), vars_of(b)
+            assert a == b, (i, slot)
+        assert got.pod.spec.node_name in cs
+        cs.revert()
+
+
+def vars_of(obj: Any) -> Any:
+    return {s: getattr(obj, s) for s in type(obj).__slots__} if hasattr(type(obj), "__slots__") else vars(obj)

@@ -19,6 +19,7 @@ Outside any fork, changes apply in place and nothing is recorded.
 from __future__ import annotations
 
 import builtins
+import operator
 from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
 from typing import Any
@@ -36,6 +37,8 @@ REVERTED = "reverted"
 
 _MISSING: Any = object()
 _TEMPLATE_COPIES = 4096  # remembered template copies (see ClusterSnapshot._node_copy)
+_RENAMED_INFOS = 4096  # PodInfos kept for pods added without spec.nodeName (see ClusterSnapshot._renamed_info)
+_POD_INFO_SLOTS = PodInfo.__slots__
 _TRANSITIONS = 65536  # remembered content transitions (see ClusterSnapshot._advance)
 
 # An undo entry: (mapping, key, previous value or _MISSING), or (None, callback, None).
@@ -110,13 +113,15 @@ class ClusterSnapshot:
         self._forks: list[Fork] = []
         self._fork_ids = 0
         self._template_copies: dict[tuple[int, str], tuple[Node, Node]] = {}
+        self._renamed_infos: dict[int, tuple[Pod, PodInfo]] = {}  # see _renamed_info
         #: A token naming the content of the snapshot: two moments with the same token have the same nodes,
         #: pods and node order. Each change moves to the token that this change from this token led to the
         #: last time (see _advance); revert brings back the fork's starting token; changes that are not
         #: told apart get a new token. A what-if loop that reverts its fork and makes the same changes
         #: again thus sees the same tokens, and answers derived from the content can be kept under them.
+        #: Pinned by tests/test_perf_equivalence.py::test_content_token_names_the_content.
         self.content: object = object()
-        self._transitions: dict[tuple[Any, ...], tuple[object, object]] = {}
+        self._transitions: dict[tuple[Any, ...], tuple[object, tuple[Any, ...]]] = {}
         self._load(list(nodes), list(pods))
 
     def _load(self, nodes: list[Node], pods: list[Pod]) -> None:
@@ -300,16 +305,17 @@ class ClusterSnapshot:
         f._saved = {}
 
     # recording -------------------------------------------------------------------------------
-    def _advance(self, op: tuple[Any, ...], keep: object) -> None:
-        """Move ``content`` to the token of the current content changed by ``op`` (a hashable description of
-        the change holding object ids; ``keep`` holds those objects, so that their ids are not reused while
-        the transition is remembered)."""
+    def _advance(self, op: tuple[Any, ...], objects: tuple[Any, ...] = ()) -> None:
+        """Move ``content`` to the token of the current content changed by ``op``: a hashable description of
+        the change naming ``objects`` (Nodes, Pods) by their ids. The transition keeps the objects and is
+        taken only for the very same objects (ids alone could name other objects in a copy of this
+        snapshot)."""
         key = (self.content, *op)
         hit = self._transitions.get(key)
-        if hit is None:
+        if hit is None or len(hit[1]) != len(objects) or not all(map(operator.is_, hit[1], objects)):
             if len(self._transitions) >= _TRANSITIONS:
                 self._transitions.clear()
-            hit = self._transitions[key] = (object(), keep)
+            hit = self._transitions[key] = (object(), objects)
         self.content = hit[0]
 
     def _set(self, target: dict[Any, Any], key: Any, value: Any) -> None:
@@ -377,7 +383,7 @@ class ClusterSnapshot:
         if ni.pvc_ref_counts:
             s._used_pvcs = None
         s.generation += 1
-        self._advance(("add_node", id(node), *map(id, pod_list)), (node, pod_list))
+        self._advance(("add_node", id(node), *map(id, pod_list)), (node, *pod_list))
         return ni
 
     def remove_node(self, name: str) -> builtins.list[Pod]:
@@ -400,7 +406,7 @@ class ClusterSnapshot:
                 self._delete(self._image_counts, img)
         self._remove_from_order(name)
         s.generation += 1
-        self._advance(("remove_node", name), None)
+        self._advance(("remove_node", name))
         return [pi.pod for pi in ni.pods]
 
     def add_node_from_template(self, template: Node, count: int = 1, name_prefix: str | None = None,
@@ -475,10 +481,12 @@ class ClusterSnapshot:
         """
         nn = node_name or pod.spec.node_name
         self._check_new_pod(pod, nn, self._nodes, {})
-        op = ("add_pod", id(pod), nn)
-        kept = pod  # the pod as given: its id is in op
+        given = pod
         if pod.spec.node_name != nn:
-            pod = pod.with_node_name(nn)
+            renamed = pod.with_node_name(nn)
+            if info is None:
+                info = self._renamed_info(pod, renamed)
+            pod = renamed
         s = self._snapshot
         ni = self._writable(nn)
         pi = ni.add_pod(info if info is not None and info.pod is pod else pod)
@@ -490,8 +498,26 @@ class ClusterSnapshot:
         if pi.pvc_keys:
             s._used_pvcs = None
         s.generation += 1
-        self._advance(op, kept)
+        self._advance(("add_pod", id(given), nn), (given,))
         return pi
+
+    def _renamed_info(self, given: Pod, stored: Pod) -> PodInfo:
+        """The PodInfo of ``stored``, which is ``given`` with spec.nodeName set. Nothing a PodInfo derives
+        (requests, affinity terms, host ports, claims) depends on spec.nodeName: the one derived when the same
+        Pod object was added before is copied with the pod replaced. Pinned by
+        tests/test_perf_equivalence.py::test_renamed_pod_info_equals_a_fresh_one."""
+        hit = self._renamed_infos.get(id(given))
+        if hit is None or hit[0] is not given:
+            if len(self._renamed_infos) >= _RENAMED_INFOS:
+                self._renamed_infos.clear()
+            pi = PodInfo(stored)
+            self._renamed_infos[id(given)] = (given, pi)  # (given is held: its id is not reused meanwhile)
+            return pi
+        c = PodInfo.__new__(PodInfo)
+        for slot in _POD_INFO_SLOTS:
+            setattr(c, slot, getattr(hit[1], slot))
+        c.pod = stored
+        return c
 
     def remove_pod(self, pod: Pod | str) -> Pod:
         """Remove a pod (or the pod with this uid) from its node; returns the stored pod."""
@@ -506,7 +532,7 @@ class ClusterSnapshot:
         assert pi is not None
         ni.remove_pod(pi)
         self._delete(self._pod_nodes, uid)
-        self._advance(("remove_pod", uid), None)
+        self._advance(("remove_pod", uid))
         if pi.has_affinity:
             s._affinity_list = None
         if pi.required_anti_affinity_terms:

@@ -317,7 +317,7 @@ class Simulator:
         name become the new node's, the slice name has the template node's name replaced by the new one
         (or the new node's name appended)."""
         if not enabled or not names or not self.objects.has_any(RESOURCE_SLICE):
-            return
+            return  # (no slice at all: the scan below would find none of the template's)
         from scheduling_framework.api.resource import ResourceSlice
 
         own = [o for o in self.objects.list(RESOURCE_SLICE) if o.spec.get("nodeName") == template.name]
@@ -614,7 +614,8 @@ class Simulator:
                     if memo:
                         # Every pod up to the end of this run of the class replays the same answer: a replay
                         # changes nothing, and without nominations every pod is reusable. Their Placements
-                        # are kept with the answer (see _Batch.replay_run).
+                        # are kept with the answer (see _Batch.replay_run). Pinned by
+                        # tests/test_perf_equivalence.py::test_whatif_loop_fast_path_equals_plain_path.
                         end = prep.run_end[i]
                         results.extend(prep.replay_run(i, end, hit))
                         i = end
@@ -663,7 +664,8 @@ class Simulator:
             if placement.diagnosis is not None:
                 # The same answer as this class's previous failure (the usual case when a what-if loop
                 # changed something else): give back that object, whose replays for the other pods of the
-                # class are kept (see _Batch.replayed).
+                # class are kept (see _Batch.replayed). Pinned by tests/test_perf_equivalence.py::
+                # test_same_answer_tells_every_diagnosis_field_apart and test_whatif_loop_fast_path_equals_plain_path.
                 prev = prep.last_failure.get(k)
                 if prev is not None and prev.pod == placement.pod and _same_answer(prev, placement):
                     placement = prev
