@@ -316,13 +316,13 @@ class _Loop:
         return sum(c.pods_created for c in self.churns)
 
     def _run_tickers(self, now: float) -> float:
-        """Run the tickers that are due (each as many times as it is late); the next due time."""
+        """Run each ticker that is due once; the next due time. A ticker that fell behind (a long scheduling
+        cycle) skips the ticks it missed, as Go's time.Ticker drops ticks for a slow receiver."""
         for t in list(self.tickers):
-            while t.due <= now:
-                t.due += t.interval
+            if t.due <= now:
+                t.due += t.interval * (int((now - t.due) / t.interval) + 1)
                 if not t.action():
                     self.tickers.remove(t)
-                    break
         return min((t.due for t in self.tickers), default=float("inf"))
 
     def drain(self, measured: set[str] | None, latencies: list[float]) -> int:

@@ -17,6 +17,7 @@ from benchmarks.scheduler_perf import (
     _Factory,
     _Loop,
     _pod_deleter,
+    _Ticker,
     format_table,
     missing_default_plugins,
     run_workload,
@@ -222,3 +223,18 @@ def test_measured_phase_starts_with_the_first_measured_pod() -> None:
     assert loop.first_measured is not None and len(latencies) == 2
     assert loop.measured_scheduled == {p.key for p in measured}
     assert all(sched.results[p.key].outcome == SCHEDULED for p in earlier)
+
+
+def test_a_late_ticker_runs_once_and_skips_the_missed_ticks() -> None:
+    """Go's time.Ticker drops ticks for a slow receiver: churn or deletions never pile up behind a long cycle."""
+    loop = _Loop(Scheduler(None, seed=0), _Factory())
+    runs: list[int] = []
+
+    def action() -> bool:
+        runs.append(1)
+        return True
+
+    loop.tickers.append(_Ticker(0.2, action))
+    assert loop._run_tickers(0.1) == 0.2 and runs == []
+    assert loop._run_tickers(1.05) == pytest.approx(1.2) and runs == [1]
+    assert loop._run_tickers(1.2) == pytest.approx(1.4) and runs == [1, 1]

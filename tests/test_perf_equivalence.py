@@ -1348,6 +1348,31 @@ def test_dra_plugin_memo_matches_plain_plugin(seed: int, monkeypatch: pytest.Mon
     assert any(outcome == "Scheduled" for _, outcome, *_ in fast)
 
 
+def test_lazy_pod_index_of_clones() -> None:
+    """A clone builds its uid -> position index only when asked (NodeInfo._index): lookups, removals and
+    additions on clones of clones give what a NodeInfo built from the same pods gives."""
+    rng = random.Random(21)
+    nodes, running, _ = _cluster(4, nodes=1, bound=30, pending=0)
+    ni = NodeInfo(nodes[0], running)
+    pods = list(running)
+    for step in range(200):
+        ni = ni.clone() if rng.random() < 0.5 else ni
+        if pods and rng.random() < 0.5:
+            victim = pods.pop(rng.randrange(len(pods)))
+            assert ni.remove_pod(victim)
+            assert not ni.has_pod(victim.uid) and ni.get_pod(victim.uid) is None
+        else:
+            extra = _pod(rng, 1000 + step, nodes[0].name)
+            ni.add_pod(extra)
+            pods.append(extra)
+        fresh = NodeInfo(nodes[0], pods)
+        assert ni.snapshot_state() == fresh.snapshot_state()
+        probe = rng.choice(pods) if pods else None
+        if probe is not None:
+            got = ni.get_pod(probe.uid)
+            assert got is not None and got.pod is probe and ni.has_pod(probe.uid)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_spec_with_node_name_equals_evolve(seed: int) -> None:
     """Pod.with_node_name copies the spec field by field: the same spec as attrs.evolve makes."""
