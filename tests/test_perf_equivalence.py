@@ -638,6 +638,60 @@ def test_spread_fast_paths_keep_decisions(seed: int, monkeypatch: pytest.MonkeyP
     assert _spread_run(seed, False, monkeypatch) == _spread_run(seed, True, monkeypatch)
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_critical_paths_of_equals_updates(seed: int) -> None:
+    """The two least domains found by ``min`` equal updating CriticalPaths with each domain in order (ties,
+    one domain, none, the unset sentinel among the counts)."""
+    from plugins_intree.podtopologyspread.filtering import _UNSET, CriticalPaths, critical_paths_of
+
+    rng = random.Random(seed)
+    for _ in range(50):
+        m = {f"d{i}": rng.choice((0, 1, 1, 2, 3, rng.randint(0, 50), _UNSET)) for i in range(rng.randint(0, 12))}
+        p = CriticalPaths()
+        for value, num in m.items():
+            p.update(value, num)
+        assert critical_paths_of(m).as_tuple() == p.as_tuple(), m
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_spread_kept_counts_equal_plain_passes(seed: int) -> None:
+    """PreFilter / PreScore states built from the counts kept across cycles (with node-inclusion policies:
+    node affinity, taints) equal the states of the plain passes over every node, while the cluster changes."""
+    from plugins_intree.podtopologyspread.common import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY
+    from plugins_intree.podtopologyspread.domains import DomainCountsCache
+    from plugins_intree.podtopologyspread.filtering import calc_pre_filter_state
+    from plugins_intree.podtopologyspread.scoring import calc_pre_score_state
+
+    rng = random.Random(seed)
+    infos = _spread_infos(rng, rng.randint(5, 40), rng.randint(0, 80))
+    plugin = _spread_plugin(infos)
+    cache = DomainCountsCache(limit=4)
+    templates = [_spread_pod(rng, k) for k in range(6)]
+    for step in range(40):
+        pod = rng.choice(templates)
+        hard = plugin.constraints_for(pod, DO_NOT_SCHEDULE)
+        if hard:
+            kept = calc_pre_filter_state(pod, hard, infos, cache)
+            plain = calc_pre_filter_state(pod, hard, infos, None)
+            assert repr(kept) == repr(plain), step
+            assert [list(m) for m in kept.tp_value_to_match_num] == [list(m) for m in plain.tp_value_to_match_num]
+        soft = plugin.constraints_for(pod, SCHEDULE_ANYWAY)
+        if soft:
+            filtered = [ni for ni in infos if rng.random() < 0.7]
+            require_all = bool(pod.spec.topology_spread_constraints)
+            kept_s = calc_pre_score_state(pod, soft, filtered, infos, require_all, cache)
+            plain_s = calc_pre_score_state(pod, soft, filtered, infos, require_all, None)
+            assert repr(kept_s) == repr(plain_s), step
+        # the cluster changes: a pod lands (a clone swapped in, as the cache does) or leaves
+        i = rng.randrange(len(infos))
+        c = infos[i].clone()
+        if c.pods and rng.random() < 0.3:
+            c.remove_pod(c.pods[0])
+        else:
+            c.add_pod(_spread_pod(rng, 7000 + step, c.name))
+        infos[i] = c
+
+
 # --- pod signatures (runtime/signatures.py) ---------------------------------------------------------------
 # Replicas of a few templates on nodes that differ in every way a node-local plugin looks at (room, taints,
 # cordons, labels, host ports, extended resources), so verdicts flip as nodes fill up. The signed run reuses
