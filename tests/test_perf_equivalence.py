@@ -1470,3 +1470,36 @@ def test_renamed_pod_info_equals_a_fresh_one(seed: int) -> None:
 
 def vars_of(obj: Any) -> Any:
     return {s: getattr(obj, s) for s in type(obj).__slots__} if hasattr(type(obj), "__slots__") else vars(obj)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_signature_runs_with_nominated_pods(seed: int) -> None:
+    """Preemptors nominated to nodes while replicas keep coming (scheduler_perf's PreemptionAsync in small):
+    nodes with nominated pods take the two-pass path, the runs of other nodes are taken whole; decisions,
+    nominations and messages equal the run without signatures."""
+    def run(signed: bool) -> list[Any]:
+        rng = random.Random(seed)
+        nodes = [Node.from_dict({"kind": "Node", "metadata": {"name": f"m{i}", "labels": {
+            "kubernetes.io/hostname": f"m{i}"}}, "status": {"capacity": {"cpu": "4", "memory": "32Gi",
+                                                                       "pods": "110"}}}) for i in range(40)]
+        low = [Pod.from_dict({"kind": "Pod", "metadata": {"name": f"low{i}", "namespace": "default"},
+                              "spec": {"nodeName": f"m{i // 4}", "containers": [
+                                  {"name": "c", "image": "i", "resources": {"requests": {"cpu": "900m"}}}]}})
+               for i in range(160)]
+        pending = []
+        for i in range(120):
+            high = rng.random() < 0.1
+            pending.append(Pod.from_dict({"kind": "Pod", "metadata": {"name": f"q{i}", "namespace": "default"},
+                                          "spec": {"priority": 10 if high else 0, "containers": [
+                                              {"name": "c", "image": "i", "resources": {"requests": {
+                                                  "cpu": "3" if high else "100m"}}}]}}))
+        sched = _scheduler(nodes, [*low, *pending])
+        if not signed:
+            for fwk in sched.profiles.values():
+                fwk._filter_signers = {}
+                fwk._score_signers = {}
+        return [(r.pod, r.outcome, r.node, r.nominated_node, r.message) for r in sched.run()]
+
+    signed = run(True)
+    assert signed == run(False)
+    assert any(nominated for *_, nominated, _ in signed) or any(o == "Preempted" for _, o, *_ in signed)
