@@ -745,6 +745,97 @@ def test_interpodaffinity_filter_fast_equals_plain(seed: int) -> None:
                 plugin.add_pod(state, pod, PodInfo(rng.choice(running).with_node_name(ni.name)), ni)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_changed_nodes_equal_a_generation_scan(seed: int) -> None:
+    """ChangedNodes names exactly the positions holding another NodeInfo or a changed one since the previous
+    call (or asks for all of them), whatever happens to the list in between."""
+    from scheduling_framework.node_info import CHANGES, ChangedNodes
+
+    rng = random.Random(seed)
+    lst = _spread_infos(rng, 25, 40)
+    tracker = ChangedNodes()
+    assert tracker.changed(lst) is None
+    seen = [(ni, ni.generation) for ni in lst]
+    saved: list[tuple[int, NodeInfo]] = []
+    answered = 0
+    for step in range(150):
+        for _ in range(rng.choice((0, 1, 1, 2, 3))):
+            i = rng.randrange(len(lst))
+            action = rng.random()
+            if action < 0.3:
+                saved.append((i, lst[i]))
+                c = lst[i].clone()
+                c.add_pod(_spread_pod(rng, 3000 + step, c.name))
+                lst[i] = c
+            elif action < 0.45:
+                lst[i].add_pod(_spread_pod(rng, 3000 + step, lst[i].name))
+            elif action < 0.5 and lst[i].pods:
+                lst[i].remove_pod(lst[i].pods[-1])
+            elif action < 0.6 and saved:
+                j, old = saved.pop()
+                lst[j] = old
+            elif action < 0.63:
+                scratch = NodeInfo()
+                for _ in range(CHANGES.limit + 1):
+                    scratch.clone()
+            elif action < 0.66:
+                node = lst[i].node
+                assert node is not None
+                manifest = node.to_dict()
+                manifest["metadata"]["name"] = f"renamed{step}"
+                lst[i].set_node(Node.from_dict(manifest))
+            elif action < 0.69:
+                j = rng.randrange(len(lst))
+                saved.append((j, lst[j]))
+                lst[j] = lst[i]
+            elif action < 0.7:
+                lst.append(lst[i].clone())
+        got = tracker.changed(lst)
+        if got is not None:
+            answered += 1
+            want = [i for i, ni in enumerate(lst) if (ni, ni.generation) != seen[i]]
+            assert sorted(got) == want, step
+        seen = [(ni, ni.generation) for ni in lst]
+    assert answered > 50
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_interpodaffinity_kept_sums_equal_plain(seed: int) -> None:
+    """InterPodAffinity's existing anti-affinity counts and topology scores kept across cycles equal a plain
+    pass over every node, while the node list changes as the snapshot's does."""
+    from plugins_intree.interpodaffinity import _terms
+    from plugins_intree.interpodaffinity._sums import KeptSumsCache
+    from plugins_intree.interpodaffinity.filtering import existing_anti_affinity_counts
+    from plugins_intree.interpodaffinity.scoring import topology_scores
+
+    rng = random.Random(seed)
+    nodes, running, waiting = _cluster(seed, nodes=rng.randint(4, 20), bound=rng.randint(5, 60), pending=30)
+    infos = {n.name: NodeInfo(n) for n in nodes}
+    for p in running:
+        infos[p.spec.node_name].add_pod(p)
+    lst = [infos[n.name] for n in nodes]
+    kept_existing, kept_scores = KeptSumsCache(limit=3), KeptSumsCache(limit=3)
+    for step in range(60):
+        pod = rng.choice(waiting[:6])
+        ns_labels = _terms.NO_LABELS
+        with_anti = [ni for ni in lst if ni.pods_with_required_anti_affinity] if rng.random() < 0.5 else lst
+        assert (existing_anti_affinity_counts(pod, ns_labels, with_anti, kept_existing)
+                == existing_anti_affinity_counts(pod, ns_labels, with_anti))
+        pi = PodInfo(pod)
+        for all_pods in (True, False):
+            args = (pod, pi.preferred_affinity_terms, pi.preferred_anti_affinity_terms, ns_labels, lst, all_pods,
+                    rng.choice((0, 1, 5)))
+            assert topology_scores(*args, kept_scores) == topology_scores(*args), step
+        # the cluster changes as the snapshot does: clones with a pod more or less swapped into the list
+        i = rng.randrange(len(lst))
+        c = lst[i].clone()
+        if c.pods and rng.random() < 0.4:
+            c.remove_pod(c.pods[0])
+        else:
+            c.add_pod(rng.choice(waiting).with_node_name(c.name))
+        lst[i] = c
+
+
 # --- pod signatures (runtime/signatures.py) ---------------------------------------------------------------
 # Replicas of a few templates on nodes that differ in every way a node-local plugin looks at (room, taints,
 # cordons, labels, host ports, extended resources), so verdicts flip as nodes fill up. The signed run reuses
