@@ -23,7 +23,7 @@ T = TypeVar("T")
 class KeptSums:
     """Per key, the sum of the amounts and the number of additions, over the contributions of a node list."""
 
-    __slots__ = ("_changes", "_contrib", "_lock", "_occurrences", "_sums", "contribution")
+    __slots__ = ("_changes", "_contrib", "_length", "_lock", "_occurrences", "_sums", "contribution")
 
     def __init__(self, contribution: Callable[[NodeInfo], Contribution]) -> None:
         self.contribution = contribution
@@ -32,12 +32,23 @@ class KeptSums:
         self._sums: dict[Hashable, int] = {}
         self._occurrences: dict[Hashable, int] = {}
         self._lock = threading.Lock()
+        self._length = -1
 
-    def view(self, nodes: Sequence[NodeInfo], build: Callable[[dict[Hashable, int], dict[Hashable, int]], T]) -> T:
-        """``build(sums, occurrences)`` for ``nodes`` (keys with no addition left are absent from both;
-        ``build`` must not keep them)."""
+    def view(self, nodes: Sequence[NodeInfo],
+             build: Callable[[dict[Hashable, int], dict[Hashable, int]], T]) -> tuple[bool, T | None]:
+        """(True, ``build(sums, occurrences)``) for ``nodes`` (keys with no addition left are absent from both;
+        ``build`` must not keep them); (False, None) when the list has another length than at the last call:
+        the caller makes the plain pass then (a list that grows every cycle, such as the nodes with
+        anti-affinity pods while such pods are being placed, would be counted afresh every cycle)."""
         lst = nodes if type(nodes) is list else list(nodes)
         with self._lock:
+            if len(lst) != self._length:
+                self._length = len(lst)
+                self._changes = ChangedNodes()
+                self._contrib = []
+                self._sums = {}
+                self._occurrences = {}
+                return False, None
             changed = self._changes.changed(lst)
             if changed is None:
                 self._full(lst)
@@ -48,7 +59,7 @@ class KeptSums:
                     if old != new:
                         self._apply(old, -1)
                         self._apply(new, 1)
-            return build(self._sums, self._occurrences)
+            return True, build(self._sums, self._occurrences)
 
     def _full(self, nodes: list[NodeInfo]) -> None:
         self._sums = {}

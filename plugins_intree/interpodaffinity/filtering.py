@@ -144,7 +144,9 @@ def existing_anti_affinity_counts(pod: Pod, ns_labels: Mapping[str, str], nodes:
         def contribution(ni: NodeInfo) -> Contribution:
             return tuple((pair, 1) for pair in _node_pairs(pod, ns_labels, ni, node_memo_key))
 
-        return kept.get(node_memo_key, contribution).view(nodes, _copy_counts)
+        done, kept_counts = kept.get(node_memo_key, contribution).view(nodes, _copy_counts)
+        if done and kept_counts is not None:
+            return kept_counts
     for ni in nodes:
         node = ni.node
         if node is None:

@@ -77,7 +77,9 @@ def topology_scores(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm]
                 pod, preferred_affinity, preferred_anti_affinity, ns_labels, ni, node.metadata.labels, all_pods,
                 hard_pod_affinity_weight, node_memo_key))
 
-        return kept.get(node_memo_key, contribution).view(nodes, _score_map)
+        done, kept_scores = kept.get(node_memo_key, contribution).view(nodes, _score_map)
+        if done:
+            return kept_scores
     for ni in nodes:
         node = ni.node
         if node is None:
