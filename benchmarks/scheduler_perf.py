@@ -211,10 +211,10 @@ class _Ticker:
     wall-clock ticker while the scheduler works; here they interleave with ``schedule_one`` calls, on the
     time spent in the loop (building pod objects between operations does not make them fire)."""
 
-    def __init__(self, interval: float, action: Callable[[], bool]) -> None:
+    def __init__(self, interval: float, action: Callable[[], bool], start: float) -> None:
         self.interval = interval
         self.action = action
-        self.due = interval
+        self.due = start + interval  # the first tick: one interval after the operation ran
 
 
 class _Churn:
@@ -310,6 +310,9 @@ class _Loop:
         self.measured_scheduled: set[str] = set()
         # (wall, CPU) clock just before the last drain's first cycle of a measured pod
         self.first_measured: tuple[float, float] | None = None
+
+    def add_ticker(self, interval: float, action: Callable[[], bool]) -> None:
+        self.tickers.append(_Ticker(interval, action, self.loop_time))
 
     @property
     def churn_pods(self) -> int:
@@ -440,12 +443,12 @@ def run_workload(w: Workload, profile_path: str | None = None, disable: Sequence
             _add_namespace(sched, factory, ns)
             churn = _Churn(sched, factory, op, ns)
             loop.churns.append(churn)
-            loop.tickers.append(_Ticker(op.interval_ms / 1000.0, churn.tick))
+            loop.add_ticker(op.interval_ms / 1000.0, churn.tick)
         elif isinstance(op, Barrier):
             loop.drain(None, latencies)
         elif isinstance(op, DeletePods):
             deleter = _pod_deleter(sched, pods_by_namespace.get(op.namespace, []))
-            loop.tickers.append(_Ticker(1.0 / op.per_second, deleter))
+            loop.add_ticker(1.0 / op.per_second, deleter)
         elif isinstance(op, CreatePods):
             ns = op.namespace or f"namespace-{op_index}"
             _add_namespace(sched, factory, ns)
