@@ -359,7 +359,9 @@ class NodeInfo:
         self.image_states: dict[str, ImageStateSummary] = {}
         self.pvc_ref_counts: dict[str, int] = {}
         self.generation = next_generation()
-        self._pod_index: dict[str, int] = {}
+        # uid -> position in ``pods``; None until needed in a clone (built from ``pods`` on first use: copying it
+        # with every clone costs O(pods) per cycle for a crowded node, and most clones never look a pod up).
+        self._pod_index: dict[str, int] | None = {}
         # Scratch space for values plugins derive from this NodeInfo's node and pods (how many of its pods a
         # selector matches, ...), so a NodeInfo that did not change since the last cycle answers at once.
         # Every change (node set or removed, pod added or removed) empties it; a clone starts empty. Keys
@@ -406,7 +408,8 @@ class NodeInfo:
     # pods ------------------------------------------------------------------------------------
     def add_pod(self, pod: Pod | PodInfo) -> PodInfo:
         pi = pod if isinstance(pod, PodInfo) else PodInfo(pod)
-        self._pod_index[pi.pod.metadata.uid] = len(self.pods)
+        if self._pod_index is not None:  # else built from ``pods`` when first needed
+            self._pod_index[pi.pod.metadata.uid] = len(self.pods)
         self.pods.append(pi)
         if pi.has_affinity:
             self.pods_with_affinity.append(pi)
@@ -418,14 +421,15 @@ class NodeInfo:
     def remove_pod(self, pod: Pod | PodInfo) -> bool:
         """Remove the pod with this pod's uid; False when it is not here."""
         uid = (pod.pod if isinstance(pod, PodInfo) else pod).metadata.uid
-        idx = self._pod_index.pop(uid, None)
+        index = self._index()
+        idx = index.pop(uid, None)
         if idx is None:
             return False
         pi = self.pods[idx]
         last = self.pods.pop()
         if last is not pi:
             self.pods[idx] = last
-            self._pod_index[last.pod.metadata.uid] = idx
+            index[last.pod.metadata.uid] = idx
         if pi.has_affinity:
             self.pods_with_affinity = [p for p in self.pods_with_affinity if p is not pi]
         if pi.required_anti_affinity_terms:
@@ -434,11 +438,17 @@ class NodeInfo:
         self._update(pi, -1)
         return True
 
+    def _index(self) -> dict[str, int]:
+        index = self._pod_index
+        if index is None:
+            index = self._pod_index = {pi.pod.metadata.uid: i for i, pi in enumerate(self.pods)}
+        return index
+
     def has_pod(self, uid: str) -> bool:
-        return uid in self._pod_index
+        return uid in self._index()
 
     def get_pod(self, uid: str) -> PodInfo | None:
-        idx = self._pod_index.get(uid)
+        idx = self._index().get(uid)
         return None if idx is None else self.pods[idx]
 
     def _update(self, pi: PodInfo, sign: int) -> None:
@@ -482,7 +492,7 @@ class NodeInfo:
         c.image_states = self.image_states  # replaced wholesale, never mutated in place
         c.pvc_ref_counts = dict(self.pvc_ref_counts)
         c.generation = self.generation
-        c._pod_index = dict(self._pod_index)
+        c._pod_index = None  # built on first use (see __init__)
         c.memo = {}
         c.filter_key = c.score_key = 0
         c.filter_verdict = c.score_row = None

@@ -638,6 +638,60 @@ def test_spread_fast_paths_keep_decisions(seed: int, monkeypatch: pytest.MonkeyP
     assert _spread_run(seed, False, monkeypatch) == _spread_run(seed, True, monkeypatch)
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_critical_paths_of_equals_updates(seed: int) -> None:
+    """The two least domains found by ``min`` equal updating CriticalPaths with each domain in order (ties,
+    one domain, none, the unset sentinel among the counts)."""
+    from plugins_intree.podtopologyspread.filtering import _UNSET, CriticalPaths, critical_paths_of
+
+    rng = random.Random(seed)
+    for _ in range(50):
+        m = {f"d{i}": rng.choice((0, 1, 1, 2, 3, rng.randint(0, 50), _UNSET)) for i in range(rng.randint(0, 12))}
+        p = CriticalPaths()
+        for value, num in m.items():
+            p.update(value, num)
+        assert critical_paths_of(m).as_tuple() == p.as_tuple(), m
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_spread_kept_counts_equal_plain_passes(seed: int) -> None:
+    """PreFilter / PreScore states built from the counts kept across cycles (with node-inclusion policies:
+    node affinity, taints) equal the states of the plain passes over every node, while the cluster changes."""
+    from plugins_intree.podtopologyspread.common import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY
+    from plugins_intree.podtopologyspread.domains import DomainCountsCache
+    from plugins_intree.podtopologyspread.filtering import calc_pre_filter_state
+    from plugins_intree.podtopologyspread.scoring import calc_pre_score_state
+
+    rng = random.Random(seed)
+    infos = _spread_infos(rng, rng.randint(5, 40), rng.randint(0, 80))
+    plugin = _spread_plugin(infos)
+    cache = DomainCountsCache(limit=4)
+    templates = [_spread_pod(rng, k) for k in range(6)]
+    for step in range(40):
+        pod = rng.choice(templates)
+        hard = plugin.constraints_for(pod, DO_NOT_SCHEDULE)
+        if hard:
+            kept = calc_pre_filter_state(pod, hard, infos, cache)
+            plain = calc_pre_filter_state(pod, hard, infos, None)
+            assert repr(kept) == repr(plain), step
+            assert [list(m) for m in kept.tp_value_to_match_num] == [list(m) for m in plain.tp_value_to_match_num]
+        soft = plugin.constraints_for(pod, SCHEDULE_ANYWAY)
+        if soft:
+            filtered = [ni for ni in infos if rng.random() < 0.7]
+            require_all = bool(pod.spec.topology_spread_constraints)
+            kept_s = calc_pre_score_state(pod, soft, filtered, infos, require_all, cache)
+            plain_s = calc_pre_score_state(pod, soft, filtered, infos, require_all, None)
+            assert repr(kept_s) == repr(plain_s), step
+        # the cluster changes: a pod lands (a clone swapped in, as the cache does) or leaves
+        i = rng.randrange(len(infos))
+        c = infos[i].clone()
+        if c.pods and rng.random() < 0.3:
+            c.remove_pod(c.pods[0])
+        else:
+            c.add_pod(_spread_pod(rng, 7000 + step, c.name))
+        infos[i] = c
+
+
 # --- pod signatures (runtime/signatures.py) ---------------------------------------------------------------
 # Replicas of a few templates on nodes that differ in every way a node-local plugin looks at (room, taints,
 # cordons, labels, host ports, extended resources), so verdicts flip as nodes fill up. The signed run reuses
@@ -1143,6 +1197,31 @@ def test_same_answer_tells_every_diagnosis_field_apart(change: dict[str, Any]) -
     assert not _same_answer(base, Placement("ns/p", None, "msg", Status(Code.ERROR, "x"), {}, _diagnosis()))
 
 
+def test_lazy_pod_index_of_clones() -> None:
+    """A clone builds its uid -> position index only when asked (NodeInfo._index): lookups, removals and
+    additions on clones of clones give what a NodeInfo built from the same pods gives."""
+    rng = random.Random(21)
+    nodes, running, _ = _cluster(4, nodes=1, bound=30, pending=0)
+    ni = NodeInfo(nodes[0], running)
+    pods = list(running)
+    for step in range(200):
+        ni = ni.clone() if rng.random() < 0.5 else ni
+        if pods and rng.random() < 0.5:
+            victim = pods.pop(rng.randrange(len(pods)))
+            assert ni.remove_pod(victim)
+            assert not ni.has_pod(victim.uid) and ni.get_pod(victim.uid) is None
+        else:
+            extra = _pod(rng, 1000 + step, nodes[0].name)
+            ni.add_pod(extra)
+            pods.append(extra)
+        fresh = NodeInfo(nodes[0], pods)
+        assert ni.snapshot_state() == fresh.snapshot_state()
+        probe = rng.choice(pods) if pods else None
+        if probe is not None:
+            got = ni.get_pod(probe.uid)
+            assert got is not None and got.pod is probe and ni.has_pod(probe.uid)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_spec_with_node_name_equals_evolve(seed: int) -> None:
     """Pod.with_node_name copies the spec field by field: the same spec as attrs.evolve makes."""
@@ -1186,3 +1265,36 @@ def test_renamed_pod_info_equals_a_fresh_one(seed: int) -> None:
 
 def vars_of(obj: Any) -> Any:
     return {s: getattr(obj, s) for s in type(obj).__slots__} if hasattr(type(obj), "__slots__") else vars(obj)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_signature_runs_with_nominated_pods(seed: int) -> None:
+    """Preemptors nominated to nodes while replicas keep coming (scheduler_perf's PreemptionAsync in small):
+    nodes with nominated pods take the two-pass path, the runs of other nodes are taken whole; decisions,
+    nominations and messages equal the run without signatures."""
+    def run(signed: bool) -> list[Any]:
+        rng = random.Random(seed)
+        nodes = [Node.from_dict({"kind": "Node", "metadata": {"name": f"m{i}", "labels": {
+            "kubernetes.io/hostname": f"m{i}"}}, "status": {"capacity": {"cpu": "4", "memory": "32Gi",
+                                                                       "pods": "110"}}}) for i in range(40)]
+        low = [Pod.from_dict({"kind": "Pod", "metadata": {"name": f"low{i}", "namespace": "default"},
+                              "spec": {"nodeName": f"m{i // 4}", "containers": [
+                                  {"name": "c", "image": "i", "resources": {"requests": {"cpu": "900m"}}}]}})
+               for i in range(160)]
+        pending = []
+        for i in range(120):
+            high = rng.random() < 0.1
+            pending.append(Pod.from_dict({"kind": "Pod", "metadata": {"name": f"q{i}", "namespace": "default"},
+                                          "spec": {"priority": 10 if high else 0, "containers": [
+                                              {"name": "c", "image": "i", "resources": {"requests": {
+                                                  "cpu": "3" if high else "100m"}}}]}}))
+        sched = _scheduler(nodes, [*low, *pending])
+        if not signed:
+            for fwk in sched.profiles.values():
+                fwk._filter_signers = {}
+                fwk._score_signers = {}
+        return [(r.pod, r.outcome, r.node, r.nominated_node, r.message) for r in sched.run()]
+
+    signed = run(True)
+    assert signed == run(False)
+    assert any(nominated for *_, nominated, _ in signed) or any(o == "Preempted" for _, o, *_ in signed)

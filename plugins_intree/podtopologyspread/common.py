@@ -188,6 +188,10 @@ class RequiredNodeAffinity:
         self._terms: NodeSelector | None = (
             na.required_during_scheduling_ignored_during_execution if na is not None else None)
 
+    def key(self) -> tuple[object, ...]:
+        """A value equal for pods whose nodeSelector and required node affinity are equal (so match alike)."""
+        return self._node_selector, self._terms
+
     def matches(self, node: Node) -> bool:
         labels = node.metadata.labels
         for k, v in self._node_selector:
@@ -225,6 +229,20 @@ class NodeInclusion:
         """True when ``includes`` is True for every node and each of ``constraints``: nothing to check."""
         affinity_empty = self._affinity.is_empty
         return all((affinity_empty or not c.honor_node_affinity) and not c.honor_node_taints for c in constraints)
+
+    def key(self, constraints: Sequence[SpreadConstraint]) -> tuple[object, ...]:
+        """A value equal for (pod, constraints) pairs whose ``flags`` agree on every node: the policies, and the
+        pod's node affinity / tolerations where a policy honors them."""
+        honor_affinity = any(c.honor_node_affinity for c in constraints) and not self._affinity.is_empty
+        honor_taints = any(c.honor_node_taints for c in constraints)
+        return (tuple((c.honor_node_affinity, c.honor_node_taints) for c in constraints),
+                self._affinity.key() if honor_affinity else None,
+                tuple(self._pod.spec.tolerations) if honor_taints else None)
+
+    def flags(self, node: Node, constraints: Sequence[SpreadConstraint]) -> tuple[bool, ...]:
+        """``includes(c)`` on ``node`` for each of ``constraints``."""
+        self.reset(node)
+        return tuple([self.includes(c) for c in constraints])
 
     def includes(self, c: SpreadConstraint) -> bool:
         node = self._node

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import operator
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import compress
 
 from plugins_intree.podtopologyspread.common import CountKey, count_matching_pods
@@ -33,7 +33,7 @@ _node = operator.attrgetter("node")
 
 #: One node's contribution: its value of each counted key and its matching-pod count for each; None for a
 #: node that takes part in no domain.
-Entry = tuple[tuple[str, ...], tuple[int, ...]] | None
+Entry = tuple[tuple[str | None, ...], tuple[int, ...]] | None
 
 
 class DomainCounts:
@@ -41,17 +41,20 @@ class DomainCounts:
 
     A node is eligible when it has a node object and, if ``required`` is set, every key of ``required``
     as a label. A constraint's value on an eligible node is its key's label, or ``missing`` when absent.
+    With ``include`` (the node-inclusion policies: which constraints count a node, a function of the node
+    object alone), a node takes part only in the domains of the constraints it is included in.
     """
 
     __slots__ = ("_by_id", "_by_name", "_contrib", "_counts", "_generations", "_lock", "_node_objs", "_nodes",
-                 "_position", "count_keys", "keys", "missing", "required")
+                 "_position", "count_keys", "include", "keys", "missing", "required")
 
     def __init__(self, keys: Sequence[str], count_keys: Sequence[CountKey], required: Sequence[str],
-                 missing: str) -> None:
+                 missing: str, include: Callable[[Node], tuple[bool, ...]] | None = None) -> None:
         self.keys = tuple(keys)
         self.count_keys = tuple(count_keys)
         self.required = tuple(required)
         self.missing = missing
+        self.include = include
         self._lock = threading.Lock()
         self._nodes: list[NodeInfo] = []
         self._generations: list[int] = []
@@ -82,7 +85,10 @@ class DomainCounts:
             if key not in labels:
                 return None
         missing = self.missing
-        values = tuple(labels.get(key, missing) for key in self.keys)
+        values: tuple[str | None, ...] = tuple(labels.get(key, missing) for key in self.keys)
+        if self.include is not None:
+            # None: the node is not counted for that constraint (takes part in none of its domains)
+            values = tuple(v if inc else None for v, inc in zip(values, self.include(node), strict=True))
         if not ni.pods:
             return values, (0,) * len(values)
         return values, tuple(count_matching_pods(ni, ck) for ck in self.count_keys)
@@ -97,7 +103,8 @@ class DomainCounts:
             if e is None:
                 continue
             for m, value, cnt in zip(counts, e[0], e[1], strict=True):
-                m[value] = m.get(value, 0) + cnt
+                if value is not None:
+                    m[value] = m.get(value, 0) + cnt
         self._nodes = list(nodes)
         self._generations = list(map(_generation, nodes))
         self._node_objs = list(map(_node, nodes))
@@ -162,7 +169,7 @@ class DomainCounts:
             if old is None or new is None:
                 continue  # same node object, so the same eligibility: both are None
             for m, value, was, now in zip(self._counts, new[0], old[1], new[1], strict=True):
-                if now != was:
+                if now != was and value is not None:
                     m[value] += now - was
         self._position = position
         return True
@@ -190,7 +197,7 @@ class DomainCounts:
             if old is None or new is None:
                 continue  # same node object, so the same eligibility: both are None
             for m, value, before, after in zip(self._counts, new[0], old[1], new[1], strict=True):
-                if after != before:
+                if after != before and value is not None:
                     m[value] += after - before
         self._nodes = list(nodes)
         self._generations = generations
@@ -209,12 +216,15 @@ class DomainCountsCache:
         self._lock = threading.Lock()
 
     def get(self, keys: Sequence[str], count_keys: Sequence[CountKey], required: Sequence[str],
-            missing: str) -> DomainCounts:
-        cache_key = (tuple(keys), tuple(ck.key for ck in count_keys), tuple(required), missing)
+            missing: str, include: Callable[[Node], tuple[bool, ...]] | None = None,
+            include_key: object = None) -> DomainCounts:
+        """The DomainCounts for these arguments; ``include_key`` must be equal only for ``include`` functions
+        that agree on every node (None when ``include`` is None)."""
+        cache_key = (tuple(keys), tuple(ck.key for ck in count_keys), tuple(required), missing, include_key)
         with self._lock:
             dc = self._entries.pop(cache_key, None)
             if dc is None:
-                dc = DomainCounts(keys, count_keys, required, missing)
+                dc = DomainCounts(keys, count_keys, required, missing, include)
             self._entries[cache_key] = dc  # most recent last
             while len(self._entries) > self.limit:
                 del self._entries[next(iter(self._entries))]

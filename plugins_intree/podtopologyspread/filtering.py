@@ -6,7 +6,9 @@ then only looks up the node's domain count and the global minimum: O(constraints
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
+from functools import partial
 
 from plugins_intree.podtopologyspread.common import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
@@ -74,6 +76,36 @@ class CriticalPaths:
         return f"CriticalPaths({self.as_tuple()})"
 
 
+_second = operator.itemgetter(1)
+
+
+def critical_paths_of(m: Mapping[str, int]) -> CriticalPaths:
+    """The CriticalPaths that ``update`` with each (value, num) of ``m`` in order gives, found by ``min``.
+
+    Updating with distinct values in order keeps in slot 0 the first value with the least num, and in slot
+    1 the first value with the least num among the others (only a strictly smaller num displaces either).
+    Pinned by tests/test_perf_equivalence.py::test_critical_paths_of_equals_updates.
+    """
+    if not m:
+        return CriticalPaths()
+    value0, num0 = min(m.items(), key=_second)  # the first of the least
+    if len(m) == 1 or num0 >= _UNSET:
+        return _critical_paths_by_updates(m)
+    rest = dict(m)
+    del rest[value0]
+    value1, num1 = min(rest.items(), key=_second)
+    if num1 >= _UNSET:
+        return _critical_paths_by_updates(m)  # the sentinel would have kept slot 1 unset
+    return CriticalPaths(value0, num0, value1, num1)
+
+
+def _critical_paths_by_updates(m: Mapping[str, int]) -> CriticalPaths:
+    p = CriticalPaths()
+    for value, num in m.items():
+        p.update(value, num)
+    return p
+
+
 class PreFilterState:
     """Per-cycle spreading state for the hard constraints.
 
@@ -83,8 +115,8 @@ class PreFilterState:
     lets every node through.
     """
 
-    __slots__ = ("constraints", "critical_paths", "keys", "self_match", "single_key", "tp_value_to_match_num",
-                 "verdicts")
+    __slots__ = ("constraints", "critical_paths", "keys", "limits", "rejections", "self_match", "single_key",
+                 "tp_value_to_match_num", "verdicts")
 
     def __init__(self, constraints: Sequence[SpreadConstraint] = (),
                  critical_paths: list[CriticalPaths] | None = None,
@@ -101,6 +133,9 @@ class PreFilterState:
         self.keys: tuple[str, ...] = tuple(c.topology_key for c in self.constraints)
         self.single_key: str | None = self.keys[0] if len(self.keys) == 1 else None
         self.verdicts: dict[object, Status | None] = {}
+        self.limits: list[int] | None = None
+        # one Status per rejection for all the nodes of this cycle (see filter_domain)
+        self.rejections = tuple(Status(code, reason) for code, reason in _REJECTIONS)
 
     def min_match_num(self, i: int) -> int:
         """The global minimum for constraint ``i``; 0 while fewer than minDomains domains are eligible."""
@@ -132,10 +167,14 @@ def calc_pre_filter_state(pod: Pod, constraints: list[SpreadConstraint], nodes: 
     count_keys = [CountKey(sel, ns) for sel in selectors]
     policies = NodeInclusion(pod, RequiredNodeAffinity(pod))
     topology_keys = [c.topology_key for c in constraints]
-    if policies.includes_every_node(constraints) and cache is not None:
-        # Nothing to check per node: a node with every topology key adds its matching pods to its domain.
+    if cache is not None:
+        # A node with every topology key adds its matching pods to its domain of each constraint that includes
+        # it (the inclusion policies depend on the node object alone), kept across cycles. Equal to the plain
+        # loops below; pinned by tests/test_perf_equivalence.py::test_spread_kept_counts_equal_plain_passes.
+        everywhere = policies.includes_every_node(constraints)
         counts = cache.get(topology_keys, [count_keys[sel_index[i]] for i in range(len(constraints))],
-                           topology_keys, "").counts(nodes)
+                           topology_keys, "", None if everywhere else partial(policies.flags, constraints=constraints),
+                           None if everywhere else policies.key(constraints)).counts(nodes)
     elif policies.includes_every_node(constraints):
         plan = [(counts[i], c.topology_key, count_keys[sel_index[i]]) for i, c in enumerate(constraints)]
         for ni in nodes:
@@ -186,12 +225,7 @@ def calc_pre_filter_state(pod: Pod, constraints: list[SpreadConstraint], nodes: 
                 m = counts[i]
                 value = labels[c.topology_key]
                 m[value] = m.get(value, 0) + cnt
-    paths: list[CriticalPaths] = []
-    for m in counts:
-        p = CriticalPaths()
-        for value, num in m.items():
-            p.update(value, num)
-        paths.append(p)
+    paths = [critical_paths_of(m) for m in counts]
     self_match = [1 if selector_matches(c.selector, pod.metadata.labels) else 0 for c in constraints]
     return PreFilterState(constraints, paths, counts, self_match)
 
@@ -202,9 +236,9 @@ def filter_node(s: PreFilterState, node: Node) -> Status | None:
 
 
 def filter_domain(s: PreFilterState, labels: Mapping[str, str]) -> Status | None:
-    """:func:`filter_node` for a node with these labels, computed once per domain of this cycle (``s.verdicts``):
-    the nodes of a domain share one rejection Status (the framework only sets its ``plugin``, to this plugin's
-    name, and nothing changes a returned status otherwise). Pinned by
+    """:func:`filter_node` for a node with these labels, computed once per domain of this cycle (``s.verdicts``);
+    the nodes rejected for the same reason share one Status (``s.rejections``: the framework only sets its
+    ``plugin``, to this plugin's name, and nothing changes a returned status otherwise). Pinned by
     tests/test_perf_equivalence.py::test_spread_filter_per_domain_equals_per_node.
     """
     key = s.single_key
@@ -212,12 +246,13 @@ def filter_domain(s: PreFilterState, labels: Mapping[str, str]) -> Status | None
     verdicts = s.verdicts
     if domain in verdicts:
         return verdicts[domain]
-    st = verdicts[domain] = filter_labels(s, labels)
+    v = _verdict(s, labels)
+    st = verdicts[domain] = None if v is None else s.rejections[v]
     return st
 
 
 def filter_labels(s: PreFilterState, labels: Mapping[str, str]) -> Status | None:
-    """:func:`filter_node` on the node's labels."""
+    """:func:`filter_node` on the node's labels (the plain path)."""
     counts = s.tp_value_to_match_num
     for i, c in enumerate(s.constraints):
         value = labels.get(c.topology_key)
@@ -230,6 +265,29 @@ def filter_labels(s: PreFilterState, labels: Mapping[str, str]) -> Status | None
     return None
 
 
+# Filter's two rejections: (code, reason)
+_REJECTIONS = ((Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NODE_LABEL_NOT_MATCH),
+               (Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH))
+
+
+def _verdict(s: PreFilterState, labels: Mapping[str, str]) -> int | None:
+    """:func:`filter_labels` as None (passes) or the index of its rejection in _REJECTIONS.
+
+    ``count + selfMatch - minMatch > maxSkew`` is tested as ``count > maxSkew + minMatch - selfMatch``, the
+    right side computed once per constraint (``s.limits``, reset with the verdicts)."""
+    limits = s.limits
+    if limits is None:
+        limits = s.limits = [c.max_skew + s.min_match_num(i) - s.self_match[i] for i, c in enumerate(s.constraints)]
+    counts = s.tp_value_to_match_num
+    for i, key in enumerate(s.keys):
+        value = labels.get(key)
+        if value is None:
+            return 0
+        if counts[i].get(value, 0) > limits[i]:
+            return 1
+    return None
+
+
 def update_with_pod(s: PreFilterState, updated: Pod, preemptor: Pod, node: Node | None, delta: int) -> None:
     """Add (``delta`` 1) or remove (-1) one pod's contribution on ``node`` to the counts and critical paths."""
     if not s.constraints or node is None or updated.metadata.namespace != preemptor.metadata.namespace:
@@ -238,6 +296,7 @@ def update_with_pod(s: PreFilterState, updated: Pod, preemptor: Pod, node: Node 
     if not node_has_all_keys(labels, s.constraints):
         return
     s.verdicts.clear()
+    s.limits = None
     policies = NodeInclusion(preemptor, RequiredNodeAffinity(preemptor))
     policies.reset(node)
     pod_labels = updated.metadata.labels

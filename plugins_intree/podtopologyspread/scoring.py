@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
+from functools import partial
 
 from plugins_intree.podtopologyspread.common import (
     LABEL_HOSTNAME,
@@ -119,12 +120,17 @@ def calc_pre_score_state(pod: Pod, constraints: list[SpreadConstraint], filtered
     per_node_counts: list[int] = [0] * len(selectors)
     policies = NodeInclusion(pod, RequiredNodeAffinity(pod))
     indexed = [(i, c) for i, c in enumerate(constraints) if c.topology_key != LABEL_HOSTNAME]
-    if indexed and policies.includes_every_node(constraints) and cache is not None:
-        # Nothing to check per node: the counts of each domain over all (eligible) nodes, kept for the domains
-        # that contain a candidate node.
+    if indexed and cache is not None:
+        # The counts of each domain over all eligible nodes (those a constraint's inclusion policies include:
+        # a function of the node object alone), kept across cycles, for the domains that contain a candidate
+        # node. Equal to the plain loops below; pinned by
+        # tests/test_perf_equivalence.py::test_spread_kept_counts_equal_plain_passes.
         required = [c.topology_key for c in constraints] if require_all_topologies else []
-        totals = cache.get([c.topology_key for _, c in indexed], [count_keys[sel_index[i]] for i, _ in indexed],
-                           required, "").counts(all_nodes)
+        counted = [c for _, c in indexed]
+        everywhere = policies.includes_every_node(constraints)
+        totals = cache.get([c.topology_key for c in counted], [count_keys[sel_index[i]] for i, _ in indexed],
+                           required, "", None if everywhere else partial(policies.flags, constraints=counted),
+                           None if everywhere else policies.key(counted)).counts(all_nodes)
         for (i, _), total in zip(indexed, totals, strict=True):
             m = counts[i]
             for value in m:

@@ -367,7 +367,8 @@ class Algorithm:
         # When every filter signs the pod, a run of nodes whose kept verdict is "passes" is taken whole (list
         # operations, no Python step per node); any other run is visited node by node. Same nodes, same order:
         # pinned by tests/test_perf_equivalence.py::test_signature_filter_verdicts_are_reused_exactly.
-        runs = memo_key is not None and not tail and not check_nominated
+        runs = memo_key is not None and not tail
+        nominated_nodes = nominator.nodes() if check_nominated else None
         stopped_at = n
         idx = 0
         while idx < n:
@@ -375,15 +376,22 @@ class Algorithm:
             if runs:
                 end = min(idx + _RUN, n)
                 chunk = _rotated(nodes_list, start, idx, end)
-                if (len(feasible) + len(chunk) <= to_find
-                        and [ni.filter_verdict if ni.filter_key == memo_key else _MISSING
-                             for ni in chunk].count(None) == len(chunk)):
-                    feasible.extend(chunk)
-                    idx = end
-                    if len(feasible) >= to_find:
-                        stopped_at = end - 1
-                        break
-                    continue
+                if nominated_nodes is None or nominated_nodes.isdisjoint([ni.name for ni in chunk]):
+                    kept = [ni.filter_verdict if ni.filter_key == memo_key else _MISSING for ni in chunk]
+                    passing = kept.count(None)
+                    # Taken whole when every verdict is kept and the run does not end inside the chunk (it would
+                    # stop at the to_find-th feasible node, before the chunk's end).
+                    if _MISSING not in kept and (len(feasible) + passing < to_find or (
+                            len(feasible) + passing == to_find and kept[-1] is None)):
+                        if passing == len(chunk):
+                            feasible.extend(chunk)
+                        else:
+                            _take_verdicts(chunk, kept, feasible, statuses, diagnosis)
+                        idx = end
+                        if len(feasible) >= to_find:
+                            stopped_at = end - 1
+                            break
+                        continue
             done = False
             while idx < end:
                 pos = start + idx
@@ -538,6 +546,17 @@ def _rotated(nodes: list[NodeInfo], start: int, a: int, b: int) -> list[NodeInfo
     return nodes[lo:] + nodes[:hi - n]
 #: How many nodes the filter loop takes at once when their kept verdicts all pass.
 _RUN = 32
+
+
+def _take_verdicts(chunk: list[NodeInfo], kept: list[Status | None], feasible: list[NodeInfo],
+                   statuses: dict[str, Status], diagnosis: Diagnosis) -> None:
+    """Record a run of kept verdicts as visiting each node would: passing nodes in order, rejections in the
+    status map, and each rejecting plugin once in the diagnosis (the kept statuses are rejections only)."""
+    feasible.extend([ni for ni, st in zip(chunk, kept, strict=True) if st is None])
+    rejected = [(ni.name, st) for ni, st in zip(chunk, kept, strict=True) if st is not None]
+    statuses.update(rejected)
+    for plugin, code in {(st.plugin, st.code) for _, st in rejected}:
+        diagnosis.add_plugin_status(Status(code, plugin=plugin))
 
 
 def _run_filters(filters: Sequence[tuple[str, Any]], state: CycleState, pod: Pod, ni: NodeInfo,

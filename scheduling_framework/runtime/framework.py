@@ -11,7 +11,7 @@ import contextlib
 import inspect
 import math
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, KeysView, Mapping, Sequence
 from typing import Any
 
 from scheduling_framework.api.pod import Pod
@@ -75,6 +75,10 @@ class Nominator:
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return self._by_node.get(node_name, [])
+
+    def nodes(self) -> KeysView[str]:
+        """The names of the nodes that have nominated pods (a live view)."""
+        return self._by_node.keys()
 
     def nominated_node_of(self, uid: str) -> str:
         return self._node_of.get(uid, "")
