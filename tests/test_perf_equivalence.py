@@ -376,7 +376,7 @@ def test_volumebinding_skip_keeps_totals(seed: int, monkeypatch: pytest.MonkeyPa
     assert _totals(seed, False, monkeypatch) == _totals(seed, True, monkeypatch)
 
 
-# --- PodTopologySpread per-domain evaluation (issue #17, lead 4) ------------------------------------------
+# --- PodTopologySpread per-domain evaluation, InterPodAffinity Filter (issue #17, lead 4) ------------------
 # Filter verdicts and Score values are computed once per topology domain (or per distinct score input) per
 # cycle, the domain counts follow the NodeInfo change journal; each equals the node-by-node plain path.
 
@@ -690,6 +690,59 @@ def test_spread_kept_counts_equal_plain_passes(seed: int) -> None:
         else:
             c.add_pod(_spread_pod(rng, 7000 + step, c.name))
         infos[i] = c
+
+
+def _ipa_plain_filter(s: Any, labels: Any) -> Any:
+    """InterPodAffinity's Filter checks as the plain path makes them (a new Status per node)."""
+    from plugins_intree.interpodaffinity import filtering as f
+    from scheduling_framework.status import Code, Status
+
+    if s.affinity_terms and not f.satisfy_pod_affinity(s, labels):
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f.ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+    if s.anti_affinity_counts and not f.satisfy_pod_anti_affinity(s, labels):
+        return Status(Code.UNSCHEDULABLE, f.ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+    if s.existing_anti_affinity_counts and not f.satisfy_existing_pods_anti_affinity(s, labels):
+        return Status(Code.UNSCHEDULABLE, f.ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+    return None
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_interpodaffinity_filter_fast_equals_plain(seed: int) -> None:
+    """InterPodAffinity's Filter fast path (keys of the positive existing pairs, shared statuses) equals the
+    plain checks on every node, also on cloned states after AddPod / RemovePod (preemption)."""
+    from plugins_intree.interpodaffinity.filtering import PRE_FILTER_STATE_KEY
+
+    rng = random.Random(seed)
+    nodes, running, waiting = _cluster(seed, nodes=rng.randint(4, 20), bound=rng.randint(5, 60), pending=25)
+    for j in range(rng.randint(0, 15)):  # more existing pods with required anti-affinity, by zone and hostname
+        running.append(Pod.from_dict({
+            "kind": "Pod", "metadata": {"name": f"anti{j}", "namespace": rng.choice(("default", "other")),
+                                        "labels": {"app": rng.choice(APPS)}},
+            "spec": {"nodeName": rng.choice(nodes).name, "containers": [{"name": "c", "image": "i"}],
+                     "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                         _term(rng, rng.choice(("kubernetes.io/hostname", "topology.kubernetes.io/zone")))]}}}}))
+    sched = _scheduler(nodes, running)
+    sched.cache.update_snapshot(sched.snapshot)
+    plugin = next(iter(sched.profiles.values())).plugins["InterPodAffinity"]
+    infos = sched.snapshot.list()
+    for k, pod in enumerate(waiting):
+        state = CycleState()
+        _, st = plugin.pre_filter(state, pod, infos)
+        if st is not None:
+            continue
+        for _round in range(3):
+            s = state.read(PRE_FILTER_STATE_KEY)
+            for ni in infos:
+                assert ni.node is not None
+                got = plugin.filter(state, pod, ni)
+                want = _ipa_plain_filter(s, ni.node.metadata.labels)
+                assert _status_tuple(got) == _status_tuple(want), (k, ni.name)
+            state = state.clone()
+            ni = rng.choice(infos)
+            if ni.pods and rng.random() < 0.5:
+                plugin.remove_pod(state, pod, ni.pods[0], ni)
+            else:
+                plugin.add_pod(state, pod, PodInfo(rng.choice(running).with_node_name(ni.name)), ni)
 
 
 # --- pod signatures (runtime/signatures.py) ---------------------------------------------------------------

@@ -128,8 +128,9 @@ class PreFilterState:
             tp_value_to_match_num if tp_value_to_match_num is not None else [])
         self.self_match: tuple[int, ...] = tuple(self_match)
         # Filter's verdict depends on the node only through its values of the topology keys (None when
-        # absent): remembered per domain ("single_key"'s value when there is one constraint key, else the
-        # tuple of values). Emptied whenever the counts change (update_with_pod); a clone starts empty.
+        # absent): with several constraints, remembered per domain (the tuple of values); ``single_key`` is
+        # the key when there is one constraint. Emptied whenever the counts change (update_with_pod); a clone
+        # starts empty.
         self.keys: tuple[str, ...] = tuple(c.topology_key for c in self.constraints)
         self.single_key: str | None = self.keys[0] if len(self.keys) == 1 else None
         self.verdicts: dict[object, Status | None] = {}
@@ -242,7 +243,14 @@ def filter_domain(s: PreFilterState, labels: Mapping[str, str]) -> Status | None
     tests/test_perf_equivalence.py::test_spread_filter_per_domain_equals_per_node.
     """
     key = s.single_key
-    domain: object = labels.get(key) if key is not None else tuple(map(labels.get, s.keys))
+    if key is not None:
+        # One constraint: its verdict costs one lookup of the domain's count, as much as a remembered verdict.
+        value = labels.get(key)
+        if value is None:
+            return s.rejections[0]
+        limits = s.limits or _limits(s)
+        return s.rejections[1] if s.tp_value_to_match_num[0].get(value, 0) > limits[0] else None
+    domain = tuple(map(labels.get, s.keys))
     verdicts = s.verdicts
     if domain in verdicts:
         return verdicts[domain]
@@ -265,6 +273,12 @@ def filter_labels(s: PreFilterState, labels: Mapping[str, str]) -> Status | None
     return None
 
 
+def _limits(s: PreFilterState) -> list[int]:
+    """Per constraint, the most matching pods a domain may hold for the pod to go there."""
+    limits = s.limits = [c.max_skew + s.min_match_num(i) - s.self_match[i] for i, c in enumerate(s.constraints)]
+    return limits
+
+
 # Filter's two rejections: (code, reason)
 _REJECTIONS = ((Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NODE_LABEL_NOT_MATCH),
                (Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH))
@@ -275,9 +289,7 @@ def _verdict(s: PreFilterState, labels: Mapping[str, str]) -> int | None:
 
     ``count + selfMatch - minMatch > maxSkew`` is tested as ``count > maxSkew + minMatch - selfMatch``, the
     right side computed once per constraint (``s.limits``, reset with the verdicts)."""
-    limits = s.limits
-    if limits is None:
-        limits = s.limits = [c.max_skew + s.min_match_num(i) - s.self_match[i] for i, c in enumerate(s.constraints)]
+    limits = s.limits or _limits(s)
     counts = s.tp_value_to_match_num
     for i, key in enumerate(s.keys):
         value = labels.get(key)
