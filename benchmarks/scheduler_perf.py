@@ -430,6 +430,8 @@ def run_workload(w: Workload, profile_path: str | None = None, disable: Sequence
         elif isinstance(op, SteadyState):
             _add_namespace(sched, factory, op.namespace)
             res.setup_seconds += time.perf_counter() - t_setup
+            if profiler is not None:
+                profiler.enable()
             t0, c0 = time.perf_counter(), time.process_time()
             deadline = t0 + w.seconds(op.duration_s)
             while time.perf_counter() < deadline:
@@ -444,6 +446,8 @@ def run_workload(w: Workload, profile_path: str | None = None, disable: Sequence
                         sched.delete_pod(sched.cache.get_pod(p.uid) or p)
             res.seconds += time.perf_counter() - t0
             res.cpu_seconds += time.process_time() - c0
+            if profiler is not None:
+                profiler.disable()
             t_setup = time.perf_counter()
         elif isinstance(op, Churn):
             ns = f"namespace-{op_index}"
