@@ -18,7 +18,7 @@ What is measured, per workload (compare upstream's ``SchedulingThroughput``):
   interpreter so the figure is its own (``--in-process`` runs them all in this process instead).
 
 Background operations (``churn``, ``deletePods``) run between ``schedule_one`` calls on the clock of the
-time spent scheduling, where upstream runs them in goroutines on a wall-clock ticker.
+CPU time spent scheduling, where upstream runs them in goroutines on a wall-clock ticker.
 
 The profile is the default one (``config: null``); default plugins that are not registered in this
 installation (volume plugins, DefaultPreemption while they are being written) are disabled, and the
@@ -209,7 +209,7 @@ class _Ticker:
     """A background operation (``churn``, ``deletePods``): ``action`` runs every ``interval`` seconds of
     scheduling-loop time, until it returns False (nothing left to do). Upstream runs these in goroutines on a
     wall-clock ticker while the scheduler works; here they interleave with ``schedule_one`` calls, on the
-    time spent in the loop (building pod objects between operations does not make them fire)."""
+    CPU time spent in the loop (building pod objects between operations does not make them fire)."""
 
     def __init__(self, interval: float, action: Callable[[], bool], start: float) -> None:
         self.interval = interval
@@ -304,7 +304,10 @@ class _Loop:
         self.factory = factory
         self.tickers: list[_Ticker] = []
         self.churns: list[_Churn] = []
-        self.loop_time = 0.0  # seconds spent in drain() so far: the background operations' clock
+        # CPU seconds spent in drain() so far: the background operations' clock. On an idle machine it is the
+        # wall time of the loop (one thread); on a shared one, churn keeps its rate relative to the scheduler's
+        # work instead of growing with the time other processes take
+        self.loop_time = 0.0
         # measured pods scheduled (once: a pod preempted later, by churn pods, still counts, as in upstream's
         # throughput, which counts pods as they get bound)
         self.measured_scheduled: set[str] = set()
@@ -332,7 +335,9 @@ class _Loop:
         sched = self.sched
         clock = sched.clock
         perf = time.perf_counter
+        cpu = time.process_time
         start = perf()
+        cpu_start = cpu()
         base = self.loop_time
         next_due = min((t.due for t in self.tickers), default=float("inf"))
         done: set[str] = set()  # measured pods scheduled
@@ -345,7 +350,7 @@ class _Loop:
         vstart = clock()
         while True:
             if next_due != float("inf"):
-                now = base + perf() - start
+                now = base + cpu() - cpu_start
                 if now >= next_due:
                     next_due = self._run_tickers(now)
             if virtual is not None:
@@ -374,7 +379,7 @@ class _Loop:
                     done.add(r.pod)
                     if len(done) == len(measured):
                         break  # upstream stops measuring once every measured pod is scheduled
-        self.loop_time = base + perf() - start
+        self.loop_time = base + cpu() - cpu_start
         self.measured_scheduled |= done
         return cycles
 
