@@ -211,10 +211,10 @@ class _Ticker:
     wall-clock ticker while the scheduler works; here they interleave with ``schedule_one`` calls, on the
     time spent in the loop (building pod objects between operations does not make them fire)."""
 
-    def __init__(self, interval: float, action: Callable[[], bool]) -> None:
+    def __init__(self, interval: float, action: Callable[[], bool], start: float) -> None:
         self.interval = interval
         self.action = action
-        self.due = interval
+        self.due = start + interval  # the first tick: one interval after the operation ran
 
 
 class _Churn:
@@ -310,6 +310,9 @@ class _Loop:
         self.measured_scheduled: set[str] = set()
         # (wall, CPU) clock just before the last drain's first cycle of a measured pod
         self.first_measured: tuple[float, float] | None = None
+
+    def add_ticker(self, interval: float, action: Callable[[], bool]) -> None:
+        self.tickers.append(_Ticker(interval, action, self.loop_time))
 
     @property
     def churn_pods(self) -> int:
@@ -427,6 +430,8 @@ def run_workload(w: Workload, profile_path: str | None = None, disable: Sequence
         elif isinstance(op, SteadyState):
             _add_namespace(sched, factory, op.namespace)
             res.setup_seconds += time.perf_counter() - t_setup
+            if profiler is not None:
+                profiler.enable()
             t0, c0 = time.perf_counter(), time.process_time()
             deadline = t0 + w.seconds(op.duration_s)
             while time.perf_counter() < deadline:
@@ -441,18 +446,20 @@ def run_workload(w: Workload, profile_path: str | None = None, disable: Sequence
                         sched.delete_pod(sched.cache.get_pod(p.uid) or p)
             res.seconds += time.perf_counter() - t0
             res.cpu_seconds += time.process_time() - c0
+            if profiler is not None:
+                profiler.disable()
             t_setup = time.perf_counter()
         elif isinstance(op, Churn):
             ns = f"namespace-{op_index}"
             _add_namespace(sched, factory, ns)
             churn = _Churn(sched, factory, op, ns)
             loop.churns.append(churn)
-            loop.tickers.append(_Ticker(op.interval_ms / 1000.0, churn.tick))
+            loop.add_ticker(op.interval_ms / 1000.0, churn.tick)
         elif isinstance(op, Barrier):
             loop.drain(None, latencies)
         elif isinstance(op, DeletePods):
             deleter = _pod_deleter(sched, pods_by_namespace.get(op.namespace, []))
-            loop.tickers.append(_Ticker(1.0 / op.per_second, deleter))
+            loop.add_ticker(1.0 / op.per_second, deleter)
         elif isinstance(op, CreatePods):
             ns = op.namespace or f"namespace-{op_index}"
             _add_namespace(sched, factory, ns)

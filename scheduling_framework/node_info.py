@@ -79,6 +79,103 @@ class ChangeJournal:
 CHANGES = ChangeJournal()
 
 
+class ChangedNodes:
+    """For someone who keeps a result per position of a node list across calls: which positions hold another
+    NodeInfo, or a changed one, than at the previous call.
+
+    The NodeInfos the journal names are checked first; the list must then hold, everywhere else, the very
+    NodeInfos of the previous call (one identity comparison of the two lists: NodeInfo has no __eq__). When
+    that fails, or the journal forgot some notes, every position's NodeInfo and ``generation`` is compared.
+    Pinned by tests/test_perf_equivalence.py::test_changed_nodes_equal_a_generation_scan.
+    """
+
+    __slots__ = ("_by_id", "_by_name", "_generations", "_nodes", "_position")
+
+    def __init__(self) -> None:
+        self._nodes: list[NodeInfo] | None = None
+        self._generations: list[int] = []
+        self._position = 0
+        self._by_id: dict[int, int] | None = None
+        self._by_name: dict[str, int] = {}
+
+    def changed(self, nodes: list[NodeInfo]) -> list[int] | None:
+        """The positions to evaluate again, or None to evaluate every position (first call, other length)."""
+        position = CHANGES.position()
+        recorded = self._nodes
+        if recorded is None or len(recorded) != len(nodes):
+            self._remember(nodes, position)
+            return None
+        out = self._from_journal(nodes)
+        if out is _ALL:
+            self._remember(nodes, position)
+            return None
+        if out is None:
+            out = [i for i, (a, b, g) in enumerate(zip(recorded, nodes, self._generations, strict=True))
+                   if a is not b or b.generation != g]
+            self._remember(nodes, position)
+        return out
+
+    def _remember(self, nodes: list[NodeInfo], position: int) -> None:
+        self._nodes = list(nodes)
+        self._generations = [ni.generation for ni in nodes]
+        self._position = position
+        by_id = {id(ni): i for i, ni in enumerate(nodes)}
+        by_name = {ni.name: i for i, ni in enumerate(nodes)}
+        usable = len(by_id) == len(nodes) == len(by_name) and all(type(ni) is NodeInfo for ni in nodes)
+        self._by_id = by_id if usable else None
+        self._by_name = by_name if usable else {}
+
+    def _from_journal(self, nodes: list[NodeInfo]) -> list[int] | None:
+        """The changed positions from the journal; None: scan the generations; _ALL: evaluate every position."""
+        by_id = self._by_id
+        recorded = self._nodes
+        if by_id is None or recorded is None or type(nodes) is not list:
+            return None
+        position, notes = CHANGES.since(self._position)
+        if notes is None:
+            return None
+        by_name = self._by_name
+        candidates: set[int] = set()
+        for obj_id, name in notes:
+            i = by_id.get(obj_id)
+            if i is not None:
+                candidates.add(i)
+            i = by_name.get(name)
+            if i is not None:
+                candidates.add(i)
+        before = [(i, recorded[i]) for i in candidates]
+        for i, _ in before:
+            recorded[i] = nodes[i]
+        if recorded != nodes:
+            for i, ni in before:
+                recorded[i] = ni
+            return None
+        for i, old in before:
+            ni = nodes[i]
+            # a foreign object, a NodeInfo listed twice or renamed: the maps cannot follow it
+            if ni is not old and (type(ni) is not NodeInfo or id(ni) in by_id):
+                return _ALL
+            if by_name.get(ni.name) != i:
+                return _ALL
+        generations = self._generations
+        out: list[int] = []
+        for i, old in before:
+            ni = nodes[i]
+            if ni is old and ni.generation == generations[i]:
+                continue
+            if ni is not old:
+                del by_id[id(old)]
+                by_id[id(ni)] = i
+            generations[i] = ni.generation
+            out.append(i)
+        self._position = position
+        return out
+
+
+#: ChangedNodes._from_journal's answer "evaluate every position"
+_ALL: list[int] = []
+
+
 class Resource:
     """Compute resources in integer units: milli-CPU, bytes, pod count, and scalar resources by name."""
 

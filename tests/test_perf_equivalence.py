@@ -745,6 +745,97 @@ def test_interpodaffinity_filter_fast_equals_plain(seed: int) -> None:
                 plugin.add_pod(state, pod, PodInfo(rng.choice(running).with_node_name(ni.name)), ni)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_changed_nodes_equal_a_generation_scan(seed: int) -> None:
+    """ChangedNodes names exactly the positions holding another NodeInfo or a changed one since the previous
+    call (or asks for all of them), whatever happens to the list in between."""
+    from scheduling_framework.node_info import CHANGES, ChangedNodes
+
+    rng = random.Random(seed)
+    lst = _spread_infos(rng, 25, 40)
+    tracker = ChangedNodes()
+    assert tracker.changed(lst) is None
+    seen = [(ni, ni.generation) for ni in lst]
+    saved: list[tuple[int, NodeInfo]] = []
+    answered = 0
+    for step in range(150):
+        for _ in range(rng.choice((0, 1, 1, 2, 3))):
+            i = rng.randrange(len(lst))
+            action = rng.random()
+            if action < 0.3:
+                saved.append((i, lst[i]))
+                c = lst[i].clone()
+                c.add_pod(_spread_pod(rng, 3000 + step, c.name))
+                lst[i] = c
+            elif action < 0.45:
+                lst[i].add_pod(_spread_pod(rng, 3000 + step, lst[i].name))
+            elif action < 0.5 and lst[i].pods:
+                lst[i].remove_pod(lst[i].pods[-1])
+            elif action < 0.6 and saved:
+                j, old = saved.pop()
+                lst[j] = old
+            elif action < 0.63:
+                scratch = NodeInfo()
+                for _ in range(CHANGES.limit + 1):
+                    scratch.clone()
+            elif action < 0.66:
+                node = lst[i].node
+                assert node is not None
+                manifest = node.to_dict()
+                manifest["metadata"]["name"] = f"renamed{step}"
+                lst[i].set_node(Node.from_dict(manifest))
+            elif action < 0.69:
+                j = rng.randrange(len(lst))
+                saved.append((j, lst[j]))
+                lst[j] = lst[i]
+            elif action < 0.7:
+                lst.append(lst[i].clone())
+        got = tracker.changed(lst)
+        if got is not None:
+            answered += 1
+            want = [i for i, ni in enumerate(lst) if (ni, ni.generation) != seen[i]]
+            assert sorted(got) == want, step
+        seen = [(ni, ni.generation) for ni in lst]
+    assert answered > 50
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_interpodaffinity_kept_sums_equal_plain(seed: int) -> None:
+    """InterPodAffinity's existing anti-affinity counts and topology scores kept across cycles equal a plain
+    pass over every node, while the node list changes as the snapshot's does."""
+    from plugins_intree.interpodaffinity import _terms
+    from plugins_intree.interpodaffinity._sums import KeptSumsCache
+    from plugins_intree.interpodaffinity.filtering import existing_anti_affinity_counts
+    from plugins_intree.interpodaffinity.scoring import topology_scores
+
+    rng = random.Random(seed)
+    nodes, running, waiting = _cluster(seed, nodes=rng.randint(4, 20), bound=rng.randint(5, 60), pending=30)
+    infos = {n.name: NodeInfo(n) for n in nodes}
+    for p in running:
+        infos[p.spec.node_name].add_pod(p)
+    lst = [infos[n.name] for n in nodes]
+    kept_existing, kept_scores = KeptSumsCache(limit=3), KeptSumsCache(limit=3)
+    for step in range(60):
+        pod = rng.choice(waiting[:6])
+        ns_labels = _terms.NO_LABELS
+        with_anti = [ni for ni in lst if ni.pods_with_required_anti_affinity] if rng.random() < 0.5 else lst
+        assert (existing_anti_affinity_counts(pod, ns_labels, with_anti, kept_existing)
+                == existing_anti_affinity_counts(pod, ns_labels, with_anti))
+        pi = PodInfo(pod)
+        for all_pods in (True, False):
+            args = (pod, pi.preferred_affinity_terms, pi.preferred_anti_affinity_terms, ns_labels, lst, all_pods,
+                    rng.choice((0, 1, 5)))
+            assert topology_scores(*args, kept_scores) == topology_scores(*args), step
+        # the cluster changes as the snapshot does: clones with a pod more or less swapped into the list
+        i = rng.randrange(len(lst))
+        c = lst[i].clone()
+        if c.pods and rng.random() < 0.4:
+            c.remove_pod(c.pods[0])
+        else:
+            c.add_pod(rng.choice(waiting).with_node_name(c.name))
+        lst[i] = c
+
+
 # --- pod signatures (runtime/signatures.py) ---------------------------------------------------------------
 # Replicas of a few templates on nodes that differ in every way a node-local plugin looks at (room, taints,
 # cordons, labels, host ports, extended resources), so verdicts flip as nodes fill up. The signed run reuses
@@ -1248,6 +1339,211 @@ def test_same_answer_tells_every_diagnosis_field_apart(change: dict[str, Any]) -
     assert not _same_answer(base, Placement("ns/p", None, "msg", None, {}, other_reason))
     assert not _same_answer(base, Placement("ns/p", None, "other", None, {}, _diagnosis()))
     assert not _same_answer(base, Placement("ns/p", None, "msg", Status(Code.ERROR, "x"), {}, _diagnosis()))
+
+
+# --- DRA: allocation outcomes kept per node across cycles (issue #17, DRA workloads) --------------------------
+
+_DRV = "d.example.com"
+_RV1 = "resource.k8s.io/v1"
+_ZONE_A = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}
+
+
+def _dra_node(i: int, zone: str, rev: int = 0) -> Any:
+    from scheduling_framework.api import Node
+
+    return Node.from_dict({"kind": "Node", "metadata": {"name": f"n{i}", "labels": {"zone": zone, "rev": str(rev)}}})
+
+
+def _dra_device(rng: random.Random, name: str, i: int, counters: bool = False) -> dict[str, Any]:
+    d: dict[str, Any] = {"name": name, "attributes": {"model": {"string": rng.choice("ab")}, "idx": {"int": i % 3}}}
+    if rng.random() < 0.1:
+        d["taints"] = [{"key": "broken", "effect": "NoSchedule"}]
+    if counters:
+        d["consumesCounters"] = [{"counterSet": "cs", "counters": {f"c{i % 2}": {"value": "1"}}}]
+    return d
+
+
+def _dra_slices(rng: random.Random, nodes: int) -> list[Any]:
+    """Per node one or two slices of its own pool; a pool shared by the zone-a nodes; a partitionable pool."""
+    from scheduling_framework.api.resource import ResourceSlice
+
+    out: list[dict[str, Any]] = []
+    for n in range(nodes):
+        count = rng.choice((1, 1, 2))
+        for k in range(count):
+            out.append({"apiVersion": _RV1, "kind": "ResourceSlice", "metadata": {"name": f"n{n}-{k}"},
+                        "spec": {"driver": _DRV, "nodeName": f"n{n}",
+                                 "pool": {"name": f"n{n}", "generation": 1,
+                                          # now and then a pool still being published (incomplete)
+                                          "resourceSliceCount": count + (rng.random() < 0.05)},
+                                 "devices": [_dra_device(rng, f"dev-{k}-{i}", i) for i in range(rng.randint(1, 6))]}})
+    out.append({"apiVersion": _RV1, "kind": "ResourceSlice", "metadata": {"name": "shared"},
+                "spec": {"driver": _DRV, "nodeSelector": _ZONE_A, "pool": {"name": "shared", "resourceSliceCount": 1},
+                         "devices": [_dra_device(rng, f"s-{i}", i) for i in range(3)]}})
+    out.append({"apiVersion": _RV1, "kind": "ResourceSlice", "metadata": {"name": "part-counters"},
+                "spec": {"driver": _DRV, "allNodes": True, "pool": {"name": "part", "resourceSliceCount": 2},
+                         "sharedCounters": [{"name": "cs", "counters": {"c0": {"value": "1"},
+                                                                         "c1": {"value": "2"}}}]}})
+    out.append({"apiVersion": _RV1, "kind": "ResourceSlice", "metadata": {"name": "part-devices"},
+                "spec": {"driver": _DRV, "allNodes": True, "pool": {"name": "part", "resourceSliceCount": 2},
+                         "devices": [_dra_device(rng, f"p-{i}", i, counters=True) for i in range(3)]}})
+    return [ResourceSlice.from_dict(s) for s in out]
+
+
+def _dra_classes() -> dict[str, Any]:
+    from scheduling_framework.api.resource import DeviceClass
+
+    def cls(name: str, expr: str) -> Any:
+        return DeviceClass.from_dict({"apiVersion": _RV1, "kind": "DeviceClass", "metadata": {"name": name},
+                                      "spec": {"selectors": [{"cel": {"expression": expr}}]}})
+
+    return {"any": cls("any", f'device.driver == "{_DRV}"'),
+            "model-a": cls("model-a", f'device.attributes["{_DRV}"].model == "a"'),
+            # a runtime error on every device without the attribute: the error names the claim
+            "bad": cls("bad", f'device.attributes["{_DRV}"].missing == "x"')}
+
+
+def _dra_request(rng: random.Random, name: str) -> dict[str, Any]:
+    exact: dict[str, Any] = {"deviceClassName": rng.choice(("any", "any", "model-a", "bad") if rng.random() < 0.1
+                                                           else ("any", "any", "model-a"))}
+    if rng.random() < 0.15:
+        exact["allocationMode"] = "All"
+    else:
+        exact["count"] = rng.choice((1, 1, 1, 2, 3))
+    if rng.random() < 0.3:
+        exact["selectors"] = [{"cel": {"expression": f'device.attributes["{_DRV}"].idx >= 1'}}]
+    if rng.random() < 0.2:
+        exact["tolerations"] = [{"key": "broken", "operator": "Exists"}]
+    if rng.random() < 0.2:
+        return {"name": name, "firstAvailable": [{"name": "big", **{**exact, "count": 3}},
+                                                  {"name": "small", **exact}]}
+    return {"name": name, "exactly": exact}
+
+
+def _dra_claim_specs(rng: random.Random, n: int) -> list[dict[str, Any]]:
+    specs = []
+    for _ in range(n):
+        reqs = [_dra_request(rng, f"r{i}") for i in range(rng.choice((1, 1, 2)))]
+        devices: dict[str, Any] = {"requests": reqs}
+        if rng.random() < 0.3:
+            devices["constraints"] = [{rng.choice(("matchAttribute", "distinctAttribute")): f"{_DRV}/model"}]
+        specs.append({"devices": devices})
+    return specs
+
+
+def _dra_outcome(alloc: Any, node: Any, claims: list[Any]) -> Any:
+    from scheduling_framework.dra import AllocatorError
+
+    try:
+        return alloc.allocate(node, claims)
+    except AllocatorError as e:
+        return ("error", str(e), e.failed_on_node)
+
+
+@pytest.mark.parametrize("seed", range(6), ids=lambda s: f"seed{s}")
+def test_dra_allocation_memo_matches_plain_search(seed: int) -> None:
+    """An Allocator with an AllocationMemo (kept across allocators, as across scheduling cycles) gives on every
+    node what the plain search gives: the same results, the same None, the same error text, while the
+    allocated devices, the slices, the nodes and the claims change between cycles."""
+    from scheduling_framework.api.resource import ResourceClaim, ResourceSlice
+    from scheduling_framework.dra import AllocatedState, Allocator, DeviceID, Features
+    from scheduling_framework.dra.allocator import AllocationMemo
+    from scheduling_framework.dra.cel import CELCache
+
+    rng = random.Random(seed)
+    nodes = [_dra_node(i, rng.choice("ab")) for i in range(5)]
+    slices = _dra_slices(rng, len(nodes))
+    classes = _dra_classes()
+    specs = _dra_claim_specs(rng, 4)
+    memo, cel = AllocationMemo(), CELCache()
+    allocated: set[Any] = set()
+    for cycle in range(25):
+        all_ids = [DeviceID(s.spec.driver, s.spec.pool.name, d.name) for s in slices for d in s.spec.devices]
+        for did in rng.sample(all_ids, min(3, len(all_ids))):
+            allocated.symmetric_difference_update({did})
+        if rng.random() < 0.15:  # a slice republished (new object, maybe new devices)
+            i = rng.randrange(len(slices))
+            raw = slices[i].to_dict() if hasattr(slices[i], "to_dict") else None
+            if raw is None:
+                slices = _dra_slices(rng, len(nodes))
+            else:
+                slices[i] = ResourceSlice.from_dict(raw)
+        if rng.random() < 0.15:  # a node relabelled
+            i = rng.randrange(len(nodes))
+            nodes[i] = _dra_node(i, rng.choice("ab"), cycle)
+        claims = [ResourceClaim.from_dict({"apiVersion": _RV1, "kind": "ResourceClaim",
+                                           "metadata": {"name": f"c{cycle}-{k}", "namespace": "ns",
+                                                        "uid": f"u{cycle}-{k}"},
+                                           "spec": rng.choice(specs)}) for k in range(rng.randint(1, 2))]
+        features = Features() if rng.random() < 0.9 else Features(partitionable_devices=False)
+        state = AllocatedState(set(allocated))
+        plain = Allocator(features, state, classes, slices, cel)
+        fast = Allocator(features, state, classes, slices, cel, memo)
+        for node in nodes:
+            assert _dra_outcome(fast, node, claims) == _dra_outcome(plain, node, claims), (cycle, node.name)
+            # asked again in the same cycle: the memo's hit
+            assert _dra_outcome(fast, node, claims) == _dra_outcome(plain, node, claims), (cycle, node.name)
+    assert memo.hits > 0 and memo.misses > 0
+
+
+def _dra_cluster_docs(rng: random.Random) -> list[dict[str, Any]]:
+    docs: list[dict[str, Any]] = []
+    for i in range(6):
+        docs.append({"apiVersion": "v1", "kind": "Node",
+                     "metadata": {"name": f"n{i}", "labels": {"zone": rng.choice("ab"),
+                                                              "kubernetes.io/hostname": f"n{i}"}},
+                     "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"}}})
+        if rng.random() < 0.8:
+            docs.append({"apiVersion": _RV1, "kind": "ResourceSlice", "metadata": {"name": f"n{i}"},
+                         "spec": {"driver": _DRV, "nodeName": f"n{i}",
+                                  "pool": {"name": f"n{i}", "generation": 1, "resourceSliceCount": 1},
+                                  "devices": [_dra_device(rng, f"dev-{k}", k) for k in range(rng.randint(2, 8))]}})
+    for name, expr in (("any", f'device.driver == "{_DRV}"'), ("model-a", f'device.attributes["{_DRV}"].model == "a"')):
+        docs.append({"apiVersion": _RV1, "kind": "DeviceClass", "metadata": {"name": name},
+                     "spec": {"selectors": [{"cel": {"expression": expr}}]}})
+    specs = _dra_claim_specs(rng, 3)
+    for t, spec in enumerate(specs):
+        for r in spec["devices"]["requests"]:  # no "bad" class here: an error aborts the pod's cycle anyway
+            for e in [r.get("exactly")] + [s for s in r.get("firstAvailable", [])]:
+                if e is not None and e.get("deviceClassName") == "bad":
+                    e["deviceClassName"] = "any"
+        docs.append({"apiVersion": _RV1, "kind": "ResourceClaimTemplate",
+                     "metadata": {"name": f"t{t}", "namespace": "default"}, "spec": {"spec": spec}})
+    for p in range(20):
+        claims = [{"name": f"x{k}", "resourceClaimTemplateName": f"t{rng.randrange(len(specs))}"}
+                  for k in range(rng.choice((1, 1, 2)))]
+        docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{p}", "namespace": "default",
+                                                                   "uid": f"p{p}"},
+                     "spec": {"containers": [{"name": "c", "image": "img", "resources": {
+                         "claims": [{"name": c["name"]} for c in claims]}}], "resourceClaims": claims}})
+    return docs
+
+
+def _dra_schedule(docs: list[dict[str, Any]], seed: int) -> list[Any]:
+    from scheduling_framework.cluster import cluster_from_documents
+    from scheduling_framework.config import load_config
+
+    c = cluster_from_documents(docs)
+    s = Scheduler(load_config(None), seed=seed, explain=True)
+    s.load(c.nodes, c.pods, c.objects)
+    s.run()
+    return [(k, r.outcome, r.node, r.message, r.claims) for k, r in sorted(s.results.items())]
+
+
+@pytest.mark.parametrize("seed", range(4), ids=lambda s: f"seed{s}")
+def test_dra_plugin_memo_matches_plain_plugin(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scheduling DRA pods one after another (each allocation changes what the next pod sees) gives the same
+    placements, messages and allocations with the DynamicResources plugin's AllocationMemo as without it
+    (the plain search on every node; also the plain Score, as the memo run skips compute_score when no claim
+    has firstAvailable requests)."""
+    from plugins_intree.dynamicresources.plugin import DynamicResources
+
+    docs = _dra_cluster_docs(random.Random(seed))
+    fast = _dra_schedule(docs, seed)
+    monkeypatch.setattr(DynamicResources, "fast_paths", False)
+    plain = _dra_schedule(docs, seed)
+    assert fast == plain
+    assert any(outcome == "Scheduled" for _, outcome, *_ in fast)
 
 
 def test_lazy_pod_index_of_clones() -> None:

@@ -72,7 +72,7 @@ class _ClaimInfo:
 class _StateData:
     """The cycle's claims and allocations; shared by every copy of the CycleState (as upstream's pointer)."""
 
-    __slots__ = ("claims", "infos", "to_allocate", "typed_to_allocate", "allocator", "unavailable",
+    __slots__ = ("claims", "infos", "to_allocate", "typed_to_allocate", "prioritized", "allocator", "unavailable",
                  "node_allocations", "lock")
 
     def __init__(self) -> None:
@@ -82,6 +82,8 @@ class _StateData:
         self.to_allocate: list[int] = []
         # the typed ResourceClaims of to_allocate, parsed once for every node's Filter
         self.typed_to_allocate: list[Any] = []
+        # whether a claim to allocate has a firstAvailable request (else every node scores 0)
+        self.prioritized = True
         self.allocator: Any = None
         self.unavailable: set[int] = set()
         # node name -> one allocation (manifest mapping) per claim to allocate
@@ -151,6 +153,10 @@ class DynamicResources:
     """PreEnqueue, PreFilter, Filter, PostFilter, PreScore/Score, Reserve/Unreserve and PreBind for DRA."""
 
     name = NAME
+    #: the fast paths (AllocationMemo reusing per-node outcomes across cycles, Score's shortcut); False runs the
+    #: plain search on every node and the plain Score (the reference tests/test_perf_equivalence.py compares
+    #: against)
+    fast_paths: bool = True
 
     def __init__(self, args: Any, handle: Any) -> None:
         self.handle = handle
@@ -176,6 +182,8 @@ class DynamicResources:
         store = getattr(handle, "objects", None)
         self._store: ObjectStore = store if isinstance(store, ObjectStore) else ObjectStore()
         self.manager: DraManager = manager_for(self._store)
+        # AllocationResult (by identity, held) -> its manifest mapping: a memoized outcome is converted once
+        self._manifests: dict[int, tuple[Any, Mapping[str, Any]]] = {}
 
     # events ----------------------------------------------------------------------------------------
     def events_to_register(self) -> list[tuple[str, str]]:
@@ -261,6 +269,8 @@ class DynamicResources:
         if to_allocate:
             try:
                 s.typed_to_allocate = [mgr.typed(claims[i]) for i in to_allocate]
+                s.prioritized = any(req.exactly is None for c in s.typed_to_allocate
+                                    for req in c.spec.devices.requests)
                 s.allocator = self._new_allocator()
             except SchedulingFrameworkError as e:
                 return None, Status(Code.ERROR, str(e))
@@ -308,8 +318,9 @@ class DynamicResources:
         classes = {c.name: mgr.typed(c) for c in mgr.device_classes()}
         slices = mgr.typed_all(mgr.slices())
         # the allocator's features follow the DRA gates of the release the profile follows
+        # The memo reuses a node's outcome while its inputs are unchanged; see AllocationMemo.
         return alloc_mod.Allocator(alloc_mod.Features(**self._features), mgr.allocated_state(), classes, slices,
-                                   mgr.cel_cache())
+                                   mgr.cel_cache(), mgr.allocation_memo() if self.fast_paths else None)
 
     def pre_filter_extensions(self) -> None:
         return None
@@ -340,7 +351,7 @@ class DynamicResources:
                 return Status(Code.ERROR, str(e))
             if result is None or len(result) != len(s.to_allocate):
                 return _unresolvable(ERR_CANNOT_ALLOCATE)
-            allocations = [allocation_to_dict(a) for a in result]
+            allocations = [self._manifest(a) for a in result]
         if unavailable:
             with s.lock:
                 s.unavailable.update(unavailable)
@@ -349,6 +360,18 @@ class DynamicResources:
             with s.lock:
                 s.node_allocations[node.name] = allocations
         return None
+
+    def _manifest(self, a: Any) -> Mapping[str, Any]:
+        """``allocation_to_dict(a)``, converted once per result object (the memo hands the same object to
+        many nodes and cycles); Reserve copies it before it goes into a claim."""
+        hit = self._manifests.get(id(a))
+        if hit is not None and hit[0] is a:
+            return hit[1]
+        out = allocation_to_dict(a)
+        if len(self._manifests) >= 4096:
+            self._manifests.clear()
+        self._manifests[id(a)] = (a, out)
+        return out
 
     # PostFilter ------------------------------------------------------------------------------------
     def post_filter(self, state: CycleState, pod: Pod, filtered_node_status_map: Mapping[str, Status]
@@ -394,6 +417,10 @@ class DynamicResources:
         allocations = s.node_allocations.get(node_info.name)
         if allocations is None:
             return 0, None
+        if not s.prioritized and self.fast_paths:
+            # compute_score counts firstAvailable requests only: none, so 0 without reading the allocations
+            # (pinned by test_dra_plugin_memo_matches_plain_plugin)
+            return 0, None
         return compute_score(s.typed_to_allocate, allocations), None
 
     def score_extensions(self) -> DynamicResources:
@@ -427,7 +454,8 @@ class DynamicResources:
                 s.infos[i].allocation = alloc
                 key = claim_key(claim)
                 mgr.in_flight[key] = claim
-                self._store.add(with_status(claim, {**claim.status, "allocation": dict(alloc)}, finalizer=True))
+                self._store.add(with_status(claim, {**claim.status, "allocation": _copy_manifest(alloc)},
+                                            finalizer=True))
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -494,6 +522,15 @@ class DynamicResources:
                 mgr.in_flight.pop(claim_key(claim), None)
                 s.claims[i] = updated
         return None
+
+
+def _copy_manifest(v: Any) -> Any:
+    """A copy of a manifest's mappings and lists (the converted allocations are shared between nodes)."""
+    if isinstance(v, Mapping):
+        return {k: _copy_manifest(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_copy_manifest(x) for x in v]
+    return v
 
 
 def compute_score(claims: Sequence[Any], allocations: Sequence[Mapping[str, Any]]) -> int:

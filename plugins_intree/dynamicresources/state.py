@@ -44,6 +44,7 @@ class DraManager:
         self._state_gen = -1
         self._state: Any = None
         self._cel: Any = None
+        self._memo: Any = None
         self._contrib: weakref.WeakKeyDictionary[KubeObject, tuple[tuple[Any, ...], bool]] = \
             weakref.WeakKeyDictionary()
 
@@ -128,6 +129,13 @@ class DraManager:
             cel: Any = importlib.import_module("scheduling_framework.dra.cel")
             self._cel = cel.CELCache()
         return self._cel
+
+    def allocation_memo(self) -> Any:
+        """The allocator's cross-cycle memo of per-node outcomes (AllocationMemo), shared by every cycle."""
+        if self._memo is None:
+            alloc_mod: Any = importlib.import_module("scheduling_framework.dra.allocator")
+            self._memo = alloc_mod.AllocationMemo()
+        return self._memo
 
     def has_pending_allocation(self, claim: KubeObject) -> bool:
         return claim_key(claim) in self.in_flight

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from plugins_intree.interpodaffinity import _terms
+from plugins_intree.interpodaffinity._sums import KeptSumsCache
 from plugins_intree.interpodaffinity._terms import NO_LABELS
 from plugins_intree.interpodaffinity.filtering import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
@@ -97,6 +98,10 @@ class InterPodAffinity:
         if problems:
             raise ValueError("; ".join(problems))
         self._handle = handle
+        # PreFilter's existing anti-affinity counts and PreScore's topology scores of earlier cycles, per
+        # incoming-pod signature, added again only where nodes changed
+        self._kept_existing = KeptSumsCache()
+        self._kept_scores = KeptSumsCache()
 
     # --- cluster lookups ------------------------------------------------------------------------
     def _objects(self) -> Any:
@@ -136,7 +141,7 @@ class InterPodAffinity:
             anti = _terms.merge_all(anti, namespaces)
         ns_labels = self._namespace_labels(pod.metadata.namespace)
 
-        existing = existing_anti_affinity_counts(pod, ns_labels, with_anti)
+        existing = existing_anti_affinity_counts(pod, ns_labels, with_anti, self._kept_existing)
         if not existing and not affinity and not anti:
             return None, Status(Code.SKIP)
         affinity_counts, anti_counts = incoming_affinity_anti_affinity_counts(affinity, anti, nodes)
@@ -213,7 +218,7 @@ class InterPodAffinity:
         ns_labels = self._namespace_labels(pod.metadata.namespace)
 
         scores = topology_scores(pod, preferred_affinity, preferred_anti, ns_labels, all_nodes, has_constraints,
-                                 self.args.hard_pod_affinity_weight)
+                                 self.args.hard_pod_affinity_weight, self._kept_scores)
         if scores is None:
             return Status(Code.SKIP)
         state.write(PRE_SCORE_STATE_KEY, PreScoreState(scores))

@@ -13,8 +13,10 @@ scores onto [0, MAX_NODE_SCORE].
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
+from typing import cast
 
+from plugins_intree.interpodaffinity._sums import Contribution, KeptSumsCache
 from plugins_intree.interpodaffinity._terms import MEMO_LIMIT, NO_LABELS, memo_key, weighted_terms_key
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore
@@ -49,11 +51,15 @@ def _add(scores: ScoreMap, key: str, value: str, amount: int) -> None:
 
 def topology_scores(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm],
                     preferred_anti_affinity: Sequence[WeightedAffinityTerm], ns_labels: Mapping[str, str],
-                    nodes: Sequence[NodeInfo], all_pods: bool, hard_pod_affinity_weight: int) -> ScoreMap | None:
+                    nodes: Sequence[NodeInfo], all_pods: bool, hard_pod_affinity_weight: int,
+                    kept: KeptSumsCache | None = None) -> ScoreMap | None:
     """The score map for ``pod`` over ``nodes``; None when no term applied anywhere (nothing to score).
 
     ``all_pods`` says whether every pod of a node is visited (the incoming pod has preferred terms) or
-    only the pods that have pod (anti-)affinity of their own.
+    only the pods that have pod (anti-)affinity of their own. ``kept`` keeps the sums across cycles
+    (re-adding only the nodes that changed); the map equals the plain pass below (each (key, value) that
+    received an addition, with the sum of its amounts), pinned by
+    tests/test_perf_equivalence.py::test_interpodaffinity_kept_sums_equal_plain.
     """
     scores: ScoreMap = {}
     # A node's additions depend on its pods and on the incoming pod's namespace, labels, namespace labels
@@ -62,6 +68,16 @@ def topology_scores(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm]
     node_memo_key = memo_key(PRE_SCORE_STATE_KEY, meta.namespace, tuple(sorted(meta.labels.items())),
                              tuple(sorted(ns_labels.items())), weighted_terms_key(preferred_affinity),
                              weighted_terms_key(preferred_anti_affinity), all_pods, hard_pod_affinity_weight)
+    if kept is not None:
+        def contribution(ni: NodeInfo) -> Contribution:
+            node = ni.node
+            if node is None or not node.metadata.labels:
+                return ()
+            return tuple(((key, value), amount) for key, value, amount in _additions(
+                pod, preferred_affinity, preferred_anti_affinity, ns_labels, ni, node.metadata.labels, all_pods,
+                hard_pod_affinity_weight, node_memo_key))
+
+        return kept.get(node_memo_key, contribution).view(nodes, _score_map)
     for ni in nodes:
         node = ni.node
         if node is None:
@@ -69,19 +85,37 @@ def topology_scores(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm]
         node_labels = node.metadata.labels
         if not node_labels:
             continue
-        memo = ni.memo
-        additions: tuple[tuple[str, str, int], ...] | None = memo.get(node_memo_key)
-        if additions is None:
-            additions = _node_additions(pod, preferred_affinity, preferred_anti_affinity, ns_labels, ni, node_labels,
-                                        all_pods, hard_pod_affinity_weight)
-            if len(memo) >= MEMO_LIMIT:
-                memo.clear()
-            memo[node_memo_key] = additions
+        additions = _additions(pod, preferred_affinity, preferred_anti_affinity, ns_labels, ni, node_labels, all_pods,
+                               hard_pod_affinity_weight, node_memo_key)
         for topology_key, value, amount in additions:
             _add(scores, topology_key, value, amount)
     # Entries are only ever added (a sum may come back to 0 but stays), so an empty map means no term
     # applied on any node, which is when upstream skips scoring.
     return scores or None
+
+
+def _score_map(sums: dict[Hashable, int], _: dict[Hashable, int]) -> ScoreMap | None:
+    scores: ScoreMap = {}
+    for pair, amount in sums.items():
+        topology_key, value = cast("tuple[str, str]", pair)
+        _add(scores, topology_key, value, amount)
+    return scores or None
+
+
+def _additions(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm],
+               preferred_anti_affinity: Sequence[WeightedAffinityTerm], ns_labels: Mapping[str, str],
+               ni: NodeInfo, node_labels: Mapping[str, str], all_pods: bool, hard_pod_affinity_weight: int,
+               node_memo_key: str) -> tuple[tuple[str, str, int], ...]:
+    """_node_additions, remembered on the NodeInfo under ``node_memo_key``."""
+    memo = ni.memo
+    additions: tuple[tuple[str, str, int], ...] | None = memo.get(node_memo_key)
+    if additions is None:
+        additions = _node_additions(pod, preferred_affinity, preferred_anti_affinity, ns_labels, ni, node_labels,
+                                    all_pods, hard_pod_affinity_weight)
+        if len(memo) >= MEMO_LIMIT:
+            memo.clear()
+        memo[node_memo_key] = additions
+    return additions
 
 
 def _node_additions(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm],

@@ -24,6 +24,7 @@ order is unspecified).
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -522,16 +523,105 @@ def _violates_policy(value: Quantity, cap: DeviceCapacity) -> bool:
 # --- the allocator ---------------------------------------------------------------------------------
 
 
+_EMPTY_NAMES: frozenset[str] = frozenset()
+#: outcomes kept per node by AllocationMemo (older ones are dropped all at once: the allocated devices of a
+#: node's pools move on, so old fingerprints rarely come back)
+_MEMO_OUTCOMES_PER_NODE = 16
+
+
+class _MemoNode:
+    """What AllocationMemo knows about one node: its pools and the outcomes computed on it."""
+
+    __slots__ = ("node", "pools", "pool_keys", "outcomes")
+
+    def __init__(self, node: Node, pools: list[_Pool]) -> None:
+        self.node = node
+        self.pools = pools
+        self.pool_keys = tuple((p.driver, p.name) for p in pools)
+        # (claims key, allocated fingerprint) -> the results (None: the claims do not fit on the node)
+        self.outcomes: dict[tuple[int, tuple[frozenset[str], ...]], list[AllocationResult] | None] = {}
+
+
+class AllocationMemo:
+    """Outcomes of ``Allocator.allocate`` per node, kept across allocators (scheduling cycles).
+
+    The outcome on a node is a function of the features, the device classes, the ResourceSlices (the node's
+    pools, and every slice for pool completeness), the node object, the claims' specs and the devices of the
+    node's pools already allocated to other claims. The memo keys an outcome on exactly those: classes, slices,
+    features and the CEL cache by object identity (an "epoch": any change forgets everything), the node by
+    identity, the claims by spec equality, and the allocated devices per pool by name. Errors are never kept
+    (they are recomputed, with the claims' own names), nor results holding a share of a shareable device
+    (its share id derives from the claim's uid); while any claim holds shares or consumable capacity, the
+    memo steps aside and every allocation runs the search.
+
+    Pinned by tests/test_perf_equivalence.py::test_dra_allocation_memo_matches_plain_search.
+    """
+
+    def __init__(self) -> None:
+        self._epoch_inputs: tuple[Any, ...] = ()
+        self._nodes: dict[str, _MemoNode] = {}
+        self._claim_specs: dict[tuple[Any, ...], int] = {}
+        self._next_key = 0
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def _begin(self, a: Allocator) -> bool:
+        """Called by a new Allocator: forget everything when its inputs differ; whether the memo may be used."""
+        state = a.allocated_state
+        if state.allocated_shared_device_ids or state.aggregated_capacity:
+            return False
+        # Holding the objects keeps their ids unique while they are compared.
+        inputs = (a.features, a.cel_cache, tuple(a.all_slices),
+                  tuple(sorted(a.device_classes.items(), key=lambda kv: str(kv[0]))))
+        old = self._epoch_inputs
+        if not (len(old) == 4 and old[0] == inputs[0] and old[1] is inputs[1] and _same_objects(old[2], inputs[2])
+                and len(old[3]) == len(inputs[3])
+                and all(x[0] == y[0] and x[1] is y[1] for x, y in zip(old[3], inputs[3], strict=True))):
+            self._epoch_inputs = inputs
+            self._nodes.clear()
+            self._claim_specs.clear()
+        return True
+
+    def claims_key(self, claims: Sequence[ResourceClaim]) -> int | None:
+        """A small int standing for the claims' specs (equal specs, same int); None when not hashable."""
+        specs = tuple(c.spec for c in claims)
+        with self._lock:  # Filter may run on several threads: one int per spec, never reused
+            try:
+                key = self._claim_specs.get(specs)
+            except TypeError:
+                return None
+            if key is None:
+                if len(self._claim_specs) > 1024:
+                    self._claim_specs.clear()
+                self._next_key += 1
+                key = self._claim_specs[specs] = self._next_key
+            return key
+
+    def node_entry(self, node: Node, a: Allocator) -> _MemoNode:
+        entry = self._nodes.get(node.name)
+        if entry is None or entry.node is not node:
+            slices_for_node = a._on_node.get(node.name, []) + a._shared
+            entry = self._nodes[node.name] = _MemoNode(node, gather_pools(slices_for_node, node, a.features,
+                                                                          a.all_slices))
+        return entry
+
+
+def _same_objects(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
 class Allocator:
     """Allocates devices for claims on one node at a time; build once per scheduling cycle (or per pod).
 
     ``device_classes`` maps class names to DeviceClasses; ``slices`` is every ResourceSlice in the cluster.
-    Reusable and side-effect free: ``allocate`` does not change ``allocated_state``.
+    Reusable and side-effect free: ``allocate`` does not change ``allocated_state``. ``memo`` (optional,
+    shared by the allocators of successive cycles) reuses outcomes whose inputs did not change.
     """
 
     def __init__(self, features: Features, allocated_state: AllocatedState,
                  device_classes: Mapping[str, DeviceClass], slices: Sequence[ResourceSlice],
-                 cel_cache: CELCache | None = None) -> None:
+                 cel_cache: CELCache | None = None, memo: AllocationMemo | None = None) -> None:
         self.features = features
         self.allocated_state = allocated_state
         self.device_classes = device_classes
@@ -547,6 +637,10 @@ class Allocator:
         # Counters consumed by allocated devices, per pool; the allocated state never changes.
         self._available_counters: dict[tuple[str, str], dict[str, dict[str, Quantity]]] = {}
         self.num_allocate_one = 0
+        self._memo = memo if memo is not None and memo._begin(self) else None
+        # allocated device names per (driver, pool), built on the memo's first use in this allocator
+        self._allocated_by_pool: dict[tuple[str, str], frozenset[str]] | None = None
+        self._claims_keys: dict[tuple[ResourceClaim, ...], int | None] = {}
 
     def allocate(self, node: Node, claims: Sequence[ResourceClaim],
                  timeout: float | None = None) -> list[AllocationResult] | None:
@@ -555,10 +649,57 @@ class Allocator:
         Raises AllocatorError with upstream's message when the input is unusable. ``timeout`` (seconds) bounds
         the search as upstream's filter timeout does; when hit, the AllocatorError has ``timed_out`` set.
         """
+        memo = self._memo
+        if memo is not None and timeout is None:
+            # Fast path: the outcome this node had for equal inputs (AllocationMemo); the plain path below
+            # is the reference. Pinned by test_dra_allocation_memo_matches_plain_search.
+            return self._allocate_memo(memo, node, tuple(claims))
         run = _Run(self, node, list(claims))
         if timeout is not None:
             run.deadline = time.monotonic() + timeout
         return run.run()
+
+    def _allocate_memo(self, memo: AllocationMemo, node: Node,
+                       claims: tuple[ResourceClaim, ...]) -> list[AllocationResult] | None:
+        ckey = self._claims_keys.get(claims, 0)
+        if ckey == 0:
+            ckey = self._claims_keys[claims] = memo.claims_key(claims)
+        entry = memo.node_entry(node, self)
+        if ckey is None:
+            run = _Run(self, node, list(claims))
+            run.pools = entry.pools
+            return run.run(gathered=True)
+        by_pool = self._allocated_by_pool
+        if by_pool is None:
+            by_pool = self._allocated_by_pool = _allocated_by_pool(self.allocated_state)
+        key = (ckey, tuple([by_pool.get(k, _EMPTY_NAMES) for k in entry.pool_keys]))
+        outcomes = entry.outcomes
+        if key in outcomes:
+            memo.hits += 1
+            hit = outcomes[key]
+            return None if hit is None else list(hit)
+        memo.misses += 1
+        run = _Run(self, node, list(claims))
+        run.pools = entry.pools
+        out = run.run(gathered=True)
+        if out is not None and any(r.share_id is not None for res in out for r in res.results):
+            return out
+        if len(outcomes) >= _MEMO_OUTCOMES_PER_NODE:
+            outcomes.clear()
+        outcomes[key] = None if out is None else list(out)
+        return out
+
+
+def _allocated_by_pool(state: AllocatedState) -> dict[tuple[str, str], frozenset[str]]:
+    names: dict[tuple[str, str], list[str]] = {}
+    for did in state.allocated_devices:
+        k = (did.driver, did.pool)
+        have = names.get(k)
+        if have is None:
+            names[k] = [did.device]
+        else:
+            have.append(did.device)
+    return {k: frozenset(v) for k, v in names.items()}
 
 
 class _Run:
@@ -586,10 +727,12 @@ class _Run:
         return f"{c.namespace}/{c.name}"
 
     # -- setup ---------------------------------------------------------------------------------
-    def run(self) -> list[AllocationResult] | None:
+    def run(self, gathered: bool = False) -> list[AllocationResult] | None:
+        """``gathered``: ``self.pools`` holds the node's pools already (AllocationMemo keeps them per node)."""
         a = self.a
-        slices_for_node = a._on_node.get(self.node.name, []) + a._shared
-        self.pools = gather_pools(slices_for_node, self.node, self.features, a.all_slices)
+        if not gathered:
+            slices_for_node = a._on_node.get(self.node.name, []) + a._shared
+            self.pools = gather_pools(slices_for_node, self.node, self.features, a.all_slices)
         for ci, claim in enumerate(self.claims):
             min_devices = 0
             for ri, request in enumerate(claim.spec.devices.requests):
@@ -1082,6 +1225,6 @@ def _taint_prevents(device: Device, tolerations: Sequence[DeviceToleration]) -> 
 
 
 __all__ = [
-    "AllocatedState", "Allocator", "AllocatorError", "DeviceID", "Features", "SharedDeviceID", "gather_pools",
-    "lookup_attribute", "node_matches",
+    "AllocatedState", "AllocationMemo", "Allocator", "AllocatorError", "DeviceID", "Features", "SharedDeviceID",
+    "gather_pools", "lookup_attribute", "node_matches",
 ]
