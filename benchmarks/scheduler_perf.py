@@ -18,7 +18,8 @@ What is measured, per workload (compare upstream's ``SchedulingThroughput``):
   interpreter so the figure is its own (``--in-process`` runs them all in this process instead).
 
 Background operations (``churn``, ``deletePods``) run between ``schedule_one`` calls on the clock of the
-CPU time spent scheduling, where upstream runs them in goroutines on a wall-clock ticker.
+CPU time spent scheduling (the scheduler's virtual clock follows it too), where upstream runs them in
+goroutines on a wall-clock ticker: the same on an idle machine, and not load-dependent on a shared one.
 
 The profile is the default one (``config: null``); default plugins that are not registered in this
 installation (volume plugins, DefaultPreemption while they are being written) are disabled, and the
@@ -304,10 +305,7 @@ class _Loop:
         self.factory = factory
         self.tickers: list[_Ticker] = []
         self.churns: list[_Churn] = []
-        # CPU seconds spent in drain() so far: the background operations' clock. On an idle machine it is the
-        # wall time of the loop (one thread); on a shared one, churn keeps its rate relative to the scheduler's
-        # work instead of growing with the time other processes take
-        self.loop_time = 0.0
+        self.loop_time = 0.0  # seconds spent in drain() so far: the background operations' clock
         # measured pods scheduled (once: a pod preempted later, by churn pods, still counts, as in upstream's
         # throughput, which counts pods as they get bound)
         self.measured_scheduled: set[str] = set()
@@ -335,9 +333,10 @@ class _Loop:
         sched = self.sched
         clock = sched.clock
         perf = time.perf_counter
+        # The background operations' clock is the CPU time spent scheduling: on an idle machine that is the wall
+        # time upstream's tickers run on, and on a shared one the churn rate does not grow with the load.
         cpu = time.process_time
-        start = perf()
-        cpu_start = cpu()
+        cstart = cpu()
         base = self.loop_time
         next_due = min((t.due for t in self.tickers), default=float("inf"))
         done: set[str] = set()  # measured pods scheduled
@@ -350,11 +349,11 @@ class _Loop:
         vstart = clock()
         while True:
             if next_due != float("inf"):
-                now = base + cpu() - cpu_start
+                now = base + cpu() - cstart
                 if now >= next_due:
                     next_due = self._run_tickers(now)
             if virtual is not None:
-                virtual.advance_to(vstart + perf() - start)
+                virtual.advance_to(vstart + cpu() - cstart)
             t0 = perf()
             r = sched.schedule_one()
             t1 = perf()
@@ -379,7 +378,7 @@ class _Loop:
                     done.add(r.pod)
                     if len(done) == len(measured):
                         break  # upstream stops measuring once every measured pod is scheduled
-        self.loop_time = base + cpu() - cpu_start
+        self.loop_time = base + cpu() - cstart
         self.measured_scheduled |= done
         return cycles
 
