@@ -115,8 +115,8 @@ class PreFilterState:
     lets every node through.
     """
 
-    __slots__ = ("constraints", "critical_paths", "keys", "limits", "rejections", "self_match", "single_key",
-                 "tp_value_to_match_num", "verdicts")
+    __slots__ = ("constraints", "critical_paths", "keys", "limits", "rejections", "self_match", "single_check",
+                 "single_key", "tp_value_to_match_num", "verdicts")
 
     def __init__(self, constraints: Sequence[SpreadConstraint] = (),
                  critical_paths: list[CriticalPaths] | None = None,
@@ -135,6 +135,8 @@ class PreFilterState:
         self.single_key: str | None = self.keys[0] if len(self.keys) == 1 else None
         self.verdicts: dict[object, Status | None] = {}
         self.limits: list[int] | None = None
+        # with one constraint, once limits are known: (key, its counts, its limit), for the plugin's Filter
+        self.single_check: tuple[str, dict[str, int], int] | None = None
         # one Status per rejection for all the nodes of this cycle (see filter_domain)
         self.rejections = tuple(Status(code, reason) for code, reason in _REJECTIONS)
 
@@ -276,6 +278,8 @@ def filter_labels(s: PreFilterState, labels: Mapping[str, str]) -> Status | None
 def _limits(s: PreFilterState) -> list[int]:
     """Per constraint, the most matching pods a domain may hold for the pod to go there."""
     limits = s.limits = [c.max_skew + s.min_match_num(i) - s.self_match[i] for i, c in enumerate(s.constraints)]
+    if s.single_key is not None:
+        s.single_check = (s.single_key, s.tp_value_to_match_num[0], limits[0])
     return limits
 
 
@@ -309,6 +313,7 @@ def update_with_pod(s: PreFilterState, updated: Pod, preemptor: Pod, node: Node 
         return
     s.verdicts.clear()
     s.limits = None
+    s.single_check = None
     policies = NodeInclusion(preemptor, RequiredNodeAffinity(preemptor))
     policies.reset(node)
     pod_labels = updated.metadata.labels

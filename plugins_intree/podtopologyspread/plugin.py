@@ -146,7 +146,15 @@ class PodTopologySpread:
         s = state.get(PRE_FILTER_STATE_KEY)
         node = node_info.node
         if type(s) is PreFilterState and node is not None:
-            return filter_domain(s, node.metadata.labels)
+            check = s.single_check
+            if check is None:
+                return filter_domain(s, node.metadata.labels)
+            # filter_domain's one-constraint branch, inlined (it runs for every node of every cycle)
+            key, counts, limit = check
+            value = node.metadata.labels.get(key)
+            if value is None:
+                return s.rejections[0]
+            return s.rejections[1] if counts.get(value, 0) > limit else None
         try:
             s = self._pre_filter_state(state)
         except (LookupError, TypeError) as e:
