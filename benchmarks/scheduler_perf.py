@@ -18,7 +18,8 @@ What is measured, per workload (compare upstream's ``SchedulingThroughput``):
   interpreter so the figure is its own (``--in-process`` runs them all in this process instead).
 
 Background operations (``churn``, ``deletePods``) run between ``schedule_one`` calls on the clock of the
-time spent scheduling, where upstream runs them in goroutines on a wall-clock ticker.
+CPU time spent scheduling (the scheduler's virtual clock follows it too), where upstream runs them in
+goroutines on a wall-clock ticker: the same on an idle machine, and not load-dependent on a shared one.
 
 The profile is the default one (``config: null``); default plugins that are not registered in this
 installation (volume plugins, DefaultPreemption while they are being written) are disabled, and the
@@ -209,12 +210,12 @@ class _Ticker:
     """A background operation (``churn``, ``deletePods``): ``action`` runs every ``interval`` seconds of
     scheduling-loop time, until it returns False (nothing left to do). Upstream runs these in goroutines on a
     wall-clock ticker while the scheduler works; here they interleave with ``schedule_one`` calls, on the
-    time spent in the loop (building pod objects between operations does not make them fire)."""
+    CPU time spent in the loop (building pod objects between operations does not make them fire)."""
 
-    def __init__(self, interval: float, action: Callable[[], bool]) -> None:
+    def __init__(self, interval: float, action: Callable[[], bool], start: float) -> None:
         self.interval = interval
         self.action = action
-        self.due = interval
+        self.due = start + interval  # the first tick: one interval after the operation ran
 
 
 class _Churn:
@@ -311,6 +312,9 @@ class _Loop:
         # (wall, CPU) clock just before the last drain's first cycle of a measured pod
         self.first_measured: tuple[float, float] | None = None
 
+    def add_ticker(self, interval: float, action: Callable[[], bool]) -> None:
+        self.tickers.append(_Ticker(interval, action, self.loop_time))
+
     @property
     def churn_pods(self) -> int:
         return sum(c.pods_created for c in self.churns)
@@ -329,7 +333,10 @@ class _Loop:
         sched = self.sched
         clock = sched.clock
         perf = time.perf_counter
-        start = perf()
+        # The background operations' clock is the CPU time spent scheduling: on an idle machine that is the wall
+        # time upstream's tickers run on, and on a shared one the churn rate does not grow with the load.
+        cpu = time.process_time
+        cstart = cpu()
         base = self.loop_time
         next_due = min((t.due for t in self.tickers), default=float("inf"))
         done: set[str] = set()  # measured pods scheduled
@@ -342,11 +349,11 @@ class _Loop:
         vstart = clock()
         while True:
             if next_due != float("inf"):
-                now = base + perf() - start
+                now = base + cpu() - cstart
                 if now >= next_due:
                     next_due = self._run_tickers(now)
             if virtual is not None:
-                virtual.advance_to(vstart + perf() - start)
+                virtual.advance_to(vstart + cpu() - cstart)
             t0 = perf()
             r = sched.schedule_one()
             t1 = perf()
@@ -371,7 +378,7 @@ class _Loop:
                     done.add(r.pod)
                     if len(done) == len(measured):
                         break  # upstream stops measuring once every measured pod is scheduled
-        self.loop_time = base + perf() - start
+        self.loop_time = base + cpu() - cstart
         self.measured_scheduled |= done
         return cycles
 
@@ -451,12 +458,12 @@ def run_workload(w: Workload, profile_path: str | None = None, disable: Sequence
             _add_namespace(sched, factory, ns)
             churn = _Churn(sched, factory, op, ns)
             loop.churns.append(churn)
-            loop.tickers.append(_Ticker(op.interval_ms / 1000.0, churn.tick))
+            loop.add_ticker(op.interval_ms / 1000.0, churn.tick)
         elif isinstance(op, Barrier):
             loop.drain(None, latencies)
         elif isinstance(op, DeletePods):
             deleter = _pod_deleter(sched, pods_by_namespace.get(op.namespace, []))
-            loop.tickers.append(_Ticker(1.0 / op.per_second, deleter))
+            loop.add_ticker(1.0 / op.per_second, deleter)
         elif isinstance(op, CreatePods):
             ns = op.namespace or f"namespace-{op_index}"
             _add_namespace(sched, factory, ns)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import types
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -94,6 +95,10 @@ class ObjectStore:
 
     def get(self, kind: str, namespace: str, name: str) -> KubeObject | None:
         return self._by_kind.get(kind, {}).get((namespace, name))
+
+    def by_key(self, kind: str) -> Mapping[tuple[str, str], KubeObject]:
+        """The objects of ``kind`` by (namespace, name), read-only and live (copy it to keep a snapshot)."""
+        return types.MappingProxyType(self._by_kind.get(kind, {}))
 
     def has_any(self, kind: str) -> bool:
         """Whether there is an object of this kind."""

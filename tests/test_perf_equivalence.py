@@ -1647,3 +1647,51 @@ def test_signature_runs_with_nominated_pods(seed: int) -> None:
     signed = run(True)
     assert signed == run(False)
     assert any(nominated for *_, nominated, _ in signed) or any(o == "Preempted" for _, o, *_ in signed)
+
+
+def _dra_claim_obj(rng: random.Random, name: str) -> KubeObject:
+    results = []
+    for k in range(rng.randint(0, 3)):
+        r: dict[str, Any] = {"request": "r", "driver": _DRV, "pool": f"n{rng.randrange(4)}",
+                             "device": f"dev-{rng.randrange(4)}"}
+        if rng.random() < 0.1:
+            r["adminAccess"] = True
+        if rng.random() < 0.05:
+            r["shareID"] = f"s{k}"
+            r["consumedCapacity"] = {"mem": "1"}
+        results.append(r)
+    status = {"allocation": {"devices": {"results": results}}} if results or rng.random() < 0.5 else {}
+    return KubeObject.from_dict({"apiVersion": _RV1, "kind": "ResourceClaim",
+                                 "metadata": {"name": name, "namespace": "ns", "uid": f"{name}-{rng.random()}"},
+                                 "spec": {"devices": {"requests": [{"name": "r", "exactly": {
+                                     "deviceClassName": "any"}}]}},
+                                 "status": status})
+
+
+@pytest.mark.parametrize("seed", range(4), ids=lambda s: f"seed{s}")
+def test_dra_incremental_allocated_state_equals_rebuilt(seed: int) -> None:
+    """DraManager.allocated_state, kept up to date from the claims changed since the previous call, equals the
+    state rebuilt from every claim (devices, shares, consumed capacity), and its names per pool equal the
+    allocator's own grouping of the allocated devices."""
+    from plugins_intree.dynamicresources.state import DraManager
+    from scheduling_framework.dra.allocator import _allocated_by_pool
+    from scheduling_framework.snapshot import ObjectStore
+
+    rng = random.Random(seed)
+    store = ObjectStore()
+    mgr = DraManager(store)
+    names = [f"c{i}" for i in range(12)]
+    for _ in range(60):
+        for _ in range(rng.randint(1, 3)):
+            name = rng.choice(names)
+            if rng.random() < 0.3:
+                store.remove("ResourceClaim", "ns", name)
+            else:
+                store.add(_dra_claim_obj(rng, name))
+        fast, plain = mgr.allocated_state(), mgr._allocated_state_rebuilt()
+        assert fast.allocated_devices == plain.allocated_devices
+        assert fast.allocated_shared_device_ids == plain.allocated_shared_device_ids
+        assert fast.aggregated_capacity == plain.aggregated_capacity
+        if fast.allocated_by_pool is not None:
+            assert not fast.allocated_shared_device_ids
+            assert fast.allocated_by_pool == _allocated_by_pool(fast)

@@ -45,6 +45,14 @@ class DraManager:
         self._state: Any = None
         self._cel: Any = None
         self._memo: Any = None
+        # allocated_state's incremental bookkeeping: the claims counted (by key), their contributions, the
+        # claims holding shares, how many counted claims hold each device, the device names per pool
+        self._seen: dict[tuple[str, str], KubeObject] = {}
+        self._seen_contrib: dict[tuple[str, str], tuple[tuple[Any, ...], bool]] = {}
+        self._shared: dict[tuple[str, str], KubeObject] = {}
+        self._counts: dict[Any, int] = {}
+        self._by_pool: dict[tuple[str, str], frozenset[str]] = {}
+        self._pool_names: dict[tuple[str, str], set[str]] = {}
         self._contrib: weakref.WeakKeyDictionary[KubeObject, tuple[tuple[Any, ...], bool]] = \
             weakref.WeakKeyDictionary()
 
@@ -84,12 +92,71 @@ class DraManager:
     def allocated_state(self) -> Any:
         """The allocator's AllocatedState for the claims in the store (whole devices, shares of shareable
         devices and the capacity they consume; admin-access allocations excluded); cached until the store
-        changes (the allocator does not modify it). Each claim's contribution is derived once per claim
-        object, so a new state costs a pass over the claims, not a parse of each."""
+        changes (the allocator does not modify it).
+
+        Fast path: kept up to date from the claims added, replaced or removed since the previous state
+        (a count per device, and the allocated device names per pool for the allocator's memo) instead of
+        the pass over every claim of ``_allocated_state_rebuilt``, the plain path. Pinned by
+        tests/test_perf_equivalence.py::test_dra_incremental_allocated_state_equals_rebuilt."""
         store = self.store
         gen = store.generation
         if gen == self._state_gen and self._state is not None:
             return self._state
+        alloc_mod: Any = importlib.import_module("scheduling_framework.dra.allocator")
+        cur = dict(store.by_key(RESOURCE_CLAIM))
+        prev = self._seen
+        # by identity: a replaced claim is one removed and one added
+        cur_get, prev_get = cur.get, prev.get
+        removed = [(k, o) for k, o in prev.items() if cur_get(k) is not o]
+        added = [(k, o) for k, o in cur.items() if prev_get(k) is not o]
+        counts, contribs, touched = self._counts, self._seen_contrib, set()
+        for key, _ in removed:
+            whole, is_shared = contribs.pop(key)
+            if is_shared:
+                self._shared.pop(key, None)
+            for did in whole:
+                n = counts[did] - 1
+                if n:
+                    counts[did] = n
+                else:
+                    del counts[did]
+                    pool = (did.driver, did.pool)
+                    self._pool_names[pool].discard(did.device)
+                    touched.add(pool)
+        for key, c in added:
+            contrib = contribs[key] = self._contribution(c, alloc_mod)
+            whole, is_shared = contrib
+            if is_shared:
+                self._shared[key] = c
+            for did in whole:
+                n = counts.get(did, 0)
+                counts[did] = n + 1
+                if not n:
+                    pool = (did.driver, did.pool)
+                    self._pool_names.setdefault(pool, set()).add(did.device)
+                    touched.add(pool)
+        self._seen = cur
+        shared = [self.typed(c) for c in self._shared.values()]
+        state = alloc_mod.AllocatedState.from_claims(shared) if shared else alloc_mod.AllocatedState()
+        state.allocated_devices.update(counts)
+        by_pool = dict(self._by_pool)
+        for pool in touched:
+            names = frozenset(self._pool_names.get(pool, ()))
+            if names:
+                by_pool[pool] = names
+            else:
+                by_pool.pop(pool, None)
+        self._by_pool = by_pool
+        if not shared:
+            # only whole devices: the names per pool are the allocator memo's fingerprint (AllocationMemo)
+            state.allocated_by_pool = by_pool
+        self._state = state
+        self._state_gen = gen
+        return state
+
+    def _allocated_state_rebuilt(self) -> Any:
+        """The plain path of :meth:`allocated_state`: one pass over every claim in the store."""
+        store = self.store
         alloc_mod: Any = importlib.import_module("scheduling_framework.dra.allocator")
         devices: set[Any] = set()
         shared: list[Any] = []
@@ -104,8 +171,6 @@ class DraManager:
                 devices.update(whole)
         state = alloc_mod.AllocatedState.from_claims(shared) if shared else alloc_mod.AllocatedState()
         state.allocated_devices.update(devices)
-        self._state = state
-        self._state_gen = gen
         return state
 
     @staticmethod

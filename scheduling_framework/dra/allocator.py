@@ -55,7 +55,7 @@ from scheduling_framework.dra.cel import CELCache, CELCompileError, CELRuntimeEr
 from scheduling_framework.errors import SchedulingFrameworkError
 
 
-@attrs.frozen(slots=True)
+@attrs.frozen(slots=True, cache_hash=True)
 class DeviceID:
     driver: str
     pool: str
@@ -81,6 +81,9 @@ class AllocatedState:
     allocated_devices: set[DeviceID] = attrs.field(factory=set)
     allocated_shared_device_ids: set[SharedDeviceID] = attrs.field(factory=set)
     aggregated_capacity: dict[DeviceID, dict[str, Quantity]] = attrs.field(factory=dict)
+    #: optional: the names in ``allocated_devices`` per (driver, pool), when the caller keeps them already
+    #: (AllocationMemo's fingerprint; built from ``allocated_devices`` when None)
+    allocated_by_pool: dict[tuple[str, str], frozenset[str]] | None = attrs.field(default=None, eq=False)
 
     def is_allocated(self, device: DeviceID) -> bool:
         if device in self.allocated_devices or device in self.aggregated_capacity:
@@ -671,7 +674,9 @@ class Allocator:
             return run.run(gathered=True)
         by_pool = self._allocated_by_pool
         if by_pool is None:
-            by_pool = self._allocated_by_pool = _allocated_by_pool(self.allocated_state)
+            by_pool = self._allocated_by_pool = self.allocated_state.allocated_by_pool
+            if by_pool is None:
+                by_pool = self._allocated_by_pool = _allocated_by_pool(self.allocated_state)
         key = (ckey, tuple([by_pool.get(k, _EMPTY_NAMES) for k in entry.pool_keys]))
         outcomes = entry.outcomes
         if key in outcomes:
