@@ -326,6 +326,7 @@ class Algorithm:
         # Pinned by tests/test_perf_equivalence.py::test_signature_filter_verdicts_are_reused_exactly.
         signed, memo_key = fwk.filter_memo_key(state, pod, filters)
         head, tail = filters[:signed], filters[signed:]
+        tail_one = tail[0] if len(tail) == 1 else None
 
         def verdict_of(ni: NodeInfo) -> Status | None:
             """One node's Filter verdict (None: it passes)."""
@@ -347,10 +348,20 @@ class Algorithm:
                     else:
                         st = cached
                 if st is None and tail:
-                    st = _run_filters(tail, state, pod, ni, verdict)
+                    if tail_one is not None:  # one unsigned filter left (commonly PodTopologySpread)
+                        name1, fn1 = tail_one
+                        try:
+                            out = fn1(state, pod, ni)
+                        except Exception as e:
+                            return raised_status(name1, "Filter", e)
+                        st = None if out is None else verdict(name1, out)
+                    else:
+                        st = _run_filters(tail, state, pod, ni, verdict)
             else:
                 st = _run_filters(filters, state, pod, ni, verdict)
             return st
+
+        last_rejection: list[Status | None] = [None]
 
         def visit(ni: NodeInfo) -> bool:
             """Filter one node and record its verdict; True once enough feasible nodes are found."""
@@ -361,7 +372,9 @@ class Algorithm:
             if st.code == Code.ERROR:
                 raise CycleError(st)
             statuses[ni.name] = st
-            diagnosis.add_plugin_status(st)
+            if st is not last_rejection[0]:  # plugins share one Status per rejection per cycle: note it once
+                last_rejection[0] = st
+                diagnosis.add_plugin_status(st)
             return False
 
         # When every filter signs the pod, a run of nodes whose kept verdict is "passes" is taken whole (list
