@@ -599,8 +599,8 @@ def test_domain_counts_journal_equals_generation_scan(seed: int) -> None:
 
 def _spread_run(seed: int, plain: bool, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     from plugins_intree.podtopologyspread import plugin as pts
-    from plugins_intree.podtopologyspread.domains import DomainCounts
     from plugins_intree.podtopologyspread.scoring import normalize_scores, score_node
+    from scheduling_framework.node_info import ChangedNodes
 
     if plain:
         def plain_filter(self: Any, state: CycleState, pod: Pod, node_info: NodeInfo) -> Any:
@@ -616,7 +616,7 @@ def _spread_run(seed: int, plain: bool, monkeypatch: pytest.MonkeyPatch) -> list
         monkeypatch.setattr(pts.PodTopologySpread, "filter", plain_filter)
         monkeypatch.setattr(pts, "score_domains", lambda s, nodes: [score_node(s, ni) for ni in nodes])
         monkeypatch.setattr(pts, "normalize_values", plain_normalize)
-        monkeypatch.setattr(DomainCounts, "_update_from_journal", lambda self, nodes: False)
+        monkeypatch.setattr(ChangedNodes, "_from_journal", lambda self, nodes: None)
     rng = random.Random(seed)
     nodes = [_spread_node(rng, i) for i in range(rng.randint(6, 25))]
     running = [_spread_pod(rng, 1000 + j, rng.choice(nodes).name) for j in range(rng.randint(0, 30))]
