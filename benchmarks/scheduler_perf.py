@@ -632,16 +632,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"# {format_table([r]).splitlines()[-1]}", file=sys.stderr, flush=True)
     disabled = missing_default_plugins()
     disabled += [n for n in disable if n not in disabled]
-    if args.output == "json":
-        json.dump({"machine": machine(), "profile": profile_description(disabled),
-                   "results": [asdict(r) for r in results]}, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-        return 0
-    m = machine()
-    print(f"machine: {m['nproc']} x {m['cpu']}, {m['implementation']} {m['python']}")
-    print(f"profile: {profile_description(disabled)}\n")
-    print(format_table(results))
-    return 0
+    return _report(args.output, {"profile": profile_description(disabled), "results": [asdict(r) for r in results]},
+                   f"profile: {profile_description(disabled)}", format_table(results))
 
 
 def _compare(selected: Sequence[Workload], disable: Sequence[str], baseline: str, output: str) -> int:
@@ -655,16 +647,21 @@ def _compare(selected: Sequence[Workload], disable: Sequence[str], baseline: str
         after = run_in_child(w, None, disable)
         pairs.append((before, after))
         print(f"# {format_comparison([(before, after)]).splitlines()[-1]}", file=sys.stderr, flush=True)
+    doc = {"baseline": os.path.abspath(baseline),
+           "results": [{"before": asdict(b) if b else None, "after": asdict(a)} for b, a in pairs]}
+    return _report(output, doc, f"before: {os.path.abspath(baseline)}; after: this tree", format_comparison(pairs))
+
+
+def _report(output: str, doc: dict[str, Any], subtitle: str, table: str) -> int:
+    """Print the run: ``doc`` with the machine as JSON, or the machine, ``subtitle`` and ``table``."""
+    m = machine()
     if output == "json":
-        json.dump({"machine": machine(), "baseline": os.path.abspath(baseline),
-                   "results": [{"before": asdict(b) if b else None, "after": asdict(a)} for b, a in pairs]},
-                  sys.stdout, indent=2)
+        json.dump({"machine": m, **doc}, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
-    m = machine()
     print(f"machine: {m['nproc']} x {m['cpu']}, {m['implementation']} {m['python']}")
-    print(f"before: {os.path.abspath(baseline)}; after: this tree\n")
-    print(format_comparison(pairs))
+    print(f"{subtitle}\n")
+    print(table)
     return 0
 
 
