@@ -148,17 +148,7 @@ def existing_anti_affinity_counts(pod: Pod, ns_labels: Mapping[str, str], nodes:
         if done and kept_counts is not None:
             return kept_counts
     for ni in nodes:
-        node = ni.node
-        if node is None:
-            continue
-        memo = ni.memo
-        pairs: tuple[tuple[str, str], ...] | None = memo.get(node_memo_key)
-        if pairs is None:
-            pairs = _matching_anti_affinity_pairs(pod, ns_labels, ni, node.metadata.labels)
-            if len(memo) >= MEMO_LIMIT:
-                memo.clear()
-            memo[node_memo_key] = pairs
-        for pair in pairs:
+        for pair in _node_pairs(pod, ns_labels, ni, node_memo_key):
             counts[pair] = counts.get(pair, 0) + 1
     return counts
 
@@ -169,7 +159,8 @@ def _copy_counts(sums: dict[Hashable, int], _: dict[Hashable, int]) -> TopologyC
 
 def _node_pairs(pod: Pod, ns_labels: Mapping[str, str], ni: NodeInfo,
                 node_memo_key: str) -> tuple[tuple[str, str], ...]:
-    """The loop body of existing_anti_affinity_counts: the node's pairs, remembered on the NodeInfo."""
+    """The pairs one node adds to existing_anti_affinity_counts (none without a node), remembered on the
+    NodeInfo."""
     node = ni.node
     if node is None:
         return ()
