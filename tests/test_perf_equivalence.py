@@ -910,6 +910,13 @@ def _sig_variant(rng: random.Random, spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _without_signatures(sched: Scheduler) -> None:
+    """The plain path: no plugin signs a pod, so nothing is kept on the NodeInfos."""
+    for fwk in sched.profiles.values():
+        fwk._filter_signers = {}
+        fwk._score_signers = {}
+
+
 def _sig_run(seed: int, signed: bool) -> list[Any]:
     rng = random.Random(seed)
     nodes = [_sig_node(rng, i) for i in range(rng.randint(8, 20))]
@@ -920,9 +927,7 @@ def _sig_run(seed: int, signed: bool) -> list[Any]:
     sched = _scheduler(nodes, pods)
     sched.explain = True
     if not signed:
-        for fwk in sched.profiles.values():
-            fwk._filter_signers = {}
-            fwk._score_signers = {}
+        _without_signatures(sched)
     out = []
     for r in sched.run():
         d = r.to_dict(explain=True)
@@ -1297,9 +1302,7 @@ def test_signature_runs_with_narrowed_node_lists(seed: int) -> None:
                                        "spec": spec}))
         sched = _scheduler(nodes, pods)
         if not signed:
-            for fwk in sched.profiles.values():
-                fwk._filter_signers = {}
-                fwk._score_signers = {}
+            _without_signatures(sched)
         return [(r.pod, r.outcome, r.node, r.message) for r in sched.run()]
 
     assert run(True) == run(False)
@@ -1639,9 +1642,7 @@ def test_signature_runs_with_nominated_pods(seed: int) -> None:
                                                   "cpu": "3" if high else "100m"}}}]}}))
         sched = _scheduler(nodes, [*low, *pending])
         if not signed:
-            for fwk in sched.profiles.values():
-                fwk._filter_signers = {}
-                fwk._score_signers = {}
+            _without_signatures(sched)
         return [(r.pod, r.outcome, r.node, r.nominated_node, r.message) for r in sched.run()]
 
     signed = run(True)
