@@ -27,7 +27,7 @@ import sys
 import threading
 from collections.abc import Callable, Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
@@ -649,35 +649,31 @@ def _fast_eval(terms: list[_FastTerm], device: Device, driver: str) -> bool:
     return True
 
 
-def _lookup_attribute(device: Device, driver: str, domain: str, name: str) -> DeviceAttribute | None:
+_V = TypeVar("_V")
+
+
+def _lookup_qualified(entries: Mapping[str, _V], driver: str, domain: str, name: str) -> _V | None:
     # As device_variable builds the map: the later of "<domain>/<name>" and (driver domain) "<name>" wins.
-    attrs_ = device.attributes
     qualified = f"{domain}/{name}"
-    found_q = qualified in attrs_
-    found_u = domain == driver and name in attrs_
+    found_q = qualified in entries
+    found_u = domain == driver and name in entries
     if found_q and found_u:
-        keys = list(attrs_)
-        return attrs_[qualified] if keys.index(qualified) > keys.index(name) else attrs_[name]
+        keys = list(entries)
+        return entries[qualified] if keys.index(qualified) > keys.index(name) else entries[name]
     if found_q:
-        return attrs_[qualified]
+        return entries[qualified]
     if found_u:
-        return attrs_[name]
+        return entries[name]
     return None
+
+
+def _lookup_attribute(device: Device, driver: str, domain: str, name: str) -> DeviceAttribute | None:
+    return _lookup_qualified(device.attributes, driver, domain, name)
 
 
 def _lookup_capacity(device: Device, driver: str, domain: str, name: str) -> Quantity | None:
-    caps = device.capacity
-    qualified = f"{domain}/{name}"
-    found_q = qualified in caps
-    found_u = domain == driver and name in caps
-    if found_q and found_u:
-        keys = list(caps)
-        return (caps[qualified] if keys.index(qualified) > keys.index(name) else caps[name]).value
-    if found_q:
-        return caps[qualified].value
-    if found_u:
-        return caps[name].value
-    return None
+    cap = _lookup_qualified(device.capacity, driver, domain, name)
+    return None if cap is None else cap.value
 
 
 class CompiledExpression:
