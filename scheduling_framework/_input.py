@@ -10,6 +10,7 @@ The checks here cost one pass over the parser's events, which is a few percent o
 from __future__ import annotations
 
 import codecs
+import contextlib
 import os
 import stat
 import sys
@@ -157,7 +158,26 @@ def check_yaml_structure(text: str, source: str = "<input>", *, max_depth: int =
 
     Walks the parser's event stream (the C parser keeps its own stacks, so deep input cannot crash it)
     and keeps, per anchor, the number of nodes the anchored node stands for once aliases are expanded.
+
+    Newer libyaml builds (PyYAML 6.0.4 and later) refuse nesting past their own limit while the scanner
+    looks ahead, which in flow style (``[[[[...``) happens before the parser has emitted the event our
+    check would have stopped at. When the parser refuses for nesting, the text up to that point is walked
+    again with the pure-Python parser, which has no limit of its own, so the refusal names the level
+    where ours is crossed whatever the parser version.
     """
+    try:
+        _walk_events(yaml.parse(text, Loader=YamlLoader), source, max_depth, alias_budget)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        problem = str(getattr(e, "problem", "") or "")
+        if YamlLoader is not yaml.SafeLoader and mark is not None and "nesting" in problem:
+            prefix = text[: getattr(mark, "index", len(text)) + 1]
+            with contextlib.suppress(yaml.YAMLError):  # the prefix ends mid-structure: the refusal stands
+                _walk_events(yaml.parse(prefix, Loader=yaml.SafeLoader), source, max_depth, alias_budget)
+        raise yaml_error(e, source) from None
+
+
+def _walk_events(events: Any, source: str, max_depth: int, alias_budget: int) -> None:
     start_types: Any = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
     end_types: Any = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
     stack: list[list[Any]] = []  # [expanded node count, anchor] per open collection
@@ -165,47 +185,44 @@ def check_yaml_structure(text: str, source: str = "<input>", *, max_depth: int =
     open_anchors: set[str] = set()
     unique = 0
     extra = 0
-    try:
-        ev: Any
-        for ev in yaml.parse(text, Loader=YamlLoader):
-            t = type(ev)
-            if t is yaml.ScalarEvent:
-                unique += 1
-                if stack:
-                    stack[-1][0] += 1
-                if ev.anchor:
-                    sizes[ev.anchor] = 1
-            elif t in start_types:
-                unique += 1
-                if len(stack) >= max_depth:
-                    raise InputError(source, f"{_at(ev, source)}nesting deeper than {max_depth} levels is refused")
-                stack.append([1, ev.anchor])
-                if ev.anchor:
-                    open_anchors.add(ev.anchor)
-            elif t in end_types:
-                count, anchor = stack.pop()
-                if anchor:
-                    sizes[anchor] = count
-                    open_anchors.discard(anchor)
-                if stack:
-                    stack[-1][0] += count
-            elif t is yaml.AliasEvent:
-                if ev.anchor in open_anchors:
-                    raise InputError(source, f"{_at(ev, source)}alias *{ev.anchor} refers to a node that contains it "
-                                             f"(recursive aliases are refused)")
-                size = sizes.get(ev.anchor, 1)  # an undefined alias is reported by the loader
-                if stack:
-                    stack[-1][0] += size
-                extra += size - 1
-                if extra > max(alias_budget, unique):
-                    allowed = max(alias_budget, unique)
-                    raise InputError(source, f"{_at(ev, source)}aliases expand to more than {allowed} "
-                                             f"extra nodes (an alias bomb?); refused")
-            elif t is yaml.DocumentStartEvent:
-                sizes.clear()
-                open_anchors.clear()
-    except yaml.YAMLError as e:
-        raise yaml_error(e, source) from None
+    ev: Any
+    for ev in events:
+        t = type(ev)
+        if t is yaml.ScalarEvent:
+            unique += 1
+            if stack:
+                stack[-1][0] += 1
+            if ev.anchor:
+                sizes[ev.anchor] = 1
+        elif t in start_types:
+            unique += 1
+            if len(stack) >= max_depth:
+                raise InputError(source, f"{_at(ev, source)}nesting deeper than {max_depth} levels is refused")
+            stack.append([1, ev.anchor])
+            if ev.anchor:
+                open_anchors.add(ev.anchor)
+        elif t in end_types:
+            count, anchor = stack.pop()
+            if anchor:
+                sizes[anchor] = count
+                open_anchors.discard(anchor)
+            if stack:
+                stack[-1][0] += count
+        elif t is yaml.AliasEvent:
+            if ev.anchor in open_anchors:
+                raise InputError(source, f"{_at(ev, source)}alias *{ev.anchor} refers to a node that contains it "
+                                         f"(recursive aliases are refused)")
+            size = sizes.get(ev.anchor, 1)  # an undefined alias is reported by the loader
+            if stack:
+                stack[-1][0] += size
+            extra += size - 1
+            if extra > max(alias_budget, unique):
+                allowed = max(alias_budget, unique)
+                raise InputError(source, f"{_at(ev, source)}aliases expand to more than {allowed} "
+                                         f"extra nodes (an alias bomb?); refused")
+        elif t is yaml.DocumentStartEvent:
+            sizes.clear()
+            open_anchors.clear()
 
 
 def _at(ev: Any, source: str) -> str:

@@ -44,6 +44,13 @@ def _parser() -> argparse.ArgumentParser:
     add_release_flags(s)
     _add_focus_arguments(s)
     _add_max_input_bytes(s)
+    d = sub.add_parser("demo", help="schedule the README's demo cluster (shipped with the package): pending pods, "
+                                    "a PriorityClass that preempts, a DaemonSet; same as schedule --cluster "
+                                    "examples/cluster.yaml --expand-workloads --explain")
+    d.add_argument("--output", choices=("table", "json", "yaml"), default="table", help="as for schedule")
+    d.add_argument("--seed", type=int, default=None, help="seed for tie-breaking among equal top scores")
+    d.add_argument("--print-cluster", action="store_true",
+                   help="print the demo cluster's YAML instead (a starting point for your own file)")
     cap = sub.add_parser("capacity", help="how many more copies of a pod fit, where, and what then limits each node")
     cap.add_argument("--cluster", required=True, help="YAML: Nodes, running Pods, ...; '-' reads standard input")
     cap.add_argument("--pod", required=True, help="YAML file holding the Pod to copy")
@@ -177,6 +184,8 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             return _schedule(args, out, err)
         if args.command == "capacity":
             return _capacity(args, out, err)
+        if args.command == "demo":
+            return _demo(args, out, err)
         if args.command in ("replay", "sweep"):
             from scheduling_framework.scenario import cli as scenario_cli
 
@@ -296,6 +305,21 @@ def _run_with_progress(sched: Any, total: int, err: TextIO, flag: bool | None) -
 
     with Progress(err, total, done):
         sched.run()
+
+
+def _demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from scheduling_framework.demo import demo_cluster_path
+
+    with demo_cluster_path() as path:
+        if args.print_cluster:
+            out.write(path.read_text(encoding="utf-8"))
+            return EXIT_OK
+        argv = ["schedule", "--cluster", str(path), "--expand-workloads", "--explain", "--output", args.output]
+        if args.seed is not None:
+            argv += ["--seed", str(args.seed)]
+        sched_args = _parser().parse_args(argv)
+        sched_args.stderr = err
+        return _schedule(sched_args, out, err)
 
 
 # --- capacity ----------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import argparse
 
 EXAMPLES: dict[str, str] = {
     "": """examples:
+  scheduling-framework demo
   scheduling-framework schedule --cluster examples/cluster.yaml --seed 1
   scheduling-framework capacity --cluster examples/cluster.yaml --pod web.yaml
   scheduling-framework config view --output config > effective.yaml
@@ -22,6 +23,10 @@ EXAMPLES: dict[str, str] = {
   scheduling-framework schedule --cluster manifests.yaml --fail-on-unschedulable   # CI gate: exit 3
   scheduling-framework schedule --cluster dump.yaml --report run.html              # a page to open offline
   kubectl get nodes,pods -A -o yaml | scheduling-framework schedule --cluster -""",
+    "demo": """examples:
+  scheduling-framework demo                          # the README demo, from the installed package alone
+  scheduling-framework demo --output json --seed 1
+  scheduling-framework demo --print-cluster > my-cluster.yaml   # a starting point for your own file""",
     "capacity": """examples:
   scheduling-framework capacity --cluster examples/cluster.yaml --pod web.yaml
   scheduling-framework capacity --cluster dump.yaml --pod web.yaml --max 100 --output json""",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -154,3 +155,29 @@ def test_plugins_lists_intree_with_origin() -> None:
 def test_usage_error_exit_2() -> None:
     p = cli("schedule")
     assert p.returncode == 2
+
+
+def test_demo_is_the_readme_demo() -> None:
+    """``demo`` gives exactly what the README's command on examples/cluster.yaml gives."""
+    from scheduling_framework.cli import main
+    from tests.fixture_runner import ROOT
+
+    demo_out, demo_err = io.StringIO(), io.StringIO()
+    assert main(["demo", "--output", "json", "--seed", "1"], stdout=demo_out, stderr=demo_err) == 0
+    ref_out, ref_err = io.StringIO(), io.StringIO()
+    args = ["schedule", "--cluster", str(ROOT / "examples" / "cluster.yaml"), "--expand-workloads", "--explain",
+            "--output", "json", "--seed", "1"]
+    assert main(args, stdout=ref_out, stderr=ref_err) == 0
+    demo, ref = json.loads(demo_out.getvalue()), json.loads(ref_out.getvalue())
+    demo["stats"].pop("seconds"), ref["stats"].pop("seconds")
+    assert demo == ref and demo_err.getvalue() == ref_err.getvalue() == ""
+    printed = io.StringIO()
+    assert main(["demo", "--print-cluster"], stdout=printed) == 0
+    assert printed.getvalue() == (ROOT / "examples" / "cluster.yaml").read_text(encoding="utf-8")
+
+
+def test_demo_rejects_unknown_flags() -> None:
+    from scheduling_framework.cli import main
+
+    err = io.StringIO()
+    assert main(["demo", "--cluster", "x.yaml"], stdout=io.StringIO(), stderr=err) == 2

@@ -377,3 +377,25 @@ def test_kind_of_the_wrong_type_is_a_manifest_error(kind: str) -> None:
     # found by the parser fuzzer: a list as kind reached a dict lookup and raised TypeError
     with pytest.raises(ManifestValidationError, match="document 1: object: kind: Required value"):
         cluster_from_text(f"kind: {kind}\nmetadata: {{name: x}}\n")
+
+
+@pytest.mark.parametrize("loader", ["C", "pure"])
+@pytest.mark.parametrize(("opener", "closer"), [("[", "]"), ("{a: ", "}")])
+def test_deep_flow_nesting_names_our_level_whatever_the_parser(monkeypatch: pytest.MonkeyPatch, loader: str,
+                                                              opener: str, closer: str) -> None:
+    """libyaml 0.2.5 as bundled by PyYAML 6.0.4 refuses flow nesting past 1000 levels while its scanner looks
+    ahead, before our walker sees the 129th level; the refusal must still be ours, at the 129th level."""
+    import yaml
+
+    from scheduling_framework import _input
+
+    if loader == "pure":
+        monkeypatch.setattr(_input, "YamlLoader", yaml.SafeLoader)
+    elif not hasattr(yaml, "CSafeLoader"):
+        pytest.skip("PyYAML built without libyaml")
+    text = "x: 1\n---\n" + opener * 5000 + "1" + closer * 5000 + "\n"
+    column = len(opener) * MAX_NESTING_DEPTH + 1
+    with pytest.raises(InputError) as e:
+        _input.load_yaml_documents(text, "deep.yaml")
+    assert str(e.value) == f"deep.yaml:3:{column}: nesting deeper than {MAX_NESTING_DEPTH} levels is refused"
+

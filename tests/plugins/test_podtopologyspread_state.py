@@ -137,7 +137,7 @@ class Handle:
         self.objects = objects
 
 
-def setup(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], *, objs: list[dict[str, Any]] | None = None,
+def _setup(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], *, objs: list[dict[str, Any]] | None = None,
           args: dict[str, Any] | None = None) -> tuple[PodTopologySpread, Snapshot]:
     # Snapshot.from_objects does not accept an empty node list yet (node-tree ordering), hence the branch.
     snapshot = (Snapshot.from_objects([Node.from_dict(n) for n in nodes], [Pod.from_dict(p) for p in pods])
@@ -330,7 +330,7 @@ def test_pre_filter_state(pod: dict[str, Any], nodes: list[dict[str, Any]], exis
                           defaults: list[dict[str, Any]] | None, objs: list[dict[str, Any]] | None, want_cons: Any,
                           want_paths: Any, want_counts: Any) -> None:
     args = {"defaultingType": "List", "defaultConstraints": defaults or []}
-    plugin, snapshot = setup(nodes, existing, objs=objs, args=args)
+    plugin, snapshot = _setup(nodes, existing, objs=objs, args=args)
     state = CycleState()
     result, status = plugin.pre_filter(state, Pod.from_dict(pod), snapshot.list())
     assert result is None
@@ -350,7 +350,7 @@ want_paths_ = want_paths
 
 def test_pre_filter_state_default_constraints_use_service_selector() -> None:
     # "default constraints and a service": the defaults take the selector of the matching Service.
-    plugin, snapshot = setup([], [], objs=[service({"foo": "bar"})], args={
+    plugin, snapshot = _setup([], [], objs=[service({"foo": "bar"})], args={
         "defaultingType": "List",
         "defaultConstraints": [{"maxSkew": 3, "topologyKey": "node", "whenUnsatisfiable": DNS}]})
     state = CycleState()
@@ -445,7 +445,7 @@ ADD_POD: list[Any] = [
 def test_pre_filter_state_add_pod(preemptor: dict[str, Any], added: dict[str, Any], existing: list[dict[str, Any]],
                                   node_idx: int, nodes: list[dict[str, Any]], want_paths: Any,
                                   want_counts: Any) -> None:
-    plugin, snapshot = setup(nodes, existing)
+    plugin, snapshot = _setup(nodes, existing)
     state = CycleState()
     pod = Pod.from_dict(preemptor)
     _, status = plugin.pre_filter(state, pod, snapshot.list())
@@ -498,7 +498,7 @@ REMOVE_POD: list[Any] = [
 def test_pre_filter_state_remove_pod(preemptor: dict[str, Any], nodes: list[dict[str, Any]],
                                      existing: list[dict[str, Any]], deleted_idx: int, deleted: dict[str, Any] | None,
                                      node_idx: int, want_paths: Any, want_counts: Any) -> None:
-    plugin, snapshot = setup(nodes, existing)
+    plugin, snapshot = _setup(nodes, existing)
     state = CycleState()
     pod = Pod.from_dict(preemptor)
     _, status = plugin.pre_filter(state, pod, snapshot.list())
@@ -516,7 +516,7 @@ def test_pre_filter_state_remove_pod(preemptor: dict[str, Any], nodes: list[dict
 
 
 def test_pre_filter_disabled() -> None:
-    plugin, _ = setup([], [])
+    plugin, _ = _setup([], [])
     ni = NodeInfo(Node.from_dict(node("n", {})))
     status = plugin.filter(CycleState(), Pod.from_dict(P()), ni)
     assert status is not None and status.code == Code.ERROR
@@ -524,7 +524,7 @@ def test_pre_filter_disabled() -> None:
 
 
 def test_score_and_normalize_without_pre_score_are_errors() -> None:
-    plugin, _ = setup([], [])
+    plugin, _ = _setup([], [])
     ni = NodeInfo(Node.from_dict(node("n", {})))
     want = ['error reading "PreScorePodTopologySpread" from cycleState: not found']
     score, status = plugin.score(CycleState(), Pod.from_dict(P()), ni)
@@ -534,7 +534,7 @@ def test_score_and_normalize_without_pre_score_are_errors() -> None:
 
 
 def test_add_pod_without_pre_filter_is_error() -> None:
-    plugin, _ = setup([], [])
+    plugin, _ = _setup([], [])
     ni = NodeInfo(Node.from_dict(node("n", {})))
     status = plugin.add_pod(CycleState(), Pod.from_dict(P()), PodInfo(Pod.from_dict(E("q", "n"))), ni)
     assert status is not None and status.code == Code.ERROR
@@ -602,7 +602,7 @@ def test_pre_score_state_empty_nodes(pod: dict[str, Any], nodes: list[dict[str, 
     else:
         args = {"defaultingType": "List", "defaultConstraints": config}
     # Upstream's snapshot has the nodes but no pods, and every node is a candidate.
-    plugin, snapshot = setup(nodes, [], objs=objs, args=args)
+    plugin, snapshot = _setup(nodes, [], objs=objs, args=args)
     state = CycleState()
     assert plugin.pre_score(state, Pod.from_dict(pod), snapshot.list()) is None
     got = state.read(PRE_SCORE_STATE_KEY)
@@ -613,7 +613,7 @@ def test_pre_score_state_empty_nodes(pod: dict[str, Any], nodes: list[dict[str, 
 
 
 def test_pre_score_state_replicaset_selector_is_used() -> None:
-    plugin, snapshot = setup([node("node-a", {H: "node-a", ZONE: "mars"})], [], objs=[_RS1],
+    plugin, snapshot = _setup([node("node-a", {H: "node-a", ZONE: "mars"})], [], objs=[_RS1],
                              args={"defaultingType": "System"})
     state = CycleState()
     plugin.pre_score(state, Pod.from_dict(P(L(foo="tar", baz="sup"), owner=_OWNED)), snapshot.list())
@@ -622,7 +622,7 @@ def test_pre_score_state_replicaset_selector_is_used() -> None:
 
 
 def test_pre_score_skip_without_nodes_in_the_snapshot() -> None:
-    plugin, _ = setup([], [])
+    plugin, _ = _setup([], [])
     status = plugin.pre_score(CycleState(), Pod.from_dict(P(L("foo"), [SC(1, H, SA, FOO)])), [])
     assert status is not None and status.code == Code.SKIP
 
@@ -632,7 +632,7 @@ def test_pre_score_skip_without_nodes_in_the_snapshot() -> None:
 
 def test_filter_reason_strings() -> None:
     nodes = [zn("a", "zone1"), zn("b", "zone1"), zn("x", "zone2"), node("node-m", {"node": "node-m"})]
-    plugin, snapshot = setup(nodes, many({"a": 1}))
+    plugin, snapshot = _setup(nodes, many({"a": 1}))
     pod = Pod.from_dict(P(L("foo"), [SC(1, "zone", DNS, FOO)]))
     state = CycleState()
     plugin.pre_filter(state, pod, snapshot.list())
@@ -650,7 +650,7 @@ def test_min_domains_treats_global_minimum_as_zero() -> None:
     # One domain with 1 matching pod: skew 1+1-1 = 1 passes with minDomains 1, but 1+1-0 = 2 fails with 2.
     nodes = [zn("a", "zone1")]
     for min_domains, want in ((1, None), (2, Code.UNSCHEDULABLE)):
-        plugin, snapshot = setup(nodes, many({"a": 1}))
+        plugin, snapshot = _setup(nodes, many({"a": 1}))
         pod = Pod.from_dict(P(L("foo"), [SC(1, "zone", DNS, FOO, min_domains)]))
         state = CycleState()
         plugin.pre_filter(state, pod, snapshot.list())
@@ -659,7 +659,7 @@ def test_min_domains_treats_global_minimum_as_zero() -> None:
 
 
 def test_empty_selector_counts_no_pods_but_matches_the_pod_itself() -> None:
-    plugin, snapshot = setup([zn("a", "zone1"), zn("x", "zone2")], many({"a": 3}))
+    plugin, snapshot = _setup([zn("a", "zone1"), zn("x", "zone2")], many({"a": 3}))
     pod = Pod.from_dict(P(L("foo"), [SC(1, "zone", DNS, {})]))
     state = CycleState()
     plugin.pre_filter(state, pod, snapshot.list())
@@ -672,7 +672,7 @@ def test_empty_selector_counts_no_pods_but_matches_the_pod_itself() -> None:
 
 
 def test_cycle_state_clone_isolates_pre_filter_counts() -> None:
-    plugin, snapshot = setup([zn("a", "zone1"), zn("b", "zone1")], many({"a": 1}))
+    plugin, snapshot = _setup([zn("a", "zone1"), zn("b", "zone1")], many({"a": 1}))
     pod = Pod.from_dict(P(L("foo"), [SC(1, "node", DNS, FOO)]))
     state = CycleState()
     plugin.pre_filter(state, pod, snapshot.list())
@@ -713,7 +713,7 @@ def test_topology_normalizing_weight() -> None:
 def test_normalize_gives_ignored_nodes_zero_and_all_equal_max() -> None:
     s = PreScoreState([], {"n3"}, [], [], "default")
     scores = [NodeScore("n1", 0), NodeScore("n2", 0), NodeScore("n3", 7)]
-    plugin, _ = setup([], [])
+    plugin, _ = _setup([], [])
     state = CycleState()
     state.write(PRE_SCORE_STATE_KEY, s)
     assert plugin.normalize_score(state, Pod.from_dict(P()), scores) is None
@@ -761,11 +761,11 @@ def test_default_selector_unsupported_owner_kind_is_ignored() -> None:
 
 
 def test_system_defaults_without_a_selecting_object_skip_scoring() -> None:
-    plugin, snapshot = setup([node("n", {H: "n"})], [], args={"defaultingType": "System"})
+    plugin, snapshot = _setup([node("n", {H: "n"})], [], args={"defaultingType": "System"})
     status = plugin.pre_score(CycleState(), Pod.from_dict(P(L(app="web"))), snapshot.list())
     assert status is not None and status.code == Code.SKIP
     # a matching Service turns the system defaults on
-    plugin, snapshot = setup([node("n", {H: "n"})], [], objs=[service({"app": "web"})],
+    plugin, snapshot = _setup([node("n", {H: "n"})], [], objs=[service({"app": "web"})],
                              args={"defaultingType": "System"})
     assert plugin.pre_score(CycleState(), Pod.from_dict(P(L(app="web"))), snapshot.list()) is None
 
