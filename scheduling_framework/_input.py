@@ -66,7 +66,7 @@ def read_input(path: str | os.PathLike[str], *, what: str = "input",
     except OSError as e:
         raise InputError(name, f"cannot read {what} {name}: {e.strerror or e}") from None
     if not stat.S_ISREG(st.st_mode):
-        raise InputError(name, f"cannot read {what} {name}: not a regular file ({_file_type(st.st_mode)}); "
+        raise InputError(name, f"cannot read {what} {name}: not a regular file ({file_type_label(st.st_mode)}); "
                                f"pass a file, or '-' to read standard input")
     if st.st_size > limit:
         raise InputError(name, f"{what} {name} is {st.st_size} bytes, more than the limit of {limit} bytes "
@@ -84,16 +84,26 @@ def read_input(path: str | os.PathLike[str], *, what: str = "input",
 
 
 def _read_capped(stream: BinaryIO, limit: int, name: str, what: str) -> bytes:
-    data = stream.read(limit + 1)
-    if data is None:  # a non-blocking stream with nothing to read yet
-        data = b""
-    if len(data) > limit:
-        raise InputError(name, f"{what} {name} is more than the limit of {limit} bytes "
-                               f"(raise it with --max-input-bytes / max_input_bytes=)")
-    return bytes(data)
+    """Read to the end in chunks (never a buffer of the limit's size: the limit may be far above memory)."""
+    parts: list[bytes] = []
+    total = 0
+    while True:
+        chunk = stream.read(min(_CHUNK, limit + 1 - total))
+        if not chunk:  # end of input, or a non-blocking stream with nothing to read yet (None)
+            break
+        total += len(chunk)
+        if total > limit:
+            raise InputError(name, f"{what} {name} is more than the limit of {limit} bytes "
+                                   f"(raise it with --max-input-bytes / max_input_bytes=)")
+        parts.append(bytes(chunk))
+    return b"".join(parts)
 
 
-def _file_type(mode: int) -> str:
+_CHUNK = 1 << 20
+
+
+def file_type_label(mode: int) -> str:
+    """'a directory', 'a FIFO', ... for a file that is not a regular one."""
     for test, label in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
                         (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
         if test(mode):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from scheduling_framework._input import STDIN, check_size, load_yaml_documents, read_input
+from scheduling_framework._input import check_size, load_yaml_documents
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
@@ -21,6 +21,9 @@ from scheduling_framework.errors import (
     brief_str,
 )
 from scheduling_framework.warning_list import Warnings
+
+if TYPE_CHECKING:
+    from scheduling_framework.ingest.source import ProgressFn, Source
 
 # Kinds something in the scheduler reads (plugins, admission, workload expansion). Objects of other kinds
 # are kept in ``Cluster.objects`` (a third-party plugin may read them) but reported as ignored.
@@ -78,21 +81,37 @@ def cluster_from_documents(docs: Iterable[Any], *, validate: bool = True) -> Clu
     pods or nodes that share a name or a uid. ``validate=False`` skips API validation (not the duplicate
     checks): for test tables that build objects the API server would refuse, as upstream's unit tests do.
     """
+    return cluster_from_items(_flatten(docs), validate=validate)
+
+
+def cluster_from_items(items: Iterable[tuple[str, Any]], *, validate: bool = True, compact: bool = False) -> Cluster:
+    """:func:`cluster_from_documents` over ``(where, manifest)`` pairs, ``where`` naming each in messages.
+
+    ``compact=True`` (the file readers, which own the dicts they pass) drops ``metadata.managedFields`` and
+    keeps Pod and Node manifests packed (:mod:`scheduling_framework.api.packed`): a big dump then holds its
+    parsed objects, not its dicts.
+    """
     c = Cluster()
     errors: list[str] = []
     pod_where: list[str] = []
     node_where: list[str] = []
-    for where, d in _flatten(docs):
+    for where, d in items:
         if not isinstance(d, Mapping):
             errors.append(f"{where}: expected an object manifest, got {type(d).__name__}")
             continue
         kind = d.get("kind")
+        if compact:
+            meta = d.get("metadata")
+            if isinstance(meta, dict) and "managedFields" in meta:
+                d = {**d, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
         try:
             if kind == "Node":
-                c.nodes.append(Node.from_dict(d))
+                node = Node.from_dict(d)
+                c.nodes.append(node.with_packed_manifest() if compact else node)
                 node_where.append(where)
             elif kind == "Pod":
-                c.pods.append(Pod.from_dict(d))
+                pod = Pod.from_dict(d)
+                c.pods.append(pod.with_packed_manifest() if compact else pod)
                 pod_where.append(where)
             elif isinstance(kind, str) and kind in _DRA_PARSERS:
                 # Parsed strictly once so that a malformed DRA object is refused at load, naming the field.
@@ -177,35 +196,58 @@ def _duplicates(c: Cluster, pod_where: list[str], node_where: list[str]) -> list
     return errors
 
 
-def load_cluster(source: str | os.PathLike[str], *, max_input_bytes: int | None = None) -> Cluster:
-    """Read a cluster YAML file, or standard input when ``source`` is ``-``.
+def load_cluster(source: str | os.PathLike[str], *, max_input_bytes: int | None = None,
+                 progress: ProgressFn | None = None) -> Cluster:
+    """Read a cluster file (YAML or JSON, optionally gzip-compressed), or standard input when ``source`` is ``-``.
 
     Only regular files are read (a FIFO, a device or a directory is refused), at most ``max_input_bytes``
-    (default ``DEFAULT_MAX_INPUT_BYTES``), decoded from UTF-8 (BOM optional) or BOM-marked UTF-16/UTF-32.
-    Raises InputError for unreadable, oversized, undecodable, invalid, too deeply nested or empty input,
-    ManifestValidationError (listing every problem) for invalid objects.
+    (default ``DEFAULT_MAX_CLUSTER_BYTES``, counted after decompression), decoded from UTF-8 (BOM optional)
+    or BOM-marked UTF-16/UTF-32. The dump is streamed: a List's items are parsed and turned into objects
+    one at a time, so memory follows the objects, not the file. ``progress(bytes_read, total_or_None)``
+    is called as the input is read. Raises InputError for unreadable, oversized, undecodable, invalid,
+    too deeply nested or empty input, ManifestValidationError (listing every problem) for invalid objects.
     """
-    path = os.fspath(source)
-    text = read_input(path, what="cluster file", max_bytes=max_input_bytes)
-    return cluster_from_text(text, "standard input" if path == STDIN else path, max_input_bytes=max_input_bytes)
+    from scheduling_framework.ingest import DEFAULT_MAX_CLUSTER_BYTES, open_source
+
+    limit = DEFAULT_MAX_CLUSTER_BYTES if max_input_bytes is None else max_input_bytes
+    with open_source(source, what="cluster file", max_bytes=limit) as src:
+        src.progress = progress
+        return cluster_from_source(src)
 
 
 def cluster_from_text(text: str, source: str = "<input>", *, max_input_bytes: int | None = None) -> Cluster:
-    """Parse cluster YAML text (multi-document or ``kind: List``); the same checks as :func:`load_cluster`.
+    """Parse cluster YAML or JSON text (multi-document or ``kind: List``); the same checks as :func:`load_cluster`.
 
     Input with no objects at all (empty, or only comments) is an error: a run over it would report
     nothing, which looks like success.
     """
+    from scheduling_framework.ingest import text_source
+
     check_size(text, source, max_input_bytes, "cluster input")
-    docs = load_yaml_documents(text, source)
-    if not docs:
-        raise InputError(source, f"{source}: no objects found: the cluster input is empty or holds only comments "
-                                 "(expected Nodes, Pods and other manifests)")
-    c = cluster_from_documents(docs)
+    with text_source(text, source, "cluster input", len(text) * 4 + 16) as src:
+        return cluster_from_source(src)
+
+
+def cluster_from_source(src: Source) -> Cluster:
+    """A Cluster from a :class:`~scheduling_framework.ingest.Source`, streamed item by item."""
+    from scheduling_framework.ingest import Counter, RereadWhole, stream_items
+
+    counter = Counter()
+    try:
+        c = cluster_from_items(stream_items(src, counter), compact=True)
+    except RereadWhole:  # a shape the streamed readers leave to the whole-document loader: start over
+        text = src.read_text()
+        docs = load_yaml_documents(text, src.name)
+        counter.documents = len(docs)
+        c = cluster_from_items(_flatten(docs), compact=True)
+    if not counter.documents:
+        raise InputError(src.name, f"{src.name}: no objects found: the cluster input is empty or holds only "
+                                   "comments (expected Nodes, Pods and other manifests)")
     if not (c.nodes or c.pods or c.objects):
-        raise InputError(source, f"{source}: no objects found: the cluster input holds only empty lists "
-                                 "(expected Nodes, Pods and other manifests)")
+        raise InputError(src.name, f"{src.name}: no objects found: the cluster input holds only empty lists "
+                                   "(expected Nodes, Pods and other manifests)")
     return c
 
 
-__all__ = ["Cluster", "cluster_from_documents", "cluster_from_text", "load_cluster", "load_yaml_documents"]
+__all__ = ["Cluster", "cluster_from_documents", "cluster_from_items", "cluster_from_source", "cluster_from_text",
+           "load_cluster", "load_yaml_documents"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,6 +10,7 @@ import attrs
 from scheduling_framework.api._parse import as_bool, as_int, as_list, as_map, as_str, str_tuple
 from scheduling_framework.api.frozen import freeze_map
 from scheduling_framework.api.meta import MetadataAccessors, ObjectMeta, check_kind, reraise_for
+from scheduling_framework.api.packed import PackedManifest, unpacked
 from scheduling_framework.api.pod import resource_list
 from scheduling_framework.api.quantity import Quantity
 from scheduling_framework.api.taints import Taint
@@ -87,11 +87,15 @@ class Node(MetadataAccessors):
         return cls(meta, spec, status, m)
 
     def to_dict(self) -> dict[str, Any]:
-        return copy.deepcopy(dict(self._raw))
+        return unpacked(self._raw)
 
     def raw_manifest(self) -> Mapping[str, Any]:
         """The manifest itself, not a copy: read it, never change it (``to_dict()`` gives a copy)."""
         return self._raw
+
+    def with_packed_manifest(self) -> Node:
+        """The same node, its manifest kept packed (:mod:`~scheduling_framework.api.packed`): for big dumps."""
+        return Node(self.metadata, self.spec, self.status, PackedManifest.pack(self._raw))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Node):

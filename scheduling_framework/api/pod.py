@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -22,6 +21,7 @@ from scheduling_framework.api._parse import (
 )
 from scheduling_framework.api.frozen import deep_freeze, freeze_map
 from scheduling_framework.api.meta import MetadataAccessors, ObjectMeta, check_kind, reraise_for
+from scheduling_framework.api.packed import PackedManifest, unpacked
 from scheduling_framework.api.quantity import Quantity
 from scheduling_framework.api.selectors import LabelSelector, NodeSelector, NodeSelectorTerm, PreferredSchedulingTerm
 from scheduling_framework.api.taints import Toleration
@@ -498,11 +498,15 @@ class Pod(MetadataAccessors):
         return cls(meta, spec, status, m)
 
     def to_dict(self) -> dict[str, Any]:
-        return copy.deepcopy(dict(self._raw))
+        return unpacked(self._raw)
 
     def raw_manifest(self) -> Mapping[str, Any]:
         """The manifest itself, not a copy: read it, never change it (``to_dict()`` gives a copy)."""
         return self._raw
+
+    def with_packed_manifest(self) -> Pod:
+        """The same pod, its manifest kept packed (:mod:`~scheduling_framework.api.packed`): for big dumps."""
+        return Pod(self.metadata, self.spec, self.status, PackedManifest.pack(self._raw))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Pod):
