@@ -238,6 +238,7 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     explain: Any = (args.explain or bool(args.report)) and (focus.as_pod_predicate() if args.pod else True)
     sched = Scheduler(cfg, seed=args.seed, explain=explain)
     sched.load(cluster.nodes, cluster.pods, cluster.objects)
+    _freeze_loaded_objects()
     t0 = time.perf_counter()
     _run_with_progress(sched, len(cluster.pending_pods), err, args.progress)
     seconds = time.perf_counter() - t0
@@ -276,6 +277,14 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     weights = {name: dict(fwk.score_weights) for name, fwk in sched.profiles.items()}
     print_results(results, stats, out, explain=args.explain, explain_nodes=args.explain_nodes, weights=weights)
     return status
+
+
+def _freeze_loaded_objects() -> None:
+    """The command's objects live until it exits: keep the garbage collector from walking them again in
+    every collection while pods are scheduled (a 150,000-pod cluster is millions of objects)."""
+    import gc
+
+    gc.freeze()
 
 
 def _write_report(path: str, cluster: Any, sched: Any, results: list[Any], stats: dict[str, Any],
@@ -337,6 +346,7 @@ def _capacity(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cluster = load_cluster(args.cluster, max_input_bytes=args.max_input_bytes)
     pod = load_single_pod(args.pod, max_input_bytes=args.max_input_bytes)
     sim = Simulator.from_cluster(cluster, cfg, seed=args.seed)
+    _freeze_loaded_objects()
     result = sim.capacity(pod, args.max)
     warnings = list(sim.warnings)
     if args.output == "json":

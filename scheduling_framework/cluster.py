@@ -230,16 +230,17 @@ def cluster_from_text(text: str, source: str = "<input>", *, max_input_bytes: in
 
 def cluster_from_source(src: Source) -> Cluster:
     """A Cluster from a :class:`~scheduling_framework.ingest.Source`, streamed item by item."""
-    from scheduling_framework.ingest import Counter, RereadWhole, stream_items
+    from scheduling_framework.ingest import Counter, RereadWhole, gc_paused, stream_items
 
     counter = Counter()
-    try:
-        c = cluster_from_items(stream_items(src, counter), compact=True)
-    except RereadWhole:  # a shape the streamed readers leave to the whole-document loader: start over
-        text = src.read_text()
-        docs = load_yaml_documents(text, src.name)
-        counter.documents = len(docs)
-        c = cluster_from_items(_flatten(docs), compact=True)
+    with gc_paused():
+        try:
+            c = cluster_from_items(stream_items(src, counter), compact=True)
+        except RereadWhole:  # a shape the streamed readers leave to the whole-document loader: start over
+            text = src.read_text()
+            docs = load_yaml_documents(text, src.name)
+            counter.documents = len(docs)
+            c = cluster_from_items(_flatten(docs), compact=True)
     if not counter.documents:
         raise InputError(src.name, f"{src.name}: no objects found: the cluster input is empty or holds only "
                                    "comments (expected Nodes, Pods and other manifests)")

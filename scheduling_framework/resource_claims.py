@@ -69,6 +69,8 @@ def _list(v: Any) -> list[Any]:
 
 def pod_resource_claims(pod: Pod) -> list[Mapping[str, Any]]:
     """The pod's ``spec.resourceClaims`` entries (name plus resourceClaimName or resourceClaimTemplateName)."""
+    if not pod.spec.resource_claims:  # parsed from the same list: no need to read the (maybe packed) manifest
+        return []
     return [c for c in _list(_map(_raw_of(pod).get("spec")).get("resourceClaims")) if isinstance(c, Mapping)]
 
 
@@ -86,6 +88,8 @@ def needs_generated_claims(pod: Pod) -> bool:
 
 
 def pod_claim_statuses(pod: Pod) -> list[Mapping[str, Any]]:
+    if not pod.status.resource_claim_statuses:
+        return []
     return [s for s in _list(_map(_raw_of(pod).get("status")).get("resourceClaimStatuses"))
             if isinstance(s, Mapping)]
 

@@ -76,13 +76,20 @@ def freeze_map(value: Mapping[str, Any] | None) -> FrozenDict[str, Any]:
     return FrozenDict(value)
 
 
+_ATOMS = frozenset((str, int, float, bool, type(None)))
+
+
 def deep_freeze(value: Any) -> Any:
     """Raw manifest data made read-only all the way down: mappings become FrozenDicts, lists FrozenLists
     (still a dict and a list to whoever reads them)."""
-    if isinstance(value, Mapping):
-        return FrozenDict({k: deep_freeze(v) for k, v in value.items()})
-    if isinstance(value, list):
-        return FrozenList(deep_freeze(v) for v in value)
+    atoms = _ATOMS
+    t = type(value)
+    if t in atoms:
+        return value
+    if t is dict or t is FrozenDict or (t is not list and t is not FrozenList and isinstance(value, Mapping)):
+        return FrozenDict({k: v if type(v) in atoms else deep_freeze(v) for k, v in value.items()})
+    if t is list or t is FrozenList or isinstance(value, list):
+        return FrozenList([v if type(v) in atoms else deep_freeze(v) for v in value])
     return value
 
 

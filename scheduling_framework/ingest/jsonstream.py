@@ -199,7 +199,7 @@ class JsonItems:
             raise RereadWhole("a top-level items array in an object that is not a List")
         item_kind = str(top.get("kind"))[:-4] if top.get("kind") != "List" else ""
         for where, item in kindless:
-            if item_kind:
+            if item_kind and isinstance(item, dict) and "kind" not in item:
                 item["kind"] = item_kind
             yield where, item
 
@@ -214,15 +214,11 @@ class JsonItems:
             item = self._value(2)
             where = f"document 1 items[{j}]"
             j += 1
-            if isinstance(item, dict) and "kind" not in item:
-                if "kind" not in top:  # the List's kind (PodList -> Pod) comes later: hold the item until then
-                    kindless.append((where, item))
-                else:
-                    if top["kind"] != "List":
-                        item["kind"] = str(top["kind"])[:-4]
-                    self.yielded = True
-                    yield where, item
+            if kindless or (isinstance(item, dict) and "kind" not in item and "kind" not in top):
+                kindless.append((where, item))  # the List's kind (PodList -> Pod) comes later: wait for it
             else:
+                if isinstance(item, dict) and "kind" not in item and top["kind"] != "List":
+                    item["kind"] = str(top["kind"])[:-4]
                 self.yielded = True
                 yield where, item
             c = self._ws()

@@ -36,6 +36,10 @@ _PLAIN_COLLECTION_TAGS = (None, "!", "tag:yaml.org,2002:map", "tag:yaml.org,2002
 _NO_KEY: Any = object()
 
 
+def _undefined_alias_name(anchor: str) -> str:  # the C and pure composers word it differently
+    return "" if YamlLoader is not yaml.SafeLoader else f" {anchor!r}"
+
+
 def _parser(reader: Any) -> Any:
     if YamlLoader is yaml.SafeLoader:  # pragma: no cover - PyYAML without libyaml
         return yaml.SafeLoader(reader)
@@ -76,9 +80,10 @@ def scalar_value(ev: Any) -> Any:
 
 
 class _Frame:
-    __slots__ = ("value", "is_map", "key", "key_mark", "count", "anchor", "stream")
+    __slots__ = ("value", "is_map", "key", "key_mark", "count", "anchor", "stream", "mark")
 
-    def __init__(self, value: Any, is_map: bool, anchor: str | None) -> None:
+    def __init__(self, value: Any, is_map: bool, anchor: str | None, mark: Any) -> None:
+        self.mark = mark
         self.value = value
         self.is_map = is_map
         self.key: Any = _NO_KEY
@@ -114,6 +119,7 @@ def yaml_items(reader: Any, source: str, max_depth: int, alias_budget: int,
             t = type(ev)
             size = 1
             if t is scalar_t:
+                mark = ev.start_mark
                 unique += 1
                 value = scalar_value(ev)
                 if ev.anchor:
@@ -126,7 +132,7 @@ def yaml_items(reader: Any, source: str, max_depth: int, alias_budget: int,
                 if ev.tag not in _PLAIN_COLLECTION_TAGS:
                     raise RereadWhole(f"explicit tag {ev.tag}")
                 is_map = t is map_start_t
-                frame = _Frame({} if is_map else [], is_map, ev.anchor)
+                frame = _Frame({} if is_map else [], is_map, ev.anchor, ev.start_mark)
                 if ev.anchor:
                     _define(anchors, ev.anchor, frame.value, 0, ev, source)
                     open_anchors.add(ev.anchor)
@@ -145,6 +151,7 @@ def yaml_items(reader: Any, source: str, max_depth: int, alias_budget: int,
             elif t is map_end_t or t is seq_end_t:
                 frame = stack.pop()
                 value = frame.value
+                mark = frame.mark
                 size = frame.count
                 if frame.anchor:
                     anchors[frame.anchor] = (value, size, anchors[frame.anchor][2])
@@ -154,13 +161,14 @@ def yaml_items(reader: Any, source: str, max_depth: int, alias_budget: int,
                     stack[-1].count += size
                     continue
             elif t is alias_t:
+                mark = ev.start_mark
                 anchor = ev.anchor
                 if anchor in open_anchors:
                     raise InputError(source, f"{_at(ev.start_mark, source)}: alias *{anchor} refers to a node that "
                                              f"contains it (recursive aliases are refused)")
                 if anchor not in anchors:
                     raise InputError(source, f"invalid YAML at {_at(ev.start_mark, source)}: found undefined "
-                                             f"alias {anchor!r}")
+                                             f"alias{_undefined_alias_name(anchor)}")
                 value, size, _ = anchors[anchor]
                 extra += size - 1
                 allowed = max(alias_budget, unique)
@@ -188,7 +196,9 @@ def yaml_items(reader: Any, source: str, max_depth: int, alias_budget: int,
                             raise RereadWhole("a top-level items array in an object that is not a List")
                         item_kind = str(kind)[:-4] if kind != "List" else ""
                         for where, item in kindless:
-                            yield where, {**item, "kind": item_kind} if item_kind else item
+                            if item_kind and isinstance(item, dict) and "kind" not in item:
+                                item = {**item, "kind": item_kind}
+                            yield where, item
                         kindless = []
                         doc_no += 1
                     elif done is not None:
@@ -204,20 +214,19 @@ def yaml_items(reader: Any, source: str, max_depth: int, alias_budget: int,
             if parent.stream:
                 where = f"document {doc_no + 1} items[{item_no}]"
                 item_no += 1
-                if isinstance(value, dict) and "kind" not in value:
-                    top = stack[0].value
-                    if "kind" not in top:
-                        kindless.append((where, value))
-                        continue
-                    if top["kind"] != "List":
-                        value = {**value, "kind": str(top["kind"])[:-4]}
+                top = stack[0].value
+                if kindless or (isinstance(value, dict) and "kind" not in value and "kind" not in top):
+                    kindless.append((where, value))  # the List's kind (PodList -> Pod) comes later: wait for it
+                    continue
+                if isinstance(value, dict) and "kind" not in value and top["kind"] != "List":
+                    value = {**value, "kind": str(top["kind"])[:-4]}
                 yield where, value
                 continue
             if not parent.is_map:
                 parent.value.append(value)
             elif parent.key is _NO_KEY:
                 if isinstance(value, (list, dict)):
-                    raise InputError(source, f"invalid YAML at {_at(ev.start_mark, source)}: found unhashable key")
+                    raise InputError(source, f"invalid YAML at {_at(mark, source)}: found unhashable key")
                 parent.key = value
                 parent.key_mark = ev.start_mark
             else:
