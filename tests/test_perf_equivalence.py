@@ -799,6 +799,64 @@ def test_changed_nodes_equal_a_generation_scan(seed: int) -> None:
     assert answered > 50
 
 
+def _per_pod_topology_scores(pod: Pod, affinity: Any, anti: Any, ns_labels: Any, nodes: Any, all_pods: bool,
+                             hard_weight: int) -> dict[str, dict[str, int]] | None:
+    """Upstream's scoring loop as written: one addition per (existing pod, term) that matches."""
+    from plugins_intree.interpodaffinity._terms import NO_LABELS
+
+    scores: dict[str, dict[str, int]] = {}
+
+    def add(key: str, value: str, amount: int) -> None:
+        scores.setdefault(key, {})
+        scores[key][value] = scores[key].get(value, 0) + amount
+
+    for ni in nodes:
+        labels = ni.node.metadata.labels if ni.node is not None else {}
+        if not labels:
+            continue
+        for existing in (ni.pods if all_pods else ni.pods_with_affinity):
+            for terms, target, ns, sign in ((affinity, existing.pod, NO_LABELS, 1), (anti, existing.pod, NO_LABELS, -1),
+                                            (existing.preferred_affinity_terms, pod, ns_labels, 1),
+                                            (existing.preferred_anti_affinity_terms, pod, ns_labels, -1)):
+                for w in terms:
+                    if w.term.matches(target, ns) and w.term.topology_key in labels:
+                        add(w.term.topology_key, labels[w.term.topology_key], sign * w.weight)
+            if hard_weight > 0:
+                for t in existing.required_affinity_terms:
+                    if t.matches(pod, ns_labels) and t.topology_key in labels:
+                        add(t.topology_key, labels[t.topology_key], hard_weight)
+    return scores or None
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_interpodaffinity_grouped_terms_equal_per_pod_additions(seed: int) -> None:
+    """The scoring pass that counts matches per node and groups existing terms by canonical key gives the
+    map of the per-(existing pod, term) loop, as the node list changes from cycle to cycle."""
+    from plugins_intree.interpodaffinity import _terms
+    from plugins_intree.interpodaffinity.scoring import topology_scores
+
+    rng = random.Random(seed)
+    nodes, running, waiting = _cluster(seed, nodes=rng.randint(4, 20), bound=rng.randint(5, 80), pending=30)
+    infos = {n.name: NodeInfo(n) for n in nodes}
+    for p in running:
+        infos[p.spec.node_name].add_pod(p)
+    lst = [infos[n.name] for n in nodes]
+    for step in range(60):
+        pod = rng.choice(waiting)
+        pi = PodInfo(pod)
+        for all_pods in (True, False):
+            args = (pod, pi.preferred_affinity_terms, pi.preferred_anti_affinity_terms, _terms.NO_LABELS, lst,
+                    all_pods, rng.choice((0, 1, 5)))
+            assert topology_scores(*args) == _per_pod_topology_scores(*args), step
+        i = rng.randrange(len(lst))
+        c = lst[i].clone()
+        if c.pods and rng.random() < 0.4:
+            c.remove_pod(c.pods[0])
+        else:
+            c.add_pod(rng.choice(waiting).with_node_name(c.name))
+        lst[i] = c
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_interpodaffinity_kept_sums_equal_plain(seed: int) -> None:
     """InterPodAffinity's existing anti-affinity counts and topology scores kept across cycles equal a plain

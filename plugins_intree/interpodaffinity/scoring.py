@@ -17,10 +17,10 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import cast
 
 from plugins_intree.interpodaffinity._sums import Contribution, KeptSumsCache
-from plugins_intree.interpodaffinity._terms import MEMO_LIMIT, NO_LABELS, memo_key, weighted_terms_key
+from plugins_intree.interpodaffinity._terms import MEMO_LIMIT, NO_LABELS, memo_key, term_key, weighted_terms_key
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore
-from scheduling_framework.node_info import NodeInfo, PodInfo, WeightedAffinityTerm
+from scheduling_framework.node_info import AffinityTerm, NodeInfo, WeightedAffinityTerm
 
 PRE_SCORE_STATE_KEY = "PreScoreInterPodAffinity"
 
@@ -68,14 +68,14 @@ def topology_scores(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm]
     node_memo_key = memo_key(PRE_SCORE_STATE_KEY, meta.namespace, tuple(sorted(meta.labels.items())),
                              tuple(sorted(ns_labels.items())), weighted_terms_key(preferred_affinity),
                              weighted_terms_key(preferred_anti_affinity), all_pods, hard_pod_affinity_weight)
+    ctx = _Pass(pod, ns_labels, preferred_affinity, preferred_anti_affinity, hard_pod_affinity_weight)
     if kept is not None:
         def contribution(ni: NodeInfo) -> Contribution:
             node = ni.node
             if node is None or not node.metadata.labels:
                 return ()
             return tuple(((key, value), amount) for key, value, amount in _additions(
-                pod, preferred_affinity, preferred_anti_affinity, ns_labels, ni, node.metadata.labels, all_pods,
-                hard_pod_affinity_weight, node_memo_key))
+                ctx, ni, node.metadata.labels, all_pods, node_memo_key))
 
         done, kept_scores = kept.get(node_memo_key, contribution).view(nodes, _score_map)
         if done:
@@ -87,8 +87,7 @@ def topology_scores(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm]
         node_labels = node.metadata.labels
         if not node_labels:
             continue
-        additions = _additions(pod, preferred_affinity, preferred_anti_affinity, ns_labels, ni, node_labels, all_pods,
-                               hard_pod_affinity_weight, node_memo_key)
+        additions = _additions(ctx, ni, node_labels, all_pods, node_memo_key)
         for topology_key, value, amount in additions:
             _add(scores, topology_key, value, amount)
     # Entries are only ever added (a sum may come back to 0 but stays), so an empty map means no term
@@ -104,55 +103,124 @@ def _score_map(sums: dict[Hashable, int], _: dict[Hashable, int]) -> ScoreMap | 
     return scores or None
 
 
-def _additions(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm],
-               preferred_anti_affinity: Sequence[WeightedAffinityTerm], ns_labels: Mapping[str, str],
-               ni: NodeInfo, node_labels: Mapping[str, str], all_pods: bool, hard_pod_affinity_weight: int,
+class _Pass:
+    """One incoming pod's scoring pass: its terms with their canonical keys, and which existing terms (by
+    canonical key) match it, found once per pass instead of once per existing pod."""
+
+    __slots__ = ("pod", "ns_labels", "affinity", "anti_affinity", "hard_weight", "matches")
+
+    def __init__(self, pod: Pod, ns_labels: Mapping[str, str], preferred_affinity: Sequence[WeightedAffinityTerm],
+                 preferred_anti_affinity: Sequence[WeightedAffinityTerm], hard_weight: int) -> None:
+        self.pod = pod
+        self.ns_labels = ns_labels
+        self.affinity = tuple((_term_id(w.term), w) for w in preferred_affinity)
+        self.anti_affinity = tuple((_term_id(w.term), w) for w in preferred_anti_affinity)
+        self.hard_weight = hard_weight
+        self.matches: dict[Hashable, bool] = {}
+
+
+def _term_id(term: AffinityTerm) -> str:
+    """The term's canonical key as a string: its hash is computed once, and it is looked up per node."""
+    return repr(term_key(term))
+
+
+#: The NodeInfo memo entry holding this plugin's per-node facts that do not depend on the incoming pod.
+_NODE_FACTS = "InterPodAffinity/node-facts"
+
+
+def _node_facts(ni: NodeInfo) -> dict[Hashable, object]:
+    memo = ni.memo
+    facts: dict[Hashable, object] | None = memo.get(_NODE_FACTS)
+    if facts is None:
+        facts = memo[_NODE_FACTS] = {}
+    return facts
+
+
+def _additions(ctx: _Pass, ni: NodeInfo, node_labels: Mapping[str, str], all_pods: bool,
                node_memo_key: str) -> tuple[tuple[str, str, int], ...]:
     """_node_additions, remembered on the NodeInfo under ``node_memo_key``."""
     memo = ni.memo
     additions: tuple[tuple[str, str, int], ...] | None = memo.get(node_memo_key)
     if additions is None:
-        additions = _node_additions(pod, preferred_affinity, preferred_anti_affinity, ns_labels, ni, node_labels,
-                                    all_pods, hard_pod_affinity_weight)
+        additions = _node_additions(ctx, ni, node_labels, all_pods)
         if len(memo) >= MEMO_LIMIT:
+            facts = memo.get(_NODE_FACTS)
             memo.clear()
+            if facts is not None:
+                memo[_NODE_FACTS] = facts
         memo[node_memo_key] = additions
     return additions
 
 
-def _node_additions(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm],
-                    preferred_anti_affinity: Sequence[WeightedAffinityTerm], ns_labels: Mapping[str, str],
-                    ni: NodeInfo, node_labels: Mapping[str, str], all_pods: bool,
-                    hard_pod_affinity_weight: int) -> tuple[tuple[str, str, int], ...]:
-    """The (topology key, value, amount) additions the node's pods make to the score map, in order."""
+def _node_additions(ctx: _Pass, ni: NodeInfo, node_labels: Mapping[str, str],
+                    all_pods: bool) -> tuple[tuple[str, str, int], ...]:
+    """The (topology key, value, amount) additions the node's pods make to the score map.
+
+    Upstream adds one amount per (existing pod, term) that matches; the same sums are made here from two
+    facts kept per node while it does not change: how many of its pods each of the incoming pod's terms
+    matches (terms with equal canonical keys match the same pods), and the existing pods' own terms grouped
+    by canonical key and topology value with their amounts added up. A (key, value) pair is added when a
+    term matched, even when its amounts cancel out, as the per-pod additions do.
+    """
     out: list[tuple[str, str, int]] = []
-    pods: Sequence[PodInfo] = ni.pods if all_pods else ni.pods_with_affinity
-    for existing in pods:
-        if preferred_affinity:
-            _collect_terms(out, preferred_affinity, existing.pod, NO_LABELS, node_labels, 1)
-        if preferred_anti_affinity:
-            _collect_terms(out, preferred_anti_affinity, existing.pod, NO_LABELS, node_labels, -1)
-        if hard_pod_affinity_weight > 0 and existing.required_affinity_terms:
-            for t in existing.required_affinity_terms:
-                if t.matches(pod, ns_labels):
-                    tv = node_labels.get(t.topology_key)
-                    if tv is not None:
-                        out.append((t.topology_key, tv, hard_pod_affinity_weight))
-        if existing.preferred_affinity_terms:
-            _collect_terms(out, existing.preferred_affinity_terms, pod, ns_labels, node_labels, 1)
-        if existing.preferred_anti_affinity_terms:
-            _collect_terms(out, existing.preferred_anti_affinity_terms, pod, ns_labels, node_labels, -1)
+    facts = _node_facts(ni)
+    for sign, terms in ((1, ctx.affinity), (-1, ctx.anti_affinity)):
+        for key, w in terms:
+            t = w.term
+            count_key = (key, all_pods)
+            count = facts.get(count_key)
+            if count is None:
+                pods = ni.pods if all_pods else ni.pods_with_affinity
+                count = facts[count_key] = sum(1 for e in pods if t.matches(e.pod, NO_LABELS))
+            if count:
+                tv = node_labels.get(t.topology_key)
+                if tv is not None:
+                    out.append((t.topology_key, tv, sign * w.weight * cast("int", count)))
+    for tkey, term, topology_key, value, amount in _existing_terms(ni, facts, node_labels, ctx.hard_weight):
+        matched = ctx.matches.get(tkey)
+        if matched is None:
+            matched = ctx.matches[tkey] = term.matches(ctx.pod, ctx.ns_labels)
+        if matched:
+            out.append((topology_key, value, amount))
     return tuple(out)
 
 
-def _collect_terms(out: list[tuple[str, str, int]], terms: Sequence[WeightedAffinityTerm], pod: Pod,
-                   ns_labels: Mapping[str, str], node_labels: Mapping[str, str], multiplier: int) -> None:
-    for w in terms:
-        t = w.term
-        if t.matches(pod, ns_labels):
-            tv = node_labels.get(t.topology_key)
-            if tv is not None:
-                out.append((t.topology_key, tv, w.weight * multiplier))
+ExistingTerm = tuple[Hashable, AffinityTerm, str, str, int]
+
+
+def _existing_terms(ni: NodeInfo, facts: dict[Hashable, object], node_labels: Mapping[str, str],
+                    hard_weight: int) -> tuple[ExistingTerm, ...]:
+    """The node's pods' own terms that can add to a score: hard affinity (when weighted), preferred affinity
+    and anti-affinity, grouped by (canonical key, topology key, topology value), amounts summed."""
+    fact_key = ("existing-terms", hard_weight)
+    kept = facts.get(fact_key)
+    if kept is not None:
+        return cast("tuple[ExistingTerm, ...]", kept)
+    grouped: dict[tuple[Hashable, str, str], list[object]] = {}
+
+    def add(term: AffinityTerm, amount: int) -> None:
+        value = node_labels.get(term.topology_key)
+        if value is None:
+            return
+        group = (_term_id(term), term.topology_key, value)
+        entry = grouped.get(group)
+        if entry is None:
+            grouped[group] = [term, amount]
+        else:
+            entry[1] = cast("int", entry[1]) + amount
+
+    for existing in ni.pods_with_affinity:
+        if hard_weight > 0:
+            for t in existing.required_affinity_terms:
+                add(t, hard_weight)
+        for w in existing.preferred_affinity_terms:
+            add(w.term, w.weight)
+        for w in existing.preferred_anti_affinity_terms:
+            add(w.term, -w.weight)
+    terms = tuple((key, cast("AffinityTerm", e[0]), topology_key, value, cast("int", e[1]))
+                  for (key, topology_key, value), e in grouped.items())
+    facts[fact_key] = terms
+    return terms
 
 
 def node_score(state: PreScoreState, node_labels: Mapping[str, str]) -> int:
