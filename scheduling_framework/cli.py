@@ -232,6 +232,7 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from scheduling_framework.workloads import expand_workloads
 
         cluster = expand_workloads(cluster, seed=args.seed)
+    _freeze_loaded_objects()
     from scheduling_framework.report.focus import pod_matcher
 
     focus = pod_matcher(args.pod)

@@ -858,6 +858,39 @@ def test_interpodaffinity_grouped_terms_equal_per_pod_additions(seed: int) -> No
 
 
 @pytest.mark.parametrize("seed", range(8))
+def test_interpodaffinity_term_sums_equal_plain(seed: int) -> None:
+    """PreScore's sums kept per term across cycles (TermSums) equal the per-node pass, while nodes change,
+    pods come with and without terms of their own, and the hard affinity weight varies."""
+    from plugins_intree.interpodaffinity import _terms
+    from plugins_intree.interpodaffinity.scoring import TermSums, topology_scores
+
+    rng = random.Random(seed)
+    nodes, running, waiting = _cluster(seed, nodes=rng.randint(4, 20), bound=rng.randint(5, 80), pending=30)
+    infos = {n.name: NodeInfo(n) for n in nodes}
+    for p in running:
+        infos[p.spec.node_name].add_pod(p)
+    lst = [infos[n.name] for n in nodes]
+    sums = TermSums()
+    for step in range(80):
+        pod = rng.choice(waiting)
+        pi = PodInfo(pod)
+        all_pods = bool(pi.preferred_affinity_terms or pi.preferred_anti_affinity_terms)
+        with_affinity = [ni for ni in lst if ni.pods_with_affinity]
+        listed = lst if all_pods else with_affinity
+        args = (pod, pi.preferred_affinity_terms, pi.preferred_anti_affinity_terms, _terms.NO_LABELS, listed,
+                all_pods, rng.choice((0, 1, 5)))
+        assert topology_scores(*args, None, sums, lst) == _per_pod_topology_scores(*args), step
+        i = rng.randrange(len(lst))
+        c = lst[i].clone()
+        if c.pods and rng.random() < 0.4:
+            c.remove_pod(c.pods[rng.randrange(len(c.pods))])
+        else:
+            c.add_pod(rng.choice(waiting).with_node_name(c.name))
+        lst = list(lst)
+        lst[i] = c
+
+
+@pytest.mark.parametrize("seed", range(8))
 def test_interpodaffinity_kept_sums_equal_plain(seed: int) -> None:
     """InterPodAffinity's existing anti-affinity counts and topology scores kept across cycles equal a plain
     pass over every node, while the node list changes as the snapshot's does."""

@@ -30,6 +30,7 @@ from plugins_intree.interpodaffinity.filtering import (
 from plugins_intree.interpodaffinity.scoring import (
     PRE_SCORE_STATE_KEY,
     PreScoreState,
+    TermSums,
     node_score,
     normalize,
     normalize_values,
@@ -102,6 +103,7 @@ class InterPodAffinity:
         # incoming-pod signature, added again only where nodes changed
         self._kept_existing = KeptSumsCache()
         self._kept_scores = KeptSumsCache()
+        self._term_sums = TermSums()
 
     # --- cluster lookups ------------------------------------------------------------------------
     def _objects(self) -> Any:
@@ -218,7 +220,8 @@ class InterPodAffinity:
         ns_labels = self._namespace_labels(pod.metadata.namespace)
 
         scores = topology_scores(pod, preferred_affinity, preferred_anti, ns_labels, all_nodes, has_constraints,
-                                 self.args.hard_pod_affinity_weight, self._kept_scores)
+                                 self.args.hard_pod_affinity_weight, self._kept_scores, self._term_sums,
+                                 snapshot.list())
         if scores is None:
             return Status(Code.SKIP)
         state.write(PRE_SCORE_STATE_KEY, PreScoreState(scores))

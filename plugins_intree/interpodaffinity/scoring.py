@@ -13,10 +13,10 @@ scores onto [0, MAX_NODE_SCORE].
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import cast
 
-from plugins_intree.interpodaffinity._sums import Contribution, KeptSumsCache
+from plugins_intree.interpodaffinity._sums import Contribution, KeptSums, KeptSumsCache
 from plugins_intree.interpodaffinity._terms import MEMO_LIMIT, NO_LABELS, memo_key, term_key, weighted_terms_key
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore
@@ -52,7 +52,8 @@ def _add(scores: ScoreMap, key: str, value: str, amount: int) -> None:
 def topology_scores(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm],
                     preferred_anti_affinity: Sequence[WeightedAffinityTerm], ns_labels: Mapping[str, str],
                     nodes: Sequence[NodeInfo], all_pods: bool, hard_pod_affinity_weight: int,
-                    kept: KeptSumsCache | None = None) -> ScoreMap | None:
+                    kept: KeptSumsCache | None = None, term_sums: TermSums | None = None,
+                    all_nodes: Sequence[NodeInfo] | None = None) -> ScoreMap | None:
     """The score map for ``pod`` over ``nodes``; None when no term applied anywhere (nothing to score).
 
     ``all_pods`` says whether every pod of a node is visited (the incoming pod has preferred terms) or
@@ -69,6 +70,11 @@ def topology_scores(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm]
                              tuple(sorted(ns_labels.items())), weighted_terms_key(preferred_affinity),
                              weighted_terms_key(preferred_anti_affinity), all_pods, hard_pod_affinity_weight)
     ctx = _Pass(pod, ns_labels, preferred_affinity, preferred_anti_affinity, hard_pod_affinity_weight)
+    if term_sums is not None and all_nodes is not None and (all_pods or not (ctx.affinity or ctx.anti_affinity)):
+        kept_map = term_sums.scores(ctx, all_nodes)
+        if kept_map is not _UNAVAILABLE:
+            return cast("ScoreMap | None", kept_map)
+        kept = None  # the per-term sums start at the next cycle; this one makes the plain pass
     if kept is not None:
         def contribution(ni: NodeInfo) -> Contribution:
             node = ni.node
@@ -185,7 +191,7 @@ def _node_additions(ctx: _Pass, ni: NodeInfo, node_labels: Mapping[str, str],
     return tuple(out)
 
 
-ExistingTerm = tuple[Hashable, AffinityTerm, str, str, int]
+ExistingTerm = tuple[str, AffinityTerm, str, str, int]
 
 
 def _existing_terms(ni: NodeInfo, facts: dict[Hashable, object], node_labels: Mapping[str, str],
@@ -196,7 +202,7 @@ def _existing_terms(ni: NodeInfo, facts: dict[Hashable, object], node_labels: Ma
     kept = facts.get(fact_key)
     if kept is not None:
         return cast("tuple[ExistingTerm, ...]", kept)
-    grouped: dict[tuple[Hashable, str, str], list[object]] = {}
+    grouped: dict[tuple[str, str, str], list[object]] = {}
 
     def add(term: AffinityTerm, amount: int) -> None:
         value = node_labels.get(term.topology_key)
@@ -221,6 +227,124 @@ def _existing_terms(ni: NodeInfo, facts: dict[Hashable, object], node_labels: Ma
                   for (key, topology_key, value), e in grouped.items())
     facts[fact_key] = terms
     return terms
+
+
+_UNAVAILABLE: object = object()
+
+
+class TermSums:
+    """The scoring pass's sums kept per term across cycles, so that a pass costs what the terms cost, not
+    what the nodes cost.
+
+    Over every node: which canonical term keys the existing pods' own terms carry (how many nodes carry each),
+    per such key the (topology key, value) amounts those terms add, and per incoming term key the number of
+    pods it matches per topology value. Each is a :class:`KeptSums` (re-evaluated only on the nodes that
+    changed). A pass then matches each distinct existing term once and adds the kept sums of the terms that
+    matched and of the incoming pod's own terms. Equal to the per-node pass, pinned by
+    tests/test_perf_equivalence.py::test_interpodaffinity_term_sums_equal_plain.
+    """
+
+    def __init__(self, limit: int = 4096) -> None:
+        self._present: dict[int, KeptSums] = {}  # per hard weight: term key -> nodes carrying it
+        self._terms: dict[str, AffinityTerm] = {}  # a term of each key seen (equal keys match the same pods)
+        self._sums = KeptSumsCache(limit)
+
+    def scores(self, ctx: _Pass, nodes: Sequence[NodeInfo]) -> ScoreMap | object | None:
+        hw = ctx.hard_weight
+        present = self._present.get(hw)
+        if present is None:
+            present = self._present[hw] = KeptSums(lambda ni: self._keys_on(ni, hw))
+        ok, keys = present.view(nodes, _keys_of)
+        if not ok or keys is None:  # first call, or another number of nodes: counted afresh
+            ok, keys = present.view(nodes, _keys_of)
+            if not ok or keys is None:
+                return _UNAVAILABLE
+        scores: ScoreMap = {}
+        pending: list[tuple[KeptSums, int]] = []
+        for tid in keys:
+            term = self._terms[tid]
+            if term.matches(ctx.pod, ctx.ns_labels):
+                pending.append((self._sums.get(("existing", tid, hw), _existing_contribution(tid, hw)), 1))
+        for sign, terms in ((1, ctx.affinity), (-1, ctx.anti_affinity)):
+            for tid, w in terms:
+                t = w.term
+                ks = self._sums.get(("count", tid, t.topology_key), _count_contribution(tid, t))
+                pending.append((ks, sign * w.weight))
+        for ks, factor in pending:
+            ok, pairs = ks.view(nodes, _pairs_of)
+            if not ok or pairs is None:  # new this cycle: kept from the next one
+                ok, pairs = ks.view(nodes, _pairs_of)
+                if not ok or pairs is None:
+                    return _UNAVAILABLE
+            for pair, amount in pairs:
+                topology_key, value = cast("tuple[str, str]", pair)
+                _add(scores, topology_key, value, amount * factor)
+        return scores or None
+
+    def _keys_on(self, ni: NodeInfo, hw: int) -> Contribution:
+        node = ni.node
+        if node is None or not node.metadata.labels:
+            return ()
+        by_id = _existing_by_id(ni, node.metadata.labels, hw)
+        terms = self._terms
+        for tid, (term, _) in by_id.items():
+            if tid not in terms:
+                terms[tid] = term
+        return tuple((tid, 1) for tid in by_id)
+
+
+def _keys_of(sums: dict[Hashable, int], occurrences: dict[Hashable, int]) -> list[str]:
+    return [cast("str", k) for k in occurrences]
+
+
+def _pairs_of(sums: dict[Hashable, int], occurrences: dict[Hashable, int]) -> list[tuple[Hashable, int]]:
+    return [(k, sums[k]) for k in occurrences]
+
+
+def _existing_by_id(ni: NodeInfo, node_labels: Mapping[str, str],
+                    hw: int) -> dict[str, tuple[AffinityTerm, Contribution]]:
+    """The node's existing terms by canonical key: a term of that key and its ((topology key, value), amount)."""
+    facts = _node_facts(ni)
+    fact_key = ("existing-by-id", hw)
+    kept = facts.get(fact_key)
+    if kept is None:
+        grouped: dict[str, tuple[AffinityTerm, list[tuple[Hashable, int]]]] = {}
+        for tid, term, topology_key, value, amount in _existing_terms(ni, facts, node_labels, hw):
+            entry = grouped.get(tid)
+            if entry is None:
+                entry = grouped[tid] = (term, [])
+            entry[1].append(((topology_key, value), amount))
+        kept = facts[fact_key] = {tid: (term, tuple(pairs)) for tid, (term, pairs) in grouped.items()}
+    return cast("dict[str, tuple[AffinityTerm, Contribution]]", kept)
+
+
+def _existing_contribution(tid: str, hw: int) -> Callable[[NodeInfo], Contribution]:
+    def contribution(ni: NodeInfo) -> Contribution:
+        node = ni.node
+        if node is None or not node.metadata.labels:
+            return ()
+        entry = _existing_by_id(ni, node.metadata.labels, hw).get(tid)
+        return () if entry is None else entry[1]
+    return contribution
+
+
+def _count_contribution(tid: str, term: AffinityTerm) -> Callable[[NodeInfo], Contribution]:
+    topology_key = term.topology_key
+
+    def contribution(ni: NodeInfo) -> Contribution:
+        node = ni.node
+        if node is None:
+            return ()
+        value = node.metadata.labels.get(topology_key)
+        if value is None:
+            return ()
+        facts = _node_facts(ni)
+        count_key = (tid, True)
+        count = facts.get(count_key)
+        if count is None:
+            count = facts[count_key] = sum(1 for e in ni.pods if term.matches(e.pod, NO_LABELS))
+        return (((topology_key, value), cast("int", count)),) if count else ()
+    return contribution
 
 
 def node_score(state: PreScoreState, node_labels: Mapping[str, str]) -> int:
