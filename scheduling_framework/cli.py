@@ -220,14 +220,13 @@ def _one_line(s: str) -> str:
 
 
 def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from scheduling_framework.cluster import load_cluster
     from scheduling_framework.scheduler import ERROR, PREEMPTED, SCHEDULED, SKIPPED, UNSCHEDULABLE, Scheduler
     from scheduling_framework.warning_list import merged
 
     if args.cluster == "-" and args.config == "-":
         raise InputError("--config", "only one of --cluster and --config can read standard input ('-')")
     cfg = load_config_for(args)
-    cluster = load_cluster(args.cluster, max_input_bytes=args.max_input_bytes)
+    cluster = load_cluster_with_progress(args.cluster, args.max_input_bytes, err, args.progress)
     if args.expand_workloads:
         from scheduling_framework.workloads import expand_workloads
 
@@ -278,6 +277,30 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     weights = {name: dict(fwk.score_weights) for name, fwk in sched.profiles.items()}
     print_results(results, stats, out, explain=args.explain, explain_nodes=args.explain_nodes, weights=weights)
     return status
+
+
+def load_cluster_with_progress(path: str, max_input_bytes: int | None, err: TextIO, flag: bool | None) -> Any:
+    """``load_cluster``, with a bar of the megabytes read on ``err`` when it is a terminal (or ``--progress``):
+    a big dump takes a while to read."""
+    from scheduling_framework.cluster import load_cluster
+    from scheduling_framework.report.progress import Progress, should_show
+
+    if not should_show(err, flag):
+        return load_cluster(path, max_input_bytes=max_input_bytes)
+    seen = [0, 0]  # bytes read, total bytes (0: not known yet)
+
+    def progress(done: int, total: int | None) -> None:
+        seen[0] = done
+        seen[1] = total or 0
+
+    bar = Progress(err, 0, lambda: seen[0] >> 20, unit="MB")
+    with bar:
+        def total_mb() -> int:
+            bar.total = max(seen[1] >> 20, seen[0] >> 20)
+            return seen[0] >> 20
+
+        bar.count = total_mb
+        return load_cluster(path, max_input_bytes=max_input_bytes, progress=progress)
 
 
 def _freeze_loaded_objects() -> None:
@@ -336,7 +359,6 @@ def _demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _capacity(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from scheduling_framework.cluster import load_cluster
     from scheduling_framework.report.focus import load_single_pod
     from scheduling_framework.report.table import print_capacity
     from scheduling_framework.simulation import Simulator
@@ -344,7 +366,7 @@ def _capacity(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if [args.cluster, args.config, args.pod].count("-") > 1:
         raise InputError("--pod", "only one of --cluster, --config and --pod can read standard input ('-')")
     cfg = load_config_for(args)
-    cluster = load_cluster(args.cluster, max_input_bytes=args.max_input_bytes)
+    cluster = load_cluster_with_progress(args.cluster, args.max_input_bytes, err, None)
     pod = load_single_pod(args.pod, max_input_bytes=args.max_input_bytes)
     sim = Simulator.from_cluster(cluster, cfg, seed=args.seed)
     _freeze_loaded_objects()

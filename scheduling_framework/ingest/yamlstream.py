@@ -31,6 +31,10 @@ _RESOLVE_FIRST = frozenset(k for k in yaml.resolver.Resolver.yaml_implicit_resol
 _BOOLS = {**dict.fromkeys(("yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"), True),
           **dict.fromkeys(("no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"), False)}
 _NULLS = frozenset(("~", "null", "Null", "NULL"))
+_BOOL_TAG, _NULL_TAG = "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null"
+#: First characters whose only implicit resolutions are booleans and nulls (all of them listed above).
+_WORDS_ONLY = frozenset(c for c in _RESOLVE_FIRST if c.isalpha() and all(
+    tag in (_BOOL_TAG, _NULL_TAG) for tag, _ in yaml.resolver.Resolver.yaml_implicit_resolvers[c]))
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _PLAIN_COLLECTION_TAGS = (None, "!", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 _NO_KEY: Any = object()
@@ -61,13 +65,16 @@ def scalar_value(ev: Any) -> Any:
             return v
         if not v:
             return None
-        if v[0] not in _RESOLVE_FIRST:
+        c = v[0]
+        if c not in _RESOLVE_FIRST:
             return v
         b = _BOOLS.get(v)
         if b is not None:
             return b
         if v in _NULLS:
             return None
+        if c in _WORDS_ONLY:  # a letter: only the boolean and null words above resolve to something else
+            return v
         if v.isascii() and v.isdigit() and (v[0] != "0" or len(v) == 1):
             return int(v)
         tag = _RESOLVER.resolve(ScalarNode, v, (True, False))  # type: ignore[no-untyped-call]

@@ -31,15 +31,15 @@ def should_show(stream: TextIO, flag: bool | None) -> bool:
         return False
 
 
-def render(done: int, total: int, elapsed: float, width: int = BAR_WIDTH) -> str:
-    """One status line: ``[#####.....]  1200/3000 pods  40%  480 pods/s  ETA 4s``."""
+def render(done: int, total: int, elapsed: float, width: int = BAR_WIDTH, unit: str = "pods") -> str:
+    """One status line: ``[#####.....]  1200/3000 pods  40%  480 pods/s  ETA 4s`` (or another unit)."""
     total = max(total, 0)
     done = min(max(done, 0), total) if total else max(done, 0)
     frac = done / total if total else 1.0
     filled = int(frac * width)
     rate = done / elapsed if elapsed > 0 else 0.0
     eta = f"ETA {_duration((total - done) / rate)}" if rate > 0 and done < total else ""
-    line = f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} pods {frac:4.0%} {rate:,.0f} pods/s {eta}"
+    line = f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {unit} {frac:4.0%} {rate:,.0f} {unit}/s {eta}"
     return line.rstrip()
 
 
@@ -57,8 +57,9 @@ class Progress:
     (default :data:`INTERVAL`) after ``delay`` seconds (:data:`DELAY`), and erases the line at the end."""
 
     def __init__(self, stream: TextIO, total: int, count: Callable[[], int], *, interval: float | None = None,
-                 delay: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+                 delay: float | None = None, clock: Callable[[], float] = time.monotonic, unit: str = "pods") -> None:
         self.stream = stream
+        self.unit = unit
         self.total = total
         self.count = count
         self.interval = INTERVAL if interval is None else interval
@@ -95,7 +96,7 @@ class Progress:
             done = self.count()
         except Exception:  # the counter raced with the run: skip this frame
             return
-        line = render(done, self.total, self.clock() - self._start)
+        line = render(done, self.total, self.clock() - self._start, unit=self.unit)
         pad = " " * max(self._drawn - len(line), 0)
         self._write("\r" + line + pad)
         self._drawn = len(line)

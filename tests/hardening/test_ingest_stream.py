@@ -304,5 +304,24 @@ def test_packed_manifests_keep_everything_but_managed_fields(tmp_path: Path) -> 
     assert dict(c.pods[0].with_node_name("n1").raw_manifest())["spec"]["nodeName"] == "n1"
 
 
+def test_word_fast_path_covers_exactly_the_boolean_and_null_words() -> None:
+    """Plain scalars that start with a letter are strings unless they are one of the listed words: checked
+    against PyYAML's resolver for every word those letters start, in every case variant."""
+    from yaml.nodes import ScalarNode
+
+    from scheduling_framework.ingest import yamlstream
+
+    assert yamlstream._WORDS_ONLY == set("yYnNtTfFoO")
+    resolver = yaml.resolver.Resolver()
+    words = ["yes", "no", "true", "false", "on", "off", "null", "y", "n", "nul", "onn", "yess", "nulls", "o"]
+    for w in words:
+        for v in (w, w.upper(), w.capitalize(), w + " x"):
+            tag = resolver.resolve(ScalarNode, v, (True, False))
+            ev = yaml.ScalarEvent(None, None, (True, False), v)
+            expected = yaml.safe_load(f"k: {v}")["k"]
+            assert yamlstream.scalar_value(ev) == expected and type(yamlstream.scalar_value(ev)) is type(expected), (
+                v, tag)
+
+
 def test_loader_choice_is_visible() -> None:
     assert YamlLoader in (getattr(yaml, "CSafeLoader", None), yaml.SafeLoader)
