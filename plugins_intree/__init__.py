@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import scheduling_framework as sf
+from scheduling_framework.hooks import hookimpl
 
 if TYPE_CHECKING:
     from scheduling_framework.registry import Registry
@@ -33,7 +33,7 @@ INTREE_PLUGINS: dict[str, str] = {
 }
 
 
-@sf.hookimpl
+@hookimpl
 def register_plugins(registry: Registry) -> None:
     for name, ref in INTREE_PLUGINS.items():
         registry.register(name, ref)

@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from scheduling_framework.cli_help import add_release_flags
 from scheduling_framework.errors import InputError, SchedulingFrameworkError
 
 EXIT_OK = 0
@@ -126,18 +127,6 @@ def _version_banner() -> str:
     from scheduling_framework.versions import version_banner
 
     return version_banner(__version__)
-
-
-def add_release_flags(parser: argparse.ArgumentParser) -> None:
-    """``--kubernetes-version`` and ``--feature-gates``, for every command that builds a profile."""
-    from scheduling_framework.versions import NEWEST_RELEASE, SUPPORTED_RELEASES
-
-    parser.add_argument("--kubernetes-version", metavar="1.N", default=None,
-                        help=f"follow the scheduler of this Kubernetes release ({', '.join(SUPPORTED_RELEASES)}; "
-                             f"default {NEWEST_RELEASE})")
-    parser.add_argument("--feature-gates", metavar="NAME=BOOL,...", default=None,
-                        help="feature gates to set, checked against the chosen release "
-                             "(e.g. StorageCapacityScoring=true)")
 
 
 def load_config_for(args: argparse.Namespace) -> Any:

@@ -1,4 +1,5 @@
-"""``--help`` examples for every command, and the bash completion script the ``completion`` command prints.
+"""``--help`` examples for every command, the bash completion script the ``completion`` command prints, and the
+flags several commands share (``add_release_flags``), so that command modules need not import ``cli``.
 
 Kept apart from cli.py so that commands added by other modules get their examples here in one place; the
 completion script is generated from the parser itself, so it always knows every command and flag.
@@ -124,3 +125,15 @@ def bash_completion(parser: argparse.ArgumentParser) -> str:
 }}
 complete -o filenames -F {fn} {prog}
 """
+
+
+def add_release_flags(parser: argparse.ArgumentParser) -> None:
+    """``--kubernetes-version`` and ``--feature-gates``, for every command that builds a profile."""
+    from scheduling_framework.versions import NEWEST_RELEASE, SUPPORTED_RELEASES
+
+    parser.add_argument("--kubernetes-version", metavar="1.N", default=None,
+                        help=f"follow the scheduler of this Kubernetes release ({', '.join(SUPPORTED_RELEASES)}; "
+                             f"default {NEWEST_RELEASE})")
+    parser.add_argument("--feature-gates", metavar="NAME=BOOL,...", default=None,
+                        help="feature gates to set, checked against the chosen release "
+                             "(e.g. StorageCapacityScoring=true)")

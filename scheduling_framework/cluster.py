@@ -6,8 +6,6 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from scheduling_framework._input import check_size, load_yaml_documents
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
@@ -20,7 +18,8 @@ from scheduling_framework.errors import (
     ValidationError,
     brief_str,
 )
-from scheduling_framework.warning_list import Warnings
+from scheduling_framework.ingest.model import Cluster
+from scheduling_framework.workloads import not_expanded_warning
 
 if TYPE_CHECKING:
     from scheduling_framework.ingest.source import ProgressFn, Source
@@ -40,24 +39,6 @@ READ_KINDS: set[str] = {
 def register_object_kinds(*kinds: str) -> None:
     """Declare kinds a plugin reads, so that loading a cluster does not report them as ignored."""
     READ_KINDS.update(kinds)
-
-
-@attrs.define
-class Cluster:
-    """Nodes, pods and other objects of a cluster file; ``warnings`` says what loading ignored or assumed."""
-
-    nodes: list[Node] = attrs.field(factory=list)
-    pods: list[Pod] = attrs.field(factory=list)
-    objects: list[KubeObject] = attrs.field(factory=list)
-    warnings: Warnings = attrs.field(factory=Warnings)
-
-    @property
-    def pending_pods(self) -> list[Pod]:
-        return [p for p in self.pods if not p.spec.node_name]
-
-    @property
-    def bound_pods(self) -> list[Pod]:
-        return [p for p in self.pods if p.spec.node_name]
 
 
 def _flatten(docs: Iterable[Any]) -> Iterable[tuple[str, Any]]:
@@ -137,8 +118,6 @@ def cluster_from_items(items: Iterable[tuple[str, Any]], *, validate: bool = Tru
         if o.kind not in READ_KINDS:
             c.warnings.add_item(f'ignored object(s) of kind "{o.kind}" (nothing in the scheduler reads it)',
                                 f"{o.namespace}/{o.name}" if o.namespace else o.name)
-    from scheduling_framework.workloads import not_expanded_warning
-
     not_expanded_warning(c, c.warnings)
     for w in dra_warnings(c):
         c.warnings.add(w)

@@ -170,10 +170,15 @@ def discover(group: str = hooks.ENTRY_POINT_GROUP) -> Registry:
                 raise
             registry.load_errors.append(str(e))
     if not seen_intree:
-        import plugins_intree
-
-        _register_module(registry, pm, plugins_intree, "scheduling-framework (source tree)")
+        # A source tree that is not installed: load the in-tree plugins by name, as their entry point would
+        # (the registry discovers plugin packages; it never depends on one).
+        intree = importlib.import_module(INTREE_MODULE)
+        _register_module(registry, pm, intree, "scheduling-framework (source tree)")
     return registry
+
+
+#: The in-tree plugins' package, registered like any third-party plugin package.
+INTREE_MODULE = "plugins_intree"
 
 
 def default_registry() -> Registry:

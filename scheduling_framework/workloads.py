@@ -34,7 +34,7 @@ import copy
 import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
@@ -44,10 +44,8 @@ from scheduling_framework.api.pod import Pod, PodSpec
 from scheduling_framework.api.selectors import NodeSelector
 from scheduling_framework.api.taints import Taint, Toleration, find_matching_untolerated_taint
 from scheduling_framework.errors import ValidationError
+from scheduling_framework.ingest.model import Cluster
 from scheduling_framework.warning_list import Warnings
-
-if TYPE_CHECKING:
-    from scheduling_framework.cluster import Cluster
 
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "Job", "DaemonSet")
 POD_TEMPLATE_HASH_LABEL = "pod-template-hash"
@@ -524,8 +522,6 @@ def expand_workloads(cluster: Cluster, seed: int | None = None) -> Cluster:
     """A new Cluster: ``cluster`` plus the pods (pending, after the input's pods) and objects (ReplicaSets of
     Deployments, PersistentVolumeClaims of StatefulSets) its workloads' controllers would create. Its
     ``warnings`` are the input's, less the hint to expand, plus workloads that could not be used."""
-    from scheduling_framework.cluster import Cluster
-
     planned, warnings = plan_workloads(cluster, seed)
     out = Cluster(list(cluster.nodes), list(cluster.pods), list(cluster.objects))
     for text in cluster.warnings.to_list():

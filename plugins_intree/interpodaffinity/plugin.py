@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from plugins_intree.interpodaffinity import _terms
+import plugins_intree.interpodaffinity._terms as _terms
 from plugins_intree.interpodaffinity._sums import KeptSumsCache
 from plugins_intree.interpodaffinity._terms import NO_LABELS
 from plugins_intree.interpodaffinity.filtering import (

@@ -19,6 +19,7 @@ from scheduling_framework.api._parse import (
     str_map,
     str_tuple,
 )
+from scheduling_framework.api._requests import aggregate_spec_requests, is_supported_pod_level_resource
 from scheduling_framework.api.frozen import deep_freeze, freeze_map
 from scheduling_framework.api.meta import MetadataAccessors, ObjectMeta, check_kind, reraise_for
 from scheduling_framework.api.packed import PackedManifest, unpacked
@@ -405,8 +406,6 @@ def _default_pod_requests(res: ResourceRequirements, containers: tuple[Container
     """
     if not res.limits:
         return res
-    from scheduling_framework.api.resources import aggregate_spec_requests, is_supported_pod_level_resource
-
     requests = dict(res.requests)
     aggregated = aggregate_spec_requests(PodSpec(containers=containers, init_containers=inits))
     for k, q in aggregated.items():

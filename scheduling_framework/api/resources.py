@@ -10,12 +10,18 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 
+from scheduling_framework.api._requests import (
+    CPU,
+    MEMORY,
+    ResourceList,
+    _add,
+    aggregate_spec_requests,
+    is_supported_pod_level_resource,
+)
 from scheduling_framework.api.names import is_qualified_name
-from scheduling_framework.api.pod import Pod, PodSpec
+from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.quantity import Quantity
 
-CPU = "cpu"
-MEMORY = "memory"
 EPHEMERAL_STORAGE = "ephemeral-storage"
 PODS = "pods"
 
@@ -28,65 +34,12 @@ _NON_MISSING: dict[str, Quantity] = {
     MEMORY: Quantity.parse(str(DEFAULT_MEMORY_REQUEST)),
 }
 
-ResourceList = dict[str, Quantity]
-
-
-def _add(into: ResourceList, other: Mapping[str, Quantity]) -> None:
-    for k, q in other.items():
-        have = into.get(k)
-        into[k] = q if have is None else have + q
-
-
-def _max(into: ResourceList, other: Mapping[str, Quantity]) -> None:
-    for k, q in other.items():
-        have = into.get(k)
-        if have is None or q.cmp(have) > 0:
-            into[k] = q
-
-
-def _with_defaults(reqs: Mapping[str, Quantity], defaults: Mapping[str, Quantity] | None) -> Mapping[str, Quantity]:
-    if not defaults:
-        return reqs
-    out = dict(reqs)
-    for k, q in defaults.items():
-        if k not in reqs:
-            out[k] = q
-    return out
-
-
-def is_supported_pod_level_resource(name: str) -> bool:
-    return name in (CPU, MEMORY) or name.startswith("hugepages-")
-
-
 def pod_level_requests_set(pod: Pod) -> bool:
     res = pod.spec.resources
     return res is not None and any(is_supported_pod_level_resource(k) for k in res.requests)
 
-
 def aggregate_container_requests(pod: Pod, non_missing: Mapping[str, Quantity] | None = None) -> ResourceList:
     return aggregate_spec_requests(pod.spec, non_missing)
-
-
-def aggregate_spec_requests(spec: PodSpec, non_missing: Mapping[str, Quantity] | None = None) -> ResourceList:
-    """What the containers of ``spec`` request altogether (the pod-level defaulting needs it before a Pod exists)."""
-    reqs: ResourceList = {}
-    for c in spec.containers:
-        _add(reqs, _with_defaults(c.resources.requests, non_missing))
-    sidecars: ResourceList = {}
-    init_peak: ResourceList = {}
-    for ic in spec.init_containers:
-        creqs = _with_defaults(ic.resources.requests, non_missing)
-        if ic.is_restartable:
-            _add(reqs, creqs)
-            _add(sidecars, creqs)
-            stage: Mapping[str, Quantity] = sidecars
-        else:
-            tmp = dict(creqs)
-            _add(tmp, sidecars)
-            stage = tmp
-        _max(init_peak, stage)
-    _max(reqs, init_peak)
-    return reqs
 
 
 def pod_requests(pod: Pod, *, non_missing: Mapping[str, Quantity] | None = None,
@@ -154,3 +107,25 @@ def is_extended_resource_name(name: str) -> bool:
 def is_scalar_resource_name(name: str) -> bool:
     return (is_extended_resource_name(name) or is_hugepage_resource_name(name)
             or is_prefixed_native_resource(name) or is_attachable_volume_resource_name(name))
+
+
+__all__ = [
+    "CPU",
+    "DEFAULT_MEMORY_REQUEST",
+    "DEFAULT_MILLI_CPU_REQUEST",
+    "EPHEMERAL_STORAGE",
+    "MEMORY",
+    "PODS",
+    "aggregate_container_requests",
+    "aggregate_spec_requests",
+    "is_attachable_volume_resource_name",
+    "is_extended_resource_name",
+    "is_hugepage_resource_name",
+    "is_native_resource",
+    "is_prefixed_native_resource",
+    "is_scalar_resource_name",
+    "is_supported_pod_level_resource",
+    "non_zero_requests",
+    "pod_level_requests_set",
+    "pod_requests",
+]

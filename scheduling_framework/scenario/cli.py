@@ -27,7 +27,7 @@ def add_parsers(sub: Any) -> None:
                        epilog=REPLAY_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("scenario", help="scenario YAML (kind: Scenario; see docs/scenarios.md)")
     r.add_argument("--output", choices=("table", "json"), default="table")
-    from scheduling_framework.cli import add_release_flags
+    from scheduling_framework.cli_help import add_release_flags
 
     add_release_flags(r)  # override the scenario's kubernetesVersion / featureGates
     s = sub.add_parser("sweep", help="run a matrix of scenarios in parallel and aggregate one row per scenario",

@@ -15,7 +15,8 @@ See docs/autoscaler-simulation.md for a worked example and the API reference.
 
 from scheduling_framework.simulation.capacity import CapacityResult
 from scheduling_framework.simulation.cluster_snapshot import ClusterSnapshot, Fork
-from scheduling_framework.simulation.simulator import DrainResult, Placement, ScheduleOutcome, Simulator
+from scheduling_framework.simulation.placement import Placement
+from scheduling_framework.simulation.simulator import DrainResult, ScheduleOutcome, Simulator
 from scheduling_framework.simulation.templates import HOSTNAME_LABEL, node_from_template, pod_for_node
 
 __all__ = [

@@ -29,10 +29,11 @@ from scheduling_framework.errors import ValidationError
 from scheduling_framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeScore
 from scheduling_framework.runtime.algorithm import num_feasible_nodes_to_find
 from scheduling_framework.runtime.framework import batch_normalizer
+from scheduling_framework.simulation.placement import Placement
 from scheduling_framework.status import Code
 
-if TYPE_CHECKING:
-    from scheduling_framework.simulation.simulator import Placement, Simulator
+if TYPE_CHECKING:  # the search reads a Simulator it is given; only the type is named here
+    from scheduling_framework.simulation.simulator import Simulator
 
 #: Copies placed at most when no ``max`` is given (a profile without resource or pod-count checks would
 #: otherwise place copies forever).
@@ -361,6 +362,4 @@ class _FastPath:
         return totals
 
     def place(self, copy: Pod, host: str) -> Placement:
-        from scheduling_framework.simulation.simulator import Placement
-
         return self.sim._place(self.state, copy, host, Placement(copy.key, host))

@@ -46,6 +46,7 @@ from scheduling_framework.resource_claims import (
 from scheduling_framework.runtime.algorithm import Algorithm, CycleError, Diagnosis, FitError
 from scheduling_framework.runtime.framework import Framework, Nominator
 from scheduling_framework.simulation.cluster_snapshot import ClusterSnapshot, Fork
+from scheduling_framework.simulation.placement import Placement as Placement
 from scheduling_framework.snapshot import ObjectStore
 from scheduling_framework.status import Code, Status
 from scheduling_framework.warning_list import Warnings
@@ -58,37 +59,6 @@ _ASSUMED_SIZE = 8192  # placed copies of pods kept (see Simulator._assumed_pod)
 _BATCHES = 16  # prepared batches kept (see Simulator._prepared_batch)
 _MEMO_SIZE = 4096  # remembered cycles per batch of pods (see Simulator._cycle_memo)
 _POD_INFO_CACHE_SIZE = 100_000
-
-
-@attrs.frozen(repr=False)
-class Placement:
-    """Where one pod goes, or why it goes nowhere.
-
-    ``node`` is None when the pod was not placed; ``message`` then says why, in upstream's words
-    ("0/3 nodes are available: ..."). ``status`` is the rejecting or failing status when one plugin
-    decided (PreEnqueue, Reserve, a plugin error); ``diagnosis`` holds per-node Filter statuses after a
-    fit failure. ``total_scores`` maps each scored node to its weighted total (empty when only one node
-    was feasible: upstream does not score then).
-    """
-
-    pod: str
-    node: str | None
-    message: str = ""
-    status: Status | None = None
-    total_scores: Mapping[str, int] = attrs.field(factory=dict)
-    diagnosis: Diagnosis | None = attrs.field(default=None, repr=False)
-    #: never attempted, as kube-scheduler would not: being deleted, or refused by priority admission
-    skipped: bool = False
-
-    @property
-    def scheduled(self) -> bool:
-        return self.node is not None
-
-    def __repr__(self) -> str:
-        if self.node is not None:
-            return f"Placement({self.pod} -> {self.node})"
-        what = "skipped" if self.skipped else "not placed"
-        return f"Placement({self.pod} {what}: {self.message})"
 
 
 @attrs.frozen
