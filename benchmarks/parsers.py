@@ -46,7 +46,7 @@ import tempfile
 import time
 import warnings
 import zipfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,34 +59,35 @@ MIB = 1 << 20
 
 
 # ---------------------------------------------------------------------------------------------------- parsers
-# Each takes the dump's path and returns how many items it built; imports are local (the candidates are optional).
+# Each takes the dump's path and returns its items: the whole-tree loaders a list (the tree is held), the streamed
+# ones an iterator that builds each item as it is asked for. Imports are local (the candidates are optional).
 
 
-def _items(doc: Any) -> int:
-    return len(doc["items"]) if isinstance(doc, dict) and isinstance(doc.get("items"), list) else 1
+def _items(doc: Any) -> list[Any]:
+    return doc["items"] if isinstance(doc, dict) and isinstance(doc.get("items"), list) else [doc]
 
 
-def parse_ours(path: str) -> int:
+def items_ours(path: str) -> Iterator[Any]:
     from scheduling_framework.ingest import Counter, open_source, stream_items
 
-    return sum(1 for _ in stream_items(open_source(path, max_bytes=1 << 40), Counter()))
+    return (item for _, item in stream_items(open_source(path, max_bytes=1 << 40), Counter()))
 
 
-def parse_pyyaml_c(path: str) -> int:
+def items_pyyaml_c(path: str) -> list[Any]:
     import yaml
 
     with open(path, "rb") as f:  # libyaml reads the file in chunks: the text is never held whole
         return _items(yaml.load(f, Loader=yaml.CSafeLoader))
 
 
-def parse_pyyaml_pure(path: str) -> int:
+def items_pyyaml_pure(path: str) -> list[Any]:
     import yaml
 
     with open(path, "rb") as f:
         return _items(yaml.load(f, Loader=yaml.SafeLoader))
 
 
-def parse_ruamel_c(path: str) -> int:
+def items_ruamel_c(path: str) -> list[Any]:
     with open(path, "rb") as f:
         return _items(_ruamel().load(f))
 
@@ -102,43 +103,45 @@ def _ruamel() -> Any:
     return y
 
 
-def parse_fast_yaml(path: str) -> int:
+def items_fast_yaml(path: str) -> list[Any]:
     import fast_yaml
 
     with open(path, "rb") as f:
         return _items(fast_yaml.safe_load(f))
 
 
-def parse_libfyaml(path: str) -> int:
+def items_libfyaml(path: str) -> list[Any]:
     import libfyaml
 
-    return _items(libfyaml.load(path, mode="yaml1.1").to_python())
+    # dedup=False: with the default (True) equal subtrees become one shared Python dict or list
+    return _items(libfyaml.load(path, mode="yaml1.1", dedup=False).to_python())
 
 
-def parse_libfyaml_items(path: str) -> int:
-    """The document stays in libfyaml's C arena; each item becomes Python objects on its own, then is dropped."""
+def items_libfyaml_lazy(path: str) -> Iterator[Any]:
+    """The document stays in libfyaml's C arena; each item becomes Python objects on its own."""
     import libfyaml
 
-    doc = libfyaml.load(path, mode="yaml1.1")
-    return sum(1 for item in doc["items"] if item.to_python() is not None)
+    doc = libfyaml.load(path, mode="yaml1.1", dedup=False)
+    for item in doc["items"]:
+        yield item.to_python()
 
 
-def parse_ryaml(path: str) -> int:
+def items_ryaml(path: str) -> list[Any]:
     import ryaml
 
     with open(path, "rb") as f:
         return _items(ryaml.load(f))
 
 
-def parse_ryml(path: str) -> int:
-    """rapidyaml builds a C++ tree of the whole document; each item is made into Python objects and dropped."""
+def items_ryml(path: str) -> Iterator[Any]:
+    """rapidyaml builds a C++ tree of the whole document; each item is made into Python objects on its own."""
     import ryml
 
     assert ryml.NONE == _RYML_NONE
     buf = bytearray(Path(path).read_bytes())  # parsed in place: the tree's scalars point into this buffer
     tree = ryml.parse_in_place(buf)
-    items = tree.find_child(tree.root_id(), b"items")
-    return sum(1 for child in ryml.children(tree, items) if _ryml_value(tree, child) is not None)
+    for child in ryml.children(tree, tree.find_child(tree.root_id(), b"items")):
+        yield _ryml_value(tree, child)
 
 
 _RYML_NONE = (1 << 64) - 1  # ryml.NONE, the "no node" index (size_t -1)
@@ -167,52 +170,55 @@ def _ryml_value(tree: Any, node: int) -> Any:
     return "" if val is None else bytes(val).decode()
 
 
-def parse_msgspec_yaml(path: str) -> int:
+def items_msgspec_yaml(path: str) -> list[Any]:
     import msgspec
 
     return _items(msgspec.yaml.decode(Path(path).read_bytes()))
 
 
-def parse_json(path: str) -> int:
+def items_json(path: str) -> list[Any]:
     return _items(json.loads(Path(path).read_bytes()))
 
 
-def parse_orjson(path: str) -> int:
+def items_orjson(path: str) -> list[Any]:
     import orjson
 
     return _items(orjson.loads(Path(path).read_bytes()))
 
 
-def parse_msgspec_json(path: str) -> int:
+def items_msgspec_json(path: str) -> list[Any]:
     import msgspec
 
     return _items(msgspec.json.decode(Path(path).read_bytes()))
 
 
-def parse_msgspec_raw_items(path: str) -> int:
-    """The bytes stay in memory; ``items`` is decoded as raw slices, each then decoded on its own and dropped."""
+def items_msgspec_raw(path: str) -> Iterator[Any]:
+    """The bytes stay in memory; ``items`` is decoded as raw slices, each then decoded on its own."""
     import msgspec
 
     raw_list = msgspec.defstruct("RawList", [("items", list[msgspec.Raw])])  # other members are skipped
     dump = msgspec.json.decode(Path(path).read_bytes(), type=raw_list)
-    return sum(1 for raw in dump.items if msgspec.json.decode(raw) is not None)
+    for raw in dump.items:
+        yield msgspec.json.decode(raw)
 
 
-def parse_simdjson(path: str) -> int:
+def items_simdjson(path: str) -> list[Any]:
     import simdjson
 
     return _items(simdjson.loads(Path(path).read_bytes()))
 
 
-def parse_simdjson_items(path: str) -> int:
-    """simdjson's tape of the whole document stays in C; each item becomes Python objects and is dropped."""
+def items_simdjson_lazy(path: str) -> Iterator[Any]:
+    """simdjson's tape of the whole document stays in C; each item becomes Python objects on its own."""
     import simdjson
 
-    doc = simdjson.Parser().parse(Path(path).read_bytes())
-    return sum(1 for item in doc["items"] if item.as_dict() is not None)
+    parser = simdjson.Parser()  # the document is valid while its parser lives and parses nothing else
+    doc = parser.parse(Path(path).read_bytes())
+    for item in doc["items"]:
+        yield item.as_dict()
 
 
-def parse_ujson(path: str) -> int:
+def items_ujson(path: str) -> list[Any]:
     import ujson
 
     return _items(ujson.loads(Path(path).read_bytes()))
@@ -322,7 +328,7 @@ class Candidate:
     fmt: str  # "yaml" or "json"
     dist: str  # the PyPI distribution ("" for the standard library and this project)
     modules: tuple[str, ...]  # what the baseline child imports
-    parse: Callable[[str], int]
+    items: Callable[[str], Iterable[Any]]
     load: Callable[[str], Any]
     streams: str  # can its Python API hand out one List item at a time?
     slow: bool = False  # pure Python: small dumps only
@@ -331,46 +337,46 @@ class Candidate:
 
 
 CANDIDATES: tuple[Candidate, ...] = (
-    Candidate("ours-yaml", "yaml", "", ("scheduling_framework.ingest", "yaml"), parse_ours, load_ours,
+    Candidate("ours-yaml", "yaml", "", ("scheduling_framework.ingest", "yaml"), items_ours, load_ours,
               "yes: items built from libyaml events and dropped one by one",
               note="merge keys and collection tags are read again by PyYAML's whole-document loader"),
-    Candidate("pyyaml-c", "yaml", "PyYAML", ("yaml",), parse_pyyaml_c, load_pyyaml_c,
+    Candidate("pyyaml-c", "yaml", "PyYAML", ("yaml",), items_pyyaml_c, load_pyyaml_c,
               "no (load() builds the whole tree; its event API streams: that is what ours uses)"),
-    Candidate("pyyaml-pure", "yaml", "PyYAML", ("yaml",), parse_pyyaml_pure, load_pyyaml_pure,
+    Candidate("pyyaml-pure", "yaml", "PyYAML", ("yaml",), items_pyyaml_pure, load_pyyaml_pure,
               "no (load() builds the whole tree)", slow=True),
-    Candidate("ruamel-c", "yaml", "ruamel.yaml", ("ruamel.yaml",), parse_ruamel_c, load_ruamel_c,
+    Candidate("ruamel-c", "yaml", "ruamel.yaml", ("ruamel.yaml",), items_ruamel_c, load_ruamel_c,
               "no (load() builds the whole tree; its C parser's events could stream, as PyYAML's)",
               extra_dists=("ruamel.yaml.clib", "ruamel.yaml.clibz"),
               note="YAML(typ='safe', pure=False) with version (1, 1); the default is YAML 1.2"),
-    Candidate("fastyaml-rs", "yaml", "fastyaml-rs", ("fast_yaml",), parse_fast_yaml, load_fast_yaml,
+    Candidate("fastyaml-rs", "yaml", "fastyaml-rs", ("fast_yaml",), items_fast_yaml, load_fast_yaml,
               "no (safe_load builds the whole tree; documents of a stream are separate only with load_all)"),
-    Candidate("libfyaml", "yaml", "libfyaml", ("libfyaml",), parse_libfyaml, load_libfyaml,
-              "no (load() parses the whole document)", note="mode='yaml1.1'"),
-    Candidate("libfyaml-items", "yaml", "libfyaml", ("libfyaml",), parse_libfyaml_items, load_libfyaml,
+    Candidate("libfyaml", "yaml", "libfyaml", ("libfyaml",), items_libfyaml, load_libfyaml,
+              "no (load() parses the whole document)", note="mode='yaml1.1', dedup=False"),
+    Candidate("libfyaml-items", "yaml", "libfyaml", ("libfyaml",), items_libfyaml_lazy, load_libfyaml,
               "partly: the whole document stays in C, items become Python objects one at a time",
-              note="mode='yaml1.1'"),
-    Candidate("ryaml", "yaml", "ryaml", ("ryaml",), parse_ryaml, load_ryaml,
+              note="mode='yaml1.1', dedup=False"),
+    Candidate("ryaml", "yaml", "ryaml", ("ryaml",), items_ryaml, load_ryaml,
               "no (loads() takes the whole text and builds the whole tree)"),
-    Candidate("rapidyaml", "yaml", "rapidyaml", ("ryml",), parse_ryml, load_ryml,
+    Candidate("rapidyaml", "yaml", "rapidyaml", ("ryml",), items_ryml, load_ryml,
               "partly: the whole tree stays in C++, items become Python objects one at a time",
               note="no Python objects of its own: a Python walk over its tree, every scalar a string"),
-    Candidate("msgspec-yaml", "yaml", "msgspec", ("msgspec", "yaml"), parse_msgspec_yaml, load_msgspec_yaml,
+    Candidate("msgspec-yaml", "yaml", "msgspec", ("msgspec", "yaml"), items_msgspec_yaml, load_msgspec_yaml,
               "no (decode() takes the whole text)", note="msgspec.yaml parses with PyYAML underneath"),
-    Candidate("ours-json", "json", "", ("scheduling_framework.ingest", "yaml"), parse_ours, load_ours_json,
+    Candidate("ours-json", "json", "", ("scheduling_framework.ingest", "yaml"), items_ours, load_ours_json,
               "yes: json.JSONDecoder.raw_decode per item, items dropped one by one"),
-    Candidate("json", "json", "", ("json",), parse_json, load_json, "no (loads() takes the whole text)"),
-    Candidate("orjson", "json", "orjson", ("orjson",), parse_orjson, load_orjson,
+    Candidate("json", "json", "", ("json",), items_json, load_json, "no (loads() takes the whole text)"),
+    Candidate("orjson", "json", "orjson", ("orjson",), items_orjson, load_orjson,
               "no (loads() takes the whole text; no prefix decoding)"),
-    Candidate("msgspec-json", "json", "msgspec", ("msgspec",), parse_msgspec_json, load_msgspec_json,
+    Candidate("msgspec-json", "json", "msgspec", ("msgspec",), items_msgspec_json, load_msgspec_json,
               "no (decode() takes the whole text)"),
-    Candidate("msgspec-raw-items", "json", "msgspec", ("msgspec",), parse_msgspec_raw_items, load_msgspec_json,
+    Candidate("msgspec-raw-items", "json", "msgspec", ("msgspec",), items_msgspec_raw, load_msgspec_json,
               "partly: the whole text stays in memory, items are decoded one at a time from msgspec.Raw slices"),
-    Candidate("simdjson", "json", "pysimdjson", ("simdjson",), parse_simdjson, load_simdjson,
+    Candidate("simdjson", "json", "pysimdjson", ("simdjson",), items_simdjson, load_simdjson,
               "no (loads() takes the whole text)"),
-    Candidate("simdjson-items", "json", "pysimdjson", ("simdjson",), parse_simdjson_items, load_simdjson,
+    Candidate("simdjson-items", "json", "pysimdjson", ("simdjson",), items_simdjson_lazy, load_simdjson,
               "partly: the whole text and its tape stay in C (4 GB at most), items become Python objects one "
               "at a time"),
-    Candidate("ujson", "json", "ujson", ("ujson",), parse_ujson, load_ujson, "no (loads() takes the whole text)"),
+    Candidate("ujson", "json", "ujson", ("ujson",), items_ujson, load_ujson, "no (loads() takes the whole text)"),
 )
 BY_NAME = {c.name: c for c in CANDIDATES}
 
@@ -448,6 +454,57 @@ def semantics(c: Candidate) -> dict[str, Any]:
     return out
 
 
+def _first_difference(got: Any, want: Any, where: str = "") -> str:
+    """Where ``got`` first differs from ``want`` (types told apart), or ''."""
+    if type(got) is not type(want):
+        return f"{where or '/'}: {got!r:.60} instead of {want!r:.60}"
+    if isinstance(want, dict):
+        for key in want.keys() | got.keys():
+            if key not in got or key not in want:
+                return f"{where}/{key}: {'missing' if key not in got else 'extra'}"
+            diff = _first_difference(got[key], want[key], f"{where}/{key}")
+            if diff:
+                return diff
+        return ""
+    if isinstance(want, list):
+        if len(got) != len(want):
+            return f"{where}: {len(got)} elements instead of {len(want)}"
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            diff = _first_difference(g, w, f"{where}[{i}]")
+            if diff:
+                return diff
+        return ""
+    return "" if got == want else f"{where}: {got!r:.60} instead of {want!r:.60}"
+
+
+def _shared_containers(value: Any) -> int:
+    """How many dicts and lists are reached more than once (one object in two places: a change shows in both)."""
+    seen: set[int] = set()
+    shared = 0
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict | list):
+            if id(v) in seen:
+                shared += 1
+                continue
+            seen.add(id(v))
+            stack.extend(v.values() if isinstance(v, dict) else v)
+    return shared
+
+
+def verify(c: Candidate, path: str) -> dict[str, Any]:
+    """The candidate's items against PyYAML's CSafeLoader (YAML) / json.loads (JSON) on the same dump."""
+    want = (items_pyyaml_c if c.fmt == "yaml" else items_json)(path)
+    got = list(c.items(path))
+    diffs = [f"items[{i}]{d}" for i, (g, w) in enumerate(zip(got, want, strict=False))
+             if (d := _first_difference(g, w))]
+    if len(got) != len(want):
+        diffs.insert(0, f"{len(got)} items instead of {len(want)}")
+    return {"items": len(got), "differing": len(diffs), "first": diffs[0] if diffs else "",
+            "shared": _shared_containers(got)}
+
+
 # ---------------------------------------------------------------------------------------------------- children
 
 
@@ -463,7 +520,7 @@ def child_main(name: str, path: str, keep_gc: bool) -> dict[str, Any]:
         if not keep_gc:
             gc.disable()
         t0 = time.process_time()
-        out["items"] = c.parse(path)
+        out["items"] = sum(1 for _ in c.items(path))
         out["cpu_s"] = time.process_time() - t0
     out["maxrss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return out
@@ -612,6 +669,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gc", action="store_true", help="leave the cyclic garbage collector on while parsing")
     ap.add_argument("--semantics", action="store_true", help="only the semantics checks (with --wheels: and those)")
     ap.add_argument("--wheels", action="store_true", help="also look up each package's wheels with pip")
+    ap.add_argument("--verify", action="store_true",
+                    help="compare every item with PyYAML's / json's on the dumps up to --slow-max-mb")
     ap.add_argument("--output", choices=("text", "json"), default="text")
     ap.add_argument("--child", nargs=2, metavar=("NAME", "PATH"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -629,7 +688,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.semantics and not dumps:
         ap.error(f"no dump: pass --dump PATH (the defaults under {CACHE} do not exist)")
     report: dict[str, Any] = {"machine": machine(), "gc": "on" if args.gc else "off", "measurements": [],
-                              "semantics": {}, "streams": {c.name: c.streams for c in chosen}, "wheels": []}
+                              "semantics": {}, "verify": [], "streams": {c.name: c.streams for c in chosen},
+                              "wheels": []}
 
     if not args.semantics:
         for dump in dumps:
@@ -642,8 +702,16 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{dump.name}: {c.name}: " + (m.error or f"{m.cpu_s:.2f} CPU s, {m.mb_per_s:.1f} MB/s, "
                           f"peak {m.peak_mib:.0f} MiB, {m.items} items"), file=sys.stderr, flush=True)
     for c in chosen:
-        r = run_child_semantics(c)
-        report["semantics"][c.name] = r
+        report["semantics"][c.name] = run_child_call("semantics", c.name)
+    if args.verify:
+        for dump in dumps:
+            if dump.stat().st_size > args.slow_max_mb * MB:
+                print(f"{dump.name}: too large for --verify (--slow-max-mb {args.slow_max_mb})", file=sys.stderr)
+                continue
+            for c in chosen:
+                if c.fmt == _format_for(dump):
+                    report["verify"].append({"candidate": c.name, "dump": dump.name,
+                                             **run_child_call("verify", c.name, str(dump))})
     if args.wheels:
         for dist in dict.fromkeys(d for c in chosen for d in (c.dist, *c.extra_dists) if d):
             report["wheels"].append(wheels(dist))
@@ -655,10 +723,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run_child_semantics(c: Candidate) -> dict[str, Any]:
-    """The checks in a child of their own (a candidate that fails to import fails there alone)."""
-    code = ("import json, benchmarks.parsers as p; "
-            f"print(json.dumps(p.semantics(p.BY_NAME[{c.name!r}])))")
+def run_child_call(function: str, *args: str) -> dict[str, Any]:
+    """``function(candidate, *args)`` of this module in a child of its own (a failed import fails there alone)."""
+    code = (f"import json, benchmarks.parsers as p; c = p.BY_NAME[{args[0]!r}]; "
+            f"print(json.dumps(p.{function}(c, *{args[1:]!r})))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     if proc.returncode:
@@ -707,6 +775,12 @@ def print_text(report: dict[str, Any], chosen: list[Candidate]) -> None:
                               if not sem[chk.label]["match"])
             rows.append([name, f"{ok}/{len(checks)}", diffs])
         print(_table(rows, ["candidate", "match", "differences"]))
+        print()
+    if report["verify"]:
+        rows = [[v["candidate"], v["dump"], *(["", "", v["error"]] if "error" in v else
+                 [f"{v['items'] - v['differing']}/{v['items']}", str(v["shared"]), v["first"]])]
+                for v in report["verify"]]
+        print(_table(rows, ["candidate", "dump", "items equal", "shared containers", "first difference"]))
         print()
     print(_table([[c.name, c.streams] for c in chosen], ["candidate", "streams items"]))
     if report["wheels"]:

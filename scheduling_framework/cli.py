@@ -150,7 +150,8 @@ def _max_bytes(text: str) -> int:
 
 def _add_max_input_bytes(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-input-bytes", type=_max_bytes, default=None, metavar="N",
-                   help="refuse input files larger than N bytes (suffixes Ki, Mi, Gi, K, M, G; default 256Mi)")
+                   help="refuse input files larger than N bytes (suffixes Ki, Mi, Gi, K, M, G; default 64Gi for the "
+                        "cluster, which is streamed, after decompression for .gz; 256Mi for other files)")
 
 
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:

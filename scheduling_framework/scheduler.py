@@ -430,7 +430,9 @@ class Scheduler:
 
         A bound pod whose node is not among ``nodes`` (normal in a dump: nodes change between list calls)
         is left out, with a warning."""
-        with self._lock:
+        from scheduling_framework.ingest import gc_paused
+
+        with self._lock, gc_paused():  # a big cluster is millions of objects and no cycles
             self._progress += 1
             for o in objects:
                 self.objects.add(o)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import shutil
 import stat
 import sys
 import tempfile
@@ -22,6 +23,8 @@ from scheduling_framework._input import STDIN, file_type_label
 from scheduling_framework.errors import InputError
 
 CHUNK = 1 << 20
+#: Free space left in the temporary folder when standard input is spooled there.
+SPOOL_MARGIN = 1 << 30
 GZIP_MAGIC = b"\x1f\x8b"
 
 #: Called with (bytes read so far, total bytes or None) as the input is read.
@@ -180,8 +183,13 @@ def open_source(path: str | os.PathLike[str], *, what: str = "input", max_bytes:
 
 
 def _stdin_source(stream: BinaryIO, what: str, limit: int) -> Source:
-    """Standard input copied to an unnamed temporary file (bounded by ``limit``), so it can be read again."""
+    """Standard input copied to an unnamed temporary file (bounded by ``limit`` and by the free space of the
+    temporary folder less a margin), so it can be read again."""
     spool = tempfile.TemporaryFile(prefix="scheduling-framework-stdin-")  # noqa: SIM115 - lives with the Source
+    try:
+        room = shutil.disk_usage(tempfile.gettempdir()).free - SPOOL_MARGIN
+    except OSError:  # pragma: no cover - the folder was just written to
+        room = limit
     total = 0
     try:
         while True:
@@ -192,6 +200,10 @@ def _stdin_source(stream: BinaryIO, what: str, limit: int) -> Source:
             if total > limit:
                 raise InputError("standard input", f"{what} standard input is more than the limit of {limit} bytes "
                                                    f"(raise it with --max-input-bytes / max_input_bytes=)")
+            if total > room:
+                raise InputError("standard input", f"{what} standard input is more than the {max(room, 0)} bytes "
+                                                   f"of free space left to hold it in {tempfile.gettempdir()} "
+                                                   f"(save it to a file and pass the file, or set TMPDIR)")
             spool.write(chunk)
     except BaseException:
         spool.close()

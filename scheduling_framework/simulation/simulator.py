@@ -184,6 +184,15 @@ class Simulator:
         Pods bound to a node the cluster does not have are skipped too, with a warning in
         ``warnings`` (which starts with the cluster's own loading warnings).
         """
+        from scheduling_framework.ingest import gc_paused
+
+        with gc_paused():  # a big cluster is millions of objects and no cycles
+            return cls._from_cluster(cluster, config, registry, seed, profile, kubernetes_version, feature_gates)
+
+    @classmethod
+    def _from_cluster(cls, cluster: Cluster, config: KubeSchedulerConfiguration | Mapping[str, Any] | str | None,
+                      registry: Registry | None, seed: int | None, profile: str | None,
+                      kubernetes_version: str | None, feature_gates: str | Mapping[str, Any] | None) -> Simulator:
         from scheduling_framework.scheduler import WARN_ORPHANS
 
         names = {n.name for n in cluster.nodes}

@@ -166,7 +166,8 @@ def _new_or_cluster(text: str) -> Any:
 
 def test_merge_keys_load_through_the_whole_document_loader() -> None:
     text = ("kind: Node\nmetadata: {name: n, labels: {zone: b}}\n---\n"
-            "kind: List\nitems:\n- kind: Node\n  metadata: &m {name: m}\n- kind: Pod\n  metadata: {<<: *m, namespace: d}\n"
+            "kind: List\nitems:\n- kind: Node\n  metadata: &m {name: m}\n"
+            "- kind: Pod\n  metadata: {<<: *m, namespace: d}\n"
             "  spec: {containers: [{name: c, image: i}]}\n")
     c = cluster_from_text(text, "m.yaml")
     assert [n.name for n in c.nodes] == ["n", "m"] and [p.key for p in c.pods] == ["d/m"]
@@ -230,7 +231,7 @@ def test_json_nesting_is_refused_at_our_level_with_line_and_column(depth: int) -
     text = '{"apiVersion": "v1", "items": [\n' + json.dumps(NODE) + ',\n{"kind": "Pod", "x": ' + deep + "}]}"
     total = depth + 3  # the top-level object, items, the pod
     if total <= MAX_NESTING_DEPTH:
-        with pytest.raises(InputError, match="Required value|metadata"):
+        with pytest.raises(InputError, match=r"Required value|metadata"):
             cluster_from_text(text, "deep.json")
         return
     with pytest.raises(InputError) as e:
@@ -277,7 +278,7 @@ def test_gzip_is_capped_after_decompression(tmp_path: Path) -> None:
 def test_corrupt_gzip_is_an_input_error(tmp_path: Path) -> None:
     path = tmp_path / "bad.json.gz"
     path.write_bytes(gzip.compress(json.dumps({"kind": "List", "items": [NODE]}).encode())[:-12])
-    with pytest.raises(InputError, match="bad.json.gz"):
+    with pytest.raises(InputError, match=r"bad\.json\.gz"):
         load_cluster(path)
 
 
@@ -311,7 +312,7 @@ def test_word_fast_path_covers_exactly_the_boolean_and_null_words() -> None:
 
     from scheduling_framework.ingest import yamlstream
 
-    assert yamlstream._WORDS_ONLY == set("yYnNtTfFoO")
+    assert set("yYnNtTfFoO") == yamlstream._WORDS_ONLY
     resolver = yaml.resolver.Resolver()
     words = ["yes", "no", "true", "false", "on", "off", "null", "y", "n", "nul", "onn", "yess", "nulls", "o"]
     for w in words:
@@ -325,3 +326,28 @@ def test_word_fast_path_covers_exactly_the_boolean_and_null_words() -> None:
 
 def test_loader_choice_is_visible() -> None:
     assert YamlLoader in (getattr(yaml, "CSafeLoader", None), yaml.SafeLoader)
+
+
+def test_spooled_stdin_is_bounded_by_free_space(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scheduling_framework.ingest import source
+
+    class Usage:
+        free = source.SPOOL_MARGIN + 10_000
+
+    monkeypatch.setattr(source.shutil, "disk_usage", lambda _: Usage())
+    with pytest.raises(InputError, match="free space left to hold it"):
+        open_source("-", what="cluster file", max_bytes=1 << 30, stdin=io.BytesIO(b"# x\n" * 5000))
+
+
+def test_cli_reads_gzip_and_json_from_stdin(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.fixture_runner import ROOT
+
+    doc = gzip.compress(json.dumps({"apiVersion": "v1", "kind": "List", "items": [NODE, POD]}).encode())
+    p = subprocess.run([sys.executable, "-m", "scheduling_framework", "schedule", "--cluster", "-", "--output",
+                        "json", "--seed", "1"], input=doc, capture_output=True, timeout=120, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert [(r["pod"], r["node"]) for r in out["pods"]] == [("d/p", "n1")]

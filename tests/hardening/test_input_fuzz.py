@@ -180,6 +180,29 @@ def test_damaged_yaml_text_never_crashes(edits: list[tuple[int, int, str]]) -> N
         _check_error(e)
 
 
+BASE_JSON = __import__("json").dumps({"apiVersion": "v1", "kind": "List", "items": VALID}, indent=4)
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.integers(min_value=0, max_value=len(BASE_JSON)),
+                          st.integers(min_value=0, max_value=8),
+                          st.sampled_from(["", "[", "{", "]", "}", ",", ":", '"', "\\", "\\u12", "\\ud800", "NaN",
+                                           "Infinity", "1e999", "-0", "\x00", "\ufeff", "\u2028", "null", "true",
+                                           '"kind": "List", "items": [', "[" * 200, "{\"a\": " * 150, "é"])),
+                min_size=1, max_size=6))
+def test_damaged_json_dump_never_crashes(edits: list[tuple[int, int, str]]) -> None:
+    """The streamed JSON reader (and its fall-back to YAML) on damaged kubectl JSON: a loaded cluster or a
+    SchedulingFrameworkError with a one-line message, never anything else."""
+    text = BASE_JSON
+    for pos, cut, insert in edits:
+        pos = min(pos, len(text))
+        text = text[:pos] + insert + text[pos + cut:]
+    try:
+        cluster_from_text(text, "fuzz.json")
+    except SchedulingFrameworkError as e:
+        _check_error(e)
+
+
 CONFIG: dict[str, Any] = {
     "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
     "parallelism": 16, "percentageOfNodesToScore": 50,
