@@ -11,6 +11,7 @@ separate virtual environment that has them (whatever does not install or import 
     /tmp/parsers-venv/bin/python -m benchmarks.parsers --only orjson,json     # some candidates only
     /tmp/parsers-venv/bin/python -m benchmarks.parsers --semantics --wheels   # no timing: checks and wheels only
     /tmp/parsers-venv/bin/python -m benchmarks.parsers --output json          # one record per measurement
+    /tmp/parsers-venv/bin/python -m benchmarks.parsers --verify --dump n50.yaml   # items equal to PyYAML's?
 
 Dumps come from :mod:`benchmarks.dump` (``python -m benchmarks.dump --nodes 50 --format yaml > n50.yaml``); the
 default ones are the 500-node dumps that :mod:`benchmarks.ingest` caches. The format is the file's suffix.
@@ -20,7 +21,7 @@ the file into Python objects (every item built; the streamed readers and the ``i
 once built), with the cyclic garbage collector off as the project's loader runs (``--gc`` leaves it on);
 **MB/s** is the file's size over that; **peak MiB** is the child's ``ru_maxrss`` after the parse less that of a
 child that only imports the same modules. ``--repeat N`` keeps the lowest of N runs. Pure-Python loaders run
-only on dumps up to ``--slow-max-mb`` (16 MB).
+only on dumps up to ``--slow-max-mb`` (20 MB).
 
 ``--semantics`` checks each candidate against what PyYAML's ``SafeLoader`` gives for plain scalars that YAML 1.1
 and 1.2 read differently (and a ``<<`` merge key); JSON candidates are checked against the standard library
@@ -571,7 +572,7 @@ def measure(c: Candidate, dump: Path, repeat: int, keep_gc: bool) -> Measurement
     assert best is not None
     m.items, m.cpu_s = best["items"], best["cpu_s"]
     m.mb_per_s = size / MB / best["cpu_s"] if best["cpu_s"] else 0.0
-    m.peak_mib = (best["maxrss_kib"] - base["maxrss_kib"]) / 1024
+    m.peak_mib = max(0.0, (best["maxrss_kib"] - base["maxrss_kib"]) / 1024)
     return m
 
 
@@ -637,11 +638,12 @@ def wheels(dist: str) -> dict[str, Any]:
             versions.add(rest.split("-")[0])
     stable = [v for v in versions if not re.search(r"(a|b|rc|dev)\d*$", v)] or list(versions)
     latest = max(stable, key=_version_key) if stable else ""
-    mine = [f for f in files if installed and f.endswith(".whl") and f"-{installed}-" in f]
+    examined = installed or latest  # not installed: the latest release's files
+    mine = [f for f in files if examined and f.endswith(".whl") and f"-{examined}-" in f]
     cover = {label: [minor for minor in PYTHONS if any(_wheel_fits(f, minor, test) for f in mine)]
              for label, test in PLATFORMS.items()}
     return {"dist": dist, "installed": installed, "latest": latest, "wheel_built": built,
-            "sdist": any(f"-{installed}.tar.gz" in f for f in files),
+            "sdist": bool(examined) and any(f.endswith((f"-{examined}.tar.gz", f"-{examined}.zip")) for f in files),
             "platforms": {label: ("yes" if len(m) == len(PYTHONS) else
                                   f"3.{m[0]} only" if m else "no") for label, m in cover.items()},
             "error": "" if files else (proc.stderr.strip().splitlines() or ["no files seen"])[-1][:200]}
@@ -665,13 +667,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dump", action="append", type=Path, help="a cluster dump (.json or .yaml); repeatable")
     ap.add_argument("--only", help="comma-separated candidate names (default: all)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per measurement; the lowest CPU time is kept")
-    ap.add_argument("--slow-max-mb", type=float, default=16.0, help="largest dump given to pure-Python loaders")
+    ap.add_argument("--slow-max-mb", type=float, default=20.0, help="largest dump given to pure-Python loaders")
     ap.add_argument("--gc", action="store_true", help="leave the cyclic garbage collector on while parsing")
     ap.add_argument("--semantics", action="store_true", help="only the semantics checks (with --wheels: and those)")
     ap.add_argument("--wheels", action="store_true", help="also look up each package's wheels with pip")
     ap.add_argument("--verify", action="store_true",
                     help="compare every item with PyYAML's / json's on the dumps up to --slow-max-mb")
     ap.add_argument("--output", choices=("text", "json"), default="text")
+    ap.add_argument("--save", type=Path, help="also write the JSON report to this file")
     ap.add_argument("--child", nargs=2, metavar=("NAME", "PATH"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
@@ -716,6 +719,8 @@ def main(argv: list[str] | None = None) -> int:
         for dist in dict.fromkeys(d for c in chosen for d in (c.dist, *c.extra_dists) if d):
             report["wheels"].append(wheels(dist))
 
+    if args.save:
+        args.save.write_text(json.dumps(report, indent=1) + "\n")
     if args.output == "json":
         print(json.dumps(report, indent=1))
     else:
@@ -763,7 +768,7 @@ def print_text(report: dict[str, Any], chosen: list[Candidate]) -> None:
         if not names:
             continue
         print(f"{fmt.upper()} semantics (expected: {'PyYAML SafeLoader' if fmt == 'yaml' else 'json.loads'}); "
-              "x = differs (what it gave)")
+              "the differences show what the candidate gave")
         rows = []
         for name in names:
             sem = report["semantics"][name]

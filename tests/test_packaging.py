@@ -111,7 +111,7 @@ def test_demo_runs_from_the_wheel_alone(wheel: zipfile.ZipFile, tmp_path: Path) 
 def test_sdist_carries_tests_docs_and_examples(tmp_path: Path) -> None:
     build = pytest.importorskip("build", reason="the 'build' package makes the sdist")
     del build
-    p = subprocess.run([sys.executable, "-m", "build", "--sdist", "--no-isolation", "-o", str(tmp_path), str(ROOT)],
+    p = subprocess.run([sys.executable, "-m", "build", "--sdist", "-o", str(tmp_path), str(ROOT)],
                        capture_output=True, text=True, timeout=300)
     if p.returncode != 0:
         pytest.skip(f"cannot build an sdist here: {p.stderr[-300:]}")
