@@ -21,6 +21,8 @@ from scheduling_framework.ingest.source import CHUNK, CappedReader
 
 _WS = re.compile(r"[ \t\n\r]*")
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+#: How close to the end of the text read so far a decoding error must be to be taken for a cut value.
+_TAIL = 64
 #: The largest single item accepted (a Node with a huge image list is ~100 kB; anything near this is hostile).
 MAX_ITEM_CHARS = 256 << 20
 
@@ -114,7 +116,9 @@ class JsonItems:
             try:
                 value, end = self._json.raw_decode(self.buf, start)
             except json.JSONDecodeError as e:
-                incomplete = e.pos >= len(self.buf) - 1 or e.msg.startswith("Unterminated string")
+                # Cut by the end of what was read so far: the error is within the last few characters (a
+                # literal such as ``nu`` for null, a number, a key), or a string has not ended yet.
+                incomplete = e.pos >= len(self.buf) - _TAIL or e.msg.startswith("Unterminated string")
                 if incomplete and len(self.buf) - start > MAX_ITEM_CHARS:
                     raise InputError(self.name, f"{self._where(start)}: an object larger than {MAX_ITEM_CHARS} "
                                                 f"characters is refused") from None
@@ -173,8 +177,7 @@ class JsonItems:
                 raise self._fail(self.pos, "Expecting property name enclosed in double quotes")
             key = self._value(1)
             self._expect(":")
-            self._ws()
-            if key == "items" and self.buf[self.pos] == "[" and ("kind" not in top or is_list_kind(top["kind"])):
+            if self._ws() == "[" and key == "items" and ("kind" not in top or is_list_kind(top["kind"])):
                 streamed = True
                 top.pop("items", None)
                 for where, item in self._items(top, kindless):

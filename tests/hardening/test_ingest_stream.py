@@ -351,3 +351,30 @@ def test_cli_reads_gzip_and_json_from_stdin(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert [(r["pod"], r["node"]) for r in out["pods"]] == [("d/p", "n1")]
+
+
+@pytest.mark.parametrize("text", ['{"kind": "List", "items":', '{"kind": "List", "items": [', '{"a"', '{"a":',
+                                  '{"kind": "List", "items": [{"kind": "Node"}', '{"items": [1, 2], "kind": "List"} x',
+                                  '{"kind": "List", "items": [{"kind": "Node", "metadata": {"name": "a"}},]}'])
+def test_truncated_json_is_an_input_error(text: str) -> None:
+    with pytest.raises(InputError):
+        cluster_from_text(text, "t.json")
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5, 7, 64, 1000])
+def test_json_reader_reads_the_same_whatever_the_chunk_boundaries(monkeypatch: pytest.MonkeyPatch,
+                                                                 chunk: int) -> None:
+    """Every way the text can be cut between two reads (inside a literal, a number, a key, a string, a
+    multi-byte character, between items) gives the items json.loads gives."""
+    from benchmarks.dump import items
+    from scheduling_framework.ingest import jsonstream, source
+
+    dump = {"apiVersion": "v1", "items": [*items(2)][:8], "kind": "List", "metadata": {"resourceVersion": ""}}
+    dump["items"][1]["metadata"]["annotations"] = {"note": "é€😀 \\ \" null true false 12.5e-3", "n": "null"}
+    dump["items"][2]["spec"]["extra"] = [None, True, False, -0.0, 12345678901234567890, 1.5e300, "", {}, []]
+    text = json.dumps(dump, indent=4, ensure_ascii=False)
+    monkeypatch.setattr(jsonstream, "CHUNK", chunk)
+    monkeypatch.setattr(source, "CHUNK", chunk)
+    with text_source(text, "c.json", "cluster input", 1 << 30) as src:
+        got = [d for _, d in stream_items(src, Counter())]
+    assert got == json.loads(text)["items"]
