@@ -857,12 +857,20 @@ def test_interpodaffinity_grouped_terms_equal_per_pod_additions(seed: int) -> No
         lst[i] = c
 
 
+@pytest.mark.parametrize("always_per_term", [True, False])
 @pytest.mark.parametrize("seed", range(8))
-def test_interpodaffinity_term_sums_equal_plain(seed: int) -> None:
+def test_interpodaffinity_term_sums_equal_plain(seed: int, always_per_term: bool,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """PreScore's sums kept per term across cycles (TermSums) equal the per-node pass, while nodes change,
-    pods come with and without terms of their own, and the hard affinity weight varies."""
+    pods come with and without terms of their own, and the hard affinity weight varies; with repeated
+    signatures sent to the per-signature sums (the default) or every pod summed per term."""
     from plugins_intree.interpodaffinity import _terms
+    from plugins_intree.interpodaffinity._sums import KeptSumsCache
     from plugins_intree.interpodaffinity.scoring import TermSums, topology_scores
+
+    if always_per_term:
+        monkeypatch.setattr(TermSums, "seen_before", lambda self, signature: False)
+    kept = KeptSumsCache(limit=3)
 
     rng = random.Random(seed)
     nodes, running, waiting = _cluster(seed, nodes=rng.randint(4, 20), bound=rng.randint(5, 80), pending=30)
@@ -879,7 +887,7 @@ def test_interpodaffinity_term_sums_equal_plain(seed: int) -> None:
         listed = lst if all_pods else with_affinity
         args = (pod, pi.preferred_affinity_terms, pi.preferred_anti_affinity_terms, _terms.NO_LABELS, listed,
                 all_pods, rng.choice((0, 1, 5)))
-        assert topology_scores(*args, None, sums, lst) == _per_pod_topology_scores(*args), step
+        assert topology_scores(*args, kept, sums, lst) == _per_pod_topology_scores(*args), step
         i = rng.randrange(len(lst))
         c = lst[i].clone()
         if c.pods and rng.random() < 0.4:

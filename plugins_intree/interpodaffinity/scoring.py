@@ -70,7 +70,10 @@ def topology_scores(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm]
                              tuple(sorted(ns_labels.items())), weighted_terms_key(preferred_affinity),
                              weighted_terms_key(preferred_anti_affinity), all_pods, hard_pod_affinity_weight)
     ctx = _Pass(pod, ns_labels, preferred_affinity, preferred_anti_affinity, hard_pod_affinity_weight)
-    if term_sums is not None and all_nodes is not None and (all_pods or not (ctx.affinity or ctx.anti_affinity)):
+    # Pods that repeat a signature (replicas of one template) reuse the per-signature sums below; a pod
+    # with a new signature (the usual case in a real cluster's dump) is summed per term.
+    if term_sums is not None and all_nodes is not None and (all_pods or not (ctx.affinity or ctx.anti_affinity)) \
+            and not term_sums.seen_before(node_memo_key):
         kept_map = term_sums.scores(ctx, all_nodes)
         if kept_map is not _UNAVAILABLE:
             return cast("ScoreMap | None", kept_map)
@@ -230,6 +233,8 @@ def _existing_terms(ni: NodeInfo, facts: dict[Hashable, object], node_labels: Ma
 
 
 _UNAVAILABLE: object = object()
+#: Incoming-pod signatures TermSums remembers, to send repeated ones to the per-signature sums.
+SIGNATURES_KEPT = 64
 
 
 class TermSums:
@@ -248,6 +253,7 @@ class TermSums:
         self._present: dict[int, KeptSums] = {}  # per hard weight: term key -> nodes carrying it
         self._terms: dict[str, AffinityTerm] = {}  # a term of each key seen (equal keys match the same pods)
         self._sums = KeptSumsCache(limit)
+        self._signatures: dict[str, None] = {}
 
     def scores(self, ctx: _Pass, nodes: Sequence[NodeInfo]) -> ScoreMap | object | None:
         hw = ctx.hard_weight
@@ -271,15 +277,24 @@ class TermSums:
                 ks = self._sums.get(("count", tid, t.topology_key), _count_contribution(tid, t))
                 pending.append((ks, sign * w.weight))
         for ks, factor in pending:
-            ok, pairs = ks.view(nodes, _pairs_of)
-            if not ok or pairs is None:  # new this cycle: kept from the next one
-                ok, pairs = ks.view(nodes, _pairs_of)
-                if not ok or pairs is None:
+            add = _adder(scores, factor)
+            ok, _ = ks.view(nodes, add)
+            if not ok:  # new this cycle, or another number of nodes: counted afresh
+                ok, _ = ks.view(nodes, add)
+                if not ok:
                     return _UNAVAILABLE
-            for pair, amount in pairs:
-                topology_key, value = cast("tuple[str, str]", pair)
-                _add(scores, topology_key, value, amount * factor)
         return scores or None
+
+    def seen_before(self, signature: str) -> bool:
+        """Whether an incoming pod with this signature was scored recently (then the per-signature sums,
+        which add one map per pass where the per-term ones add one per matching term, are the cheaper)."""
+        seen = self._signatures
+        if signature in seen:
+            return True
+        seen[signature] = None
+        if len(seen) > SIGNATURES_KEPT:
+            del seen[next(iter(seen))]
+        return False
 
     def _keys_on(self, ni: NodeInfo, hw: int) -> Contribution:
         node = ni.node
@@ -297,8 +312,17 @@ def _keys_of(sums: dict[Hashable, int], occurrences: dict[Hashable, int]) -> lis
     return [cast("str", k) for k in occurrences]
 
 
-def _pairs_of(sums: dict[Hashable, int], occurrences: dict[Hashable, int]) -> list[tuple[Hashable, int]]:
-    return [(k, sums[k]) for k in occurrences]
+def _adder(scores: ScoreMap, factor: int) -> Callable[[dict[Hashable, int], dict[Hashable, int]], None]:
+    """A KeptSums view that adds its sums, times ``factor``, into ``scores`` (the sums and the occurrences
+    have the same keys: the (topology key, value) pairs that received an addition)."""
+    def add(sums: dict[Hashable, int], _: dict[Hashable, int]) -> None:
+        for pair, amount in sums.items():
+            topology_key, value = cast("tuple[str, str]", pair)
+            per_key = scores.get(topology_key)
+            if per_key is None:
+                per_key = scores[topology_key] = {}
+            per_key[value] = per_key.get(value, 0) + amount * factor
+    return add
 
 
 def _existing_by_id(ni: NodeInfo, node_labels: Mapping[str, str],
