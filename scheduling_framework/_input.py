@@ -61,6 +61,20 @@ def read_input(path: str | os.PathLike[str], *, what: str = "input",
         stream = stdin if stdin is not None else sys.stdin.buffer
         data = _read_capped(stream, limit, "standard input", what)
         return decode_bytes(data, "standard input", what)
+    size = regular_file_size(name, what)
+    if size > limit:
+        raise too_large(name, what, limit, size)
+    with open_regular_file(name, what) as fh:
+        try:
+            data = _read_capped(fh, limit, name, what)
+        except OSError as e:
+            raise InputError(name, f"cannot read {what} {name}: {e.strerror or e}") from None
+    return decode_bytes(data, name, what)
+
+
+def regular_file_size(name: str, what: str) -> int:
+    """The size of ``name``; InputError naming it when it cannot be read or is not a regular file (a FIFO,
+    a device such as /dev/zero, a directory: reading one never ends or means nothing)."""
     try:
         st = os.stat(name)
     except OSError as e:
@@ -68,19 +82,34 @@ def read_input(path: str | os.PathLike[str], *, what: str = "input",
     if not stat.S_ISREG(st.st_mode):
         raise InputError(name, f"cannot read {what} {name}: not a regular file ({file_type_label(st.st_mode)}); "
                                f"pass a file, or '-' to read standard input")
-    if st.st_size > limit:
-        raise InputError(name, f"{what} {name} is {st.st_size} bytes, more than the limit of {limit} bytes "
-                               f"(raise it with --max-input-bytes / max_input_bytes=)")
+    return st.st_size
+
+
+def open_regular_file(name: str, what: str) -> BinaryIO:
+    """``name`` opened for binary reading, checked again to be a regular file once open."""
     try:
         # O_NONBLOCK: if the path was swapped for a FIFO after the check, open() must not wait for a writer.
         fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                raise InputError(name, f"cannot read {what} {name}: not a regular file")
-            data = _read_capped(fh, limit, name, what)
+        fh = os.fdopen(fd, "rb")
     except OSError as e:
         raise InputError(name, f"cannot read {what} {name}: {e.strerror or e}") from None
-    return decode_bytes(data, name, what)
+    if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+        fh.close()
+        raise InputError(name, f"cannot read {what} {name}: not a regular file")
+    return fh
+
+
+def too_large(name: str, what: str, limit: int, size: int | None = None) -> InputError:
+    """The refusal of input over the size limit (``size`` when it is known before reading)."""
+    how_big = f"is {size} bytes, more than" if size is not None else "is more than"
+    return InputError(name, f"{what} {name} {how_big} the limit of {limit} bytes "
+                            f"(raise it with --max-input-bytes / max_input_bytes=)")
+
+
+def undecodable(name: str, what: str, encoding: str, offset: int) -> InputError:
+    """The refusal of bytes that are not text in ``encoding``, at byte ``offset``."""
+    return InputError(name, f"cannot decode {what} {name} as {encoding.upper()}: invalid byte at offset {offset} "
+                            f"(save the file as UTF-8)")
 
 
 def _read_capped(stream: BinaryIO, limit: int, name: str, what: str) -> bytes:
@@ -93,8 +122,7 @@ def _read_capped(stream: BinaryIO, limit: int, name: str, what: str) -> bytes:
             break
         total += len(chunk)
         if total > limit:
-            raise InputError(name, f"{what} {name} is more than the limit of {limit} bytes "
-                                   f"(raise it with --max-input-bytes / max_input_bytes=)")
+            raise too_large(name, what, limit)
         parts.append(bytes(chunk))
     return b"".join(parts)
 
@@ -124,9 +152,7 @@ def decode_bytes(data: bytes, name: str = "<input>", what: str = "input") -> str
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as e:
-        hint = " (save the file as UTF-8)"
-        raise InputError(name, f"cannot decode {what} {name} as {encoding.upper()}: invalid byte at offset "
-                               f"{e.start}{hint}") from None
+        raise undecodable(name, what, encoding, e.start) from None
 
 
 def _sniff(head: bytes) -> str:
@@ -148,8 +174,7 @@ def check_size(text: str, name: str, max_bytes: int | None, what: str = "input")
     """Apply the size limit to text the caller passed directly (counted in characters, not bytes)."""
     limit = DEFAULT_MAX_INPUT_BYTES if max_bytes is None else max_bytes
     if len(text) > limit:
-        raise InputError(name, f"{what} {name} is more than the limit of {limit} bytes "
-                               f"(raise it with --max-input-bytes / max_input_bytes=)")
+        raise too_large(name, what, limit)
 
 
 # --------------------------------------------------------------------------- YAML

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from scheduling_framework._input import undecodable
 from scheduling_framework.errors import InputError
 from scheduling_framework.ingest.source import CHUNK, CappedReader
 
@@ -79,8 +80,7 @@ class JsonItems:
         try:
             text = self._decoder.decode(data, final=not data)
         except UnicodeDecodeError as e:
-            raise InputError(self.name, f"cannot decode {self.what} {self.name} as UTF-8: invalid byte at offset "
-                                        f"{self._bytes + e.start} (save the file as UTF-8)") from None
+            raise undecodable(self.name, self.what, "utf-8", self._bytes + e.start) from None
         self._bytes += len(data)
         if not data:
             self.eof = True

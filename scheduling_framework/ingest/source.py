@@ -12,14 +12,13 @@ from __future__ import annotations
 import gzip
 import os
 import shutil
-import stat
 import sys
 import tempfile
 import zlib
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-from scheduling_framework._input import STDIN, file_type_label
+from scheduling_framework._input import STDIN, open_regular_file, regular_file_size, too_large, undecodable
 from scheduling_framework.errors import InputError
 
 CHUNK = 1 << 20
@@ -94,9 +93,7 @@ class CappedReader:
             data = b""
         self.count += len(data)
         if self.count > self.source.limit:
-            raise InputError(self.source.name, f"{self.source.what} {self.source.name} is more than the limit of "
-                                               f"{self.source.limit} bytes (raise it with --max-input-bytes / "
-                                               f"max_input_bytes=)")
+            raise too_large(self.source.name, self.source.what, self.source.limit)
         if self.source.progress is not None:
             try:
                 done = self._raw.tell() if self.compressed else self.count
@@ -143,8 +140,7 @@ class Utf8Checked:
             self._decoder.decode(data, final=not data)
         except UnicodeDecodeError as e:
             src = self._reader.source
-            raise InputError(src.name, f"cannot decode {src.what} {src.name} as UTF-8: invalid byte at offset "
-                                       f"{self._offset + e.start} (save the file as UTF-8)") from None
+            raise undecodable(src.name, src.what, "utf-8", self._offset + e.start) from None
         self._offset += len(data)
         return data
 
@@ -155,31 +151,14 @@ def open_source(path: str | os.PathLike[str], *, what: str = "input", max_bytes:
     name = os.fspath(path)
     if name == STDIN:
         return _stdin_source(stdin if stdin is not None else sys.stdin.buffer, what, max_bytes)
-    try:
-        st = os.stat(name)
-    except OSError as e:
-        raise InputError(name, f"cannot read {what} {name}: {e.strerror or e}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise InputError(name, f"cannot read {what} {name}: not a regular file ({file_type_label(st.st_mode)}); "
-                               f"pass a file, or '-' to read standard input")
-    is_gz = name.endswith(".gz")
-    if not is_gz and st.st_size > max_bytes:
-        raise InputError(name, f"{what} {name} is {st.st_size} bytes, more than the limit of {max_bytes} bytes "
-                               f"(raise it with --max-input-bytes / max_input_bytes=)")
+    size = regular_file_size(name, what)
+    if not name.endswith(".gz") and size > max_bytes:
+        raise too_large(name, what, max_bytes, size)
 
     def opener() -> BinaryIO:
-        try:
-            # O_NONBLOCK: if the path was swapped for a FIFO after the check, open() must not wait for a writer.
-            fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-            fh = os.fdopen(fd, "rb")
-        except OSError as e:
-            raise InputError(name, f"cannot read {what} {name}: {e.strerror or e}") from None
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            fh.close()
-            raise InputError(name, f"cannot read {what} {name}: not a regular file")
-        return fh
+        return open_regular_file(name, what)
 
-    return Source(name, what, max_bytes, opener, st.st_size)
+    return Source(name, what, max_bytes, opener, size)
 
 
 def _stdin_source(stream: BinaryIO, what: str, limit: int) -> Source:
@@ -198,8 +177,7 @@ def _stdin_source(stream: BinaryIO, what: str, limit: int) -> Source:
                 break
             total += len(chunk)
             if total > limit:
-                raise InputError("standard input", f"{what} standard input is more than the limit of {limit} bytes "
-                                                   f"(raise it with --max-input-bytes / max_input_bytes=)")
+                raise too_large("standard input", what, limit)
             if total > room:
                 raise InputError("standard input", f"{what} standard input is more than the {max(room, 0)} bytes "
                                                    f"of free space left to hold it in {tempfile.gettempdir()} "
