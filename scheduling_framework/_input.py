@@ -203,13 +203,26 @@ def check_yaml_structure(text: str, source: str = "<input>", *, max_depth: int =
     try:
         _walk_events(yaml.parse(text, Loader=YamlLoader), source, max_depth, alias_budget)
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        problem = str(getattr(e, "problem", "") or "")
-        if YamlLoader is not yaml.SafeLoader and mark is not None and "nesting" in problem:
-            prefix = text[: getattr(mark, "index", len(text)) + 1]
-            with contextlib.suppress(yaml.YAMLError):  # the prefix ends mid-structure: the refusal stands
-                _walk_events(yaml.parse(prefix, Loader=yaml.SafeLoader), source, max_depth, alias_budget)
+        index = parser_nesting_refusal(e)
+        if index is not None:
+            recheck_nesting(text[: index + 1], source, max_depth, alias_budget)
         raise yaml_error(e, source) from None
+
+
+def parser_nesting_refusal(e: yaml.YAMLError) -> int | None:
+    """Where (character index) libyaml refused nesting past its own limit, or None for any other error."""
+    mark = getattr(e, "problem_mark", None)
+    if YamlLoader is yaml.SafeLoader or mark is None or "nesting" not in str(getattr(e, "problem", "") or ""):
+        return None
+    return int(getattr(mark, "index", 0))
+
+
+def recheck_nesting(prefix: str, source: str, max_depth: int, alias_budget: int) -> None:
+    """Walk ``prefix`` (the text up to where libyaml refused nesting with its own limit, which its scanner
+    does while looking ahead) with the pure-Python parser, which has no limit of its own: raises our
+    InputError naming the level where ours is crossed, when it is crossed there."""
+    with contextlib.suppress(yaml.YAMLError):  # the prefix ends mid-structure: the parser's refusal stands
+        _walk_events(yaml.parse(prefix, Loader=yaml.SafeLoader), source, max_depth, alias_budget)
 
 
 def _walk_events(events: Any, source: str, max_depth: int, alias_budget: int) -> None:

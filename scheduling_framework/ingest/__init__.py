@@ -15,7 +15,7 @@ import gc
 from collections.abc import Iterator
 from typing import Any
 
-from scheduling_framework._input import ALIAS_EXPANSION_BUDGET, MAX_NESTING_DEPTH
+from scheduling_framework._input import ALIAS_EXPANSION_BUDGET, MAX_NESTING_DEPTH, recheck_nesting
 from scheduling_framework.errors import InputError
 from scheduling_framework.ingest.jsonstream import JsonItems, NotJson, RereadWhole
 from scheduling_framework.ingest.source import Source, Utf8Checked, open_source, text_source
@@ -94,19 +94,10 @@ def stream_items(source: Source, counter: Counter, *, max_depth: int = MAX_NESTI
 
 
 def _recheck_nesting(source: Source, e: NestingRefusedByParser, max_depth: int, alias_budget: int) -> None:
-    """libyaml refused nesting past its own limit while looking ahead; walk the text up to there with the
-    pure-Python parser so that the refusal names the level where ours is crossed (an InputError)."""
-    import contextlib
-
-    import yaml
-
-    from scheduling_framework._input import _walk_events
-
+    """:func:`~scheduling_framework._input.recheck_nesting` on the source's text up to the refusal."""
     with source.open() as r:
-        data = r.read(min((e.index + 2) * 4, source.limit))
-    prefix = data.decode("utf-8", "ignore")[: e.index + 1]
-    with contextlib.suppress(yaml.YAMLError):
-        _walk_events(yaml.parse(prefix, Loader=yaml.SafeLoader), source.name, max_depth, alias_budget)
+        data = r.read_up_to((e.index + 2) * 4)  # at most 4 bytes a character
+    recheck_nesting(data.decode("utf-8", "ignore")[: e.index + 1], source.name, max_depth, alias_budget)
 
 
 __all__ = ["DEFAULT_MAX_CLUSTER_BYTES", "Counter", "gc_paused", "InputError", "RereadWhole", "Source", "open_source",

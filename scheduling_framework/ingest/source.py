@@ -103,12 +103,20 @@ class CappedReader:
         return bytes(data)
 
     def read_all(self) -> bytes:
+        return self.read_up_to(None)
+
+    def read_up_to(self, n: int | None) -> bytes:
+        """The next ``n`` bytes (all that is left when None, or when fewer are left), the limit applying."""
         parts: list[bytes] = []
-        while True:
-            chunk = self.read(CHUNK * 8)
+        left = n
+        while left is None or left > 0:
+            chunk = self.read(CHUNK * 8 if left is None else min(left, CHUNK * 8))
             if not chunk:
-                return b"".join(parts)
+                break
             parts.append(chunk)
+            if left is not None:
+                left -= len(chunk)
+        return b"".join(parts)
 
     def close(self) -> None:
         try:

@@ -87,14 +87,13 @@ def scalar_value(ev: Any) -> Any:
 
 
 class _Frame:
-    __slots__ = ("value", "is_map", "key", "key_mark", "count", "anchor", "stream", "mark")
+    __slots__ = ("value", "is_map", "key", "count", "anchor", "stream", "mark")
 
     def __init__(self, value: Any, is_map: bool, anchor: str | None, mark: Any) -> None:
         self.mark = mark
         self.value = value
         self.is_map = is_map
         self.key: Any = _NO_KEY
-        self.key_mark: Any = None
         self.count = 1
         self.anchor = anchor
         self.stream = False
@@ -235,7 +234,6 @@ def yaml_items(reader: Any, source: str, max_depth: int, alias_budget: int,
                 if isinstance(value, (list, dict)):
                     raise InputError(source, f"invalid YAML at {_at(mark, source)}: found unhashable key")
                 parent.key = value
-                parent.key_mark = ev.start_mark
             else:
                 parent.value[parent.key] = value
                 parent.key = _NO_KEY
@@ -268,13 +266,11 @@ class NestingRefusedByParser(Exception):
 
 
 def _yaml_error(e: yaml.YAMLError, source: str) -> Exception:
-    from scheduling_framework._input import yaml_error
+    from scheduling_framework._input import parser_nesting_refusal, yaml_error
 
     err = yaml_error(e, source)
-    mark = getattr(e, "problem_mark", None)
-    if mark is not None and "nesting" in str(getattr(e, "problem", "") or ""):
-        return NestingRefusedByParser(getattr(mark, "index", 0), err)
-    return err
+    index = parser_nesting_refusal(e)
+    return err if index is None else NestingRefusedByParser(index, err)
 
 
 __all__ = ["NestingRefusedByParser", "scalar_value", "yaml_items"]
