@@ -221,7 +221,6 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from scheduling_framework.workloads import expand_workloads
 
         cluster = expand_workloads(cluster, seed=args.seed)
-    _freeze_loaded_objects()
     from scheduling_framework.report.focus import pod_matcher
 
     focus = pod_matcher(args.pod)
@@ -277,19 +276,13 @@ def load_cluster_with_progress(path: str, max_input_bytes: int | None, err: Text
 
     if not should_show(err, flag):
         return load_cluster(path, max_input_bytes=max_input_bytes)
-    seen = [0, 0]  # bytes read, total bytes (0: not known yet)
+    read = [0]  # bytes read so far
 
     def progress(done: int, total: int | None) -> None:
-        seen[0] = done
-        seen[1] = total or 0
+        read[0] = done
+        bar.total = max(total or 0, done) >> 20
 
-    bar = Progress(err, 0, lambda: seen[0] >> 20, unit="MB")
-    with bar:
-        def total_mb() -> int:
-            bar.total = max(seen[1] >> 20, seen[0] >> 20)
-            return seen[0] >> 20
-
-        bar.count = total_mb
+    with Progress(err, 0, lambda: read[0] >> 20, unit="MB") as bar:
         return load_cluster(path, max_input_bytes=max_input_bytes, progress=progress)
 
 

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -181,3 +182,26 @@ def test_demo_rejects_unknown_flags() -> None:
 
     err = io.StringIO()
     assert main(["demo", "--cluster", "x.yaml"], stdout=io.StringIO(), stderr=err) == 2
+
+
+def test_loading_progress_bar_shows_megabytes_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--progress draws a bar of the megabytes read while the cluster loads (the reader reports as it reads)."""
+    import time
+
+    from scheduling_framework import cli, cluster
+    from scheduling_framework.report import progress
+
+    def slow_load(path: str, *, max_input_bytes: int | None = None, progress: Any = None) -> str:
+        if progress is not None:
+            progress(3 << 20, 10 << 20)
+            time.sleep(0.3)
+        return "loaded"
+
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    monkeypatch.setattr(progress, "INTERVAL", 0.05)
+    monkeypatch.setattr(cluster, "load_cluster", slow_load)
+    err = io.StringIO()
+    assert cli.load_cluster_with_progress("dump.json", None, err, True) == "loaded"
+    assert "3/10 MB" in err.getvalue()
+    quiet = io.StringIO()
+    assert cli.load_cluster_with_progress("dump.json", None, quiet, False) == "loaded" and quiet.getvalue() == ""
