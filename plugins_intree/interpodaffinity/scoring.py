@@ -176,15 +176,11 @@ def _node_additions(ctx: _Pass, ni: NodeInfo, node_labels: Mapping[str, str],
     for sign, terms in ((1, ctx.affinity), (-1, ctx.anti_affinity)):
         for key, w in terms:
             t = w.term
-            count_key = (key, all_pods)
-            count = facts.get(count_key)
-            if count is None:
-                pods = ni.pods if all_pods else ni.pods_with_affinity
-                count = facts[count_key] = sum(1 for e in pods if t.matches(e.pod, NO_LABELS))
+            count = _matching_pods(ni, facts, key, t, all_pods)
             if count:
                 tv = node_labels.get(t.topology_key)
                 if tv is not None:
-                    out.append((t.topology_key, tv, sign * w.weight * cast("int", count)))
+                    out.append((t.topology_key, tv, sign * w.weight * count))
     for tkey, term, topology_key, value, amount in _existing_terms(ni, facts, node_labels, ctx.hard_weight):
         matched = ctx.matches.get(tkey)
         if matched is None:
@@ -192,6 +188,17 @@ def _node_additions(ctx: _Pass, ni: NodeInfo, node_labels: Mapping[str, str],
         if matched:
             out.append((topology_key, value, amount))
     return tuple(out)
+
+
+def _matching_pods(ni: NodeInfo, facts: dict[Hashable, object], tid: str, term: AffinityTerm, all_pods: bool) -> int:
+    """How many of the node's pods (or of its pods with affinity) an incoming term of canonical key ``tid``
+    matches; kept in the node's facts."""
+    count_key = (tid, all_pods)
+    count = facts.get(count_key)
+    if count is None:
+        pods = ni.pods if all_pods else ni.pods_with_affinity
+        count = facts[count_key] = sum(1 for e in pods if term.matches(e.pod, NO_LABELS))
+    return cast("int", count)
 
 
 ExistingTerm = tuple[str, AffinityTerm, str, str, int]
@@ -362,12 +369,8 @@ def _count_contribution(tid: str, term: AffinityTerm) -> Callable[[NodeInfo], Co
         value = node.metadata.labels.get(topology_key)
         if value is None:
             return ()
-        facts = _node_facts(ni)
-        count_key = (tid, True)
-        count = facts.get(count_key)
-        if count is None:
-            count = facts[count_key] = sum(1 for e in ni.pods if term.matches(e.pod, NO_LABELS))
-        return (((topology_key, value), cast("int", count)),) if count else ()
+        count = _matching_pods(ni, _node_facts(ni), tid, term, True)
+        return (((topology_key, value), count),) if count else ()
     return contribution
 
 
