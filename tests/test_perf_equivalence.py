@@ -799,6 +799,26 @@ def test_changed_nodes_equal_a_generation_scan(seed: int) -> None:
     assert answered > 50
 
 
+def _node_infos(nodes: list[Node], running: list[Pod]) -> list[NodeInfo]:
+    """A NodeInfo per node, in order, holding the running pods bound to it."""
+    infos = {n.name: NodeInfo(n) for n in nodes}
+    for p in running:
+        infos[p.spec.node_name].add_pod(p)
+    return [infos[n.name] for n in nodes]
+
+
+def _change_one_node(lst: list[NodeInfo], rng: random.Random, waiting: list[Pod], *, any_pod: bool = False) -> None:
+    """As the snapshot changes between cycles: one position gets a clone with a pod removed (the first, or
+    any one) or a waiting pod added."""
+    i = rng.randrange(len(lst))
+    c = lst[i].clone()
+    if c.pods and rng.random() < 0.4:
+        c.remove_pod(c.pods[rng.randrange(len(c.pods))] if any_pod else c.pods[0])
+    else:
+        c.add_pod(rng.choice(waiting).with_node_name(c.name))
+    lst[i] = c
+
+
 def _per_pod_topology_scores(pod: Pod, affinity: Any, anti: Any, ns_labels: Any, nodes: Any, all_pods: bool,
                              hard_weight: int) -> dict[str, dict[str, int]] | None:
     """Upstream's scoring loop as written: one addition per (existing pod, term) that matches."""
@@ -837,10 +857,7 @@ def test_interpodaffinity_grouped_terms_equal_per_pod_additions(seed: int) -> No
 
     rng = random.Random(seed)
     nodes, running, waiting = _cluster(seed, nodes=rng.randint(4, 20), bound=rng.randint(5, 80), pending=30)
-    infos = {n.name: NodeInfo(n) for n in nodes}
-    for p in running:
-        infos[p.spec.node_name].add_pod(p)
-    lst = [infos[n.name] for n in nodes]
+    lst = _node_infos(nodes, running)
     for step in range(60):
         pod = rng.choice(waiting)
         pi = PodInfo(pod)
@@ -848,13 +865,7 @@ def test_interpodaffinity_grouped_terms_equal_per_pod_additions(seed: int) -> No
             args = (pod, pi.preferred_affinity_terms, pi.preferred_anti_affinity_terms, _terms.NO_LABELS, lst,
                     all_pods, rng.choice((0, 1, 5)))
             assert topology_scores(*args) == _per_pod_topology_scores(*args), step
-        i = rng.randrange(len(lst))
-        c = lst[i].clone()
-        if c.pods and rng.random() < 0.4:
-            c.remove_pod(c.pods[0])
-        else:
-            c.add_pod(rng.choice(waiting).with_node_name(c.name))
-        lst[i] = c
+        _change_one_node(lst, rng, waiting)
 
 
 @pytest.mark.parametrize("always_per_term", [True, False])
@@ -874,10 +885,7 @@ def test_interpodaffinity_term_sums_equal_plain(seed: int, always_per_term: bool
 
     rng = random.Random(seed)
     nodes, running, waiting = _cluster(seed, nodes=rng.randint(4, 20), bound=rng.randint(5, 80), pending=30)
-    infos = {n.name: NodeInfo(n) for n in nodes}
-    for p in running:
-        infos[p.spec.node_name].add_pod(p)
-    lst = [infos[n.name] for n in nodes]
+    lst = _node_infos(nodes, running)
     sums = TermSums()
     for step in range(80):
         pod = rng.choice(waiting)
@@ -888,14 +896,8 @@ def test_interpodaffinity_term_sums_equal_plain(seed: int, always_per_term: bool
         args = (pod, pi.preferred_affinity_terms, pi.preferred_anti_affinity_terms, _terms.NO_LABELS, listed,
                 all_pods, rng.choice((0, 1, 5)))
         assert topology_scores(*args, kept, sums, lst) == _per_pod_topology_scores(*args), step
-        i = rng.randrange(len(lst))
-        c = lst[i].clone()
-        if c.pods and rng.random() < 0.4:
-            c.remove_pod(c.pods[rng.randrange(len(c.pods))])
-        else:
-            c.add_pod(rng.choice(waiting).with_node_name(c.name))
         lst = list(lst)
-        lst[i] = c
+        _change_one_node(lst, rng, waiting, any_pod=True)
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -909,10 +911,7 @@ def test_interpodaffinity_kept_sums_equal_plain(seed: int) -> None:
 
     rng = random.Random(seed)
     nodes, running, waiting = _cluster(seed, nodes=rng.randint(4, 20), bound=rng.randint(5, 60), pending=30)
-    infos = {n.name: NodeInfo(n) for n in nodes}
-    for p in running:
-        infos[p.spec.node_name].add_pod(p)
-    lst = [infos[n.name] for n in nodes]
+    lst = _node_infos(nodes, running)
     kept_existing, kept_scores = KeptSumsCache(limit=3), KeptSumsCache(limit=3)
     for step in range(60):
         pod = rng.choice(waiting[:6])
@@ -926,13 +925,7 @@ def test_interpodaffinity_kept_sums_equal_plain(seed: int) -> None:
                     rng.choice((0, 1, 5)))
             assert topology_scores(*args, kept_scores) == topology_scores(*args), step
         # the cluster changes as the snapshot does: clones with a pod more or less swapped into the list
-        i = rng.randrange(len(lst))
-        c = lst[i].clone()
-        if c.pods and rng.random() < 0.4:
-            c.remove_pod(c.pods[0])
-        else:
-            c.add_pod(rng.choice(waiting).with_node_name(c.name))
-        lst[i] = c
+        _change_one_node(lst, rng, waiting)
 
 
 # --- pod signatures (runtime/signatures.py) ---------------------------------------------------------------

@@ -67,6 +67,12 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def _assert_same_items(old: list[tuple[str, Any]], new: list[tuple[str, Any]]) -> None:
+    """The same ``where`` labels, and values equal in value and type (NaN equal to NaN)."""
+    assert [w for w, _ in old] == [w for w, _ in new]
+    assert all(_same(a, b) for (_, a), (_, b) in zip(old, new, strict=True)), (old, new)
+
+
 @pytest.mark.parametrize("token", TRICKY)
 def test_every_tricky_plain_scalar_is_read_as_pyyaml_reads_it(token: str) -> None:
     text = f"kind: Node\nmetadata:\n  name: n\n  labels:\n    a: {token}\n    {token}: b\nlist: [{token}, x]\n"
@@ -78,8 +84,7 @@ def test_every_tricky_plain_scalar_is_read_as_pyyaml_reads_it(token: str) -> Non
         _same_refusal(str(got.value), str(e))
         return
     new = _new(text)
-    assert [w for w, _ in old] == [w for w, _ in new]
-    assert all(_same(a, b) for (_, a), (_, b) in zip(old, new, strict=True)), (old, new)
+    _assert_same_items(old, new)
 
 
 _scalars = st.one_of(st.sampled_from(TRICKY), st.integers(), st.floats(allow_nan=False), st.booleans(), st.none(),
@@ -107,8 +112,7 @@ def test_random_documents_read_as_the_whole_document_loader_reads_them(items: li
     except RereadWhole:  # items before a kind that is not a List's: cluster_from_text reads it whole
         assert str(kind).endswith("List") is False and not kind_first
         return
-    assert [w for w, _ in old] == [w for w, _ in new]
-    assert all(_same(a, b) for (_, a), (_, b) in zip(old, new, strict=True))
+    _assert_same_items(old, new)
     try:
         as_json = json.dumps(doc, allow_nan=False)
     except ValueError:
@@ -151,8 +155,7 @@ def test_edge_documents_give_the_same_items_or_the_same_refusal(text: str) -> No
     except Exception as e:  # RereadWhole: cluster_from_text starts over with the whole-document loader
         assert type(e).__name__ == "RereadWhole"
         return
-    assert [w for w, _ in old] == [w for w, _ in new]
-    assert all(_same(a, b) for (_, a), (_, b) in zip(old, new, strict=True))
+    _assert_same_items(old, new)
 
 
 def _new_or_cluster(text: str) -> Any:

@@ -16,6 +16,7 @@ docs/testing-plugins.md ("Long fuzz runs").
 from __future__ import annotations
 
 import copy
+import json
 import os
 import time
 import tracemalloc
@@ -162,6 +163,14 @@ def test_mutated_manifests_never_crash(mutations: list[Any]) -> None:
 BASE_TEXT = yaml.safe_dump_all(VALID)
 
 
+def _edited(text: str, edits: list[tuple[int, int, str]]) -> str:
+    """``text`` with each (position, characters cut, insertion) applied in turn."""
+    for pos, cut, insert in edits:
+        pos = min(pos, len(text))
+        text = text[:pos] + insert + text[pos + cut:]
+    return text
+
+
 @FUZZ
 @given(st.lists(st.tuples(st.integers(min_value=0, max_value=len(BASE_TEXT)),
                           st.integers(min_value=0, max_value=8),
@@ -170,17 +179,13 @@ BASE_TEXT = yaml.safe_dump_all(VALID)
                                            "~", "0x", "1e999", "<<: *a\n", "\u2028"])),
                 min_size=1, max_size=6))
 def test_damaged_yaml_text_never_crashes(edits: list[tuple[int, int, str]]) -> None:
-    text = BASE_TEXT
-    for pos, cut, insert in edits:
-        pos = min(pos, len(text))
-        text = text[:pos] + insert + text[pos + cut:]
     try:
-        cluster_from_text(text, "fuzz.yaml")
+        cluster_from_text(_edited(BASE_TEXT, edits), "fuzz.yaml")
     except SchedulingFrameworkError as e:
         _check_error(e)
 
 
-BASE_JSON = __import__("json").dumps({"apiVersion": "v1", "kind": "List", "items": VALID}, indent=4)
+BASE_JSON = json.dumps({"apiVersion": "v1", "kind": "List", "items": VALID}, indent=4)
 
 
 @FUZZ
@@ -193,12 +198,8 @@ BASE_JSON = __import__("json").dumps({"apiVersion": "v1", "kind": "List", "items
 def test_damaged_json_dump_never_crashes(edits: list[tuple[int, int, str]]) -> None:
     """The streamed JSON reader (and its fall-back to YAML) on damaged kubectl JSON: a loaded cluster or a
     SchedulingFrameworkError with a one-line message, never anything else."""
-    text = BASE_JSON
-    for pos, cut, insert in edits:
-        pos = min(pos, len(text))
-        text = text[:pos] + insert + text[pos + cut:]
     try:
-        cluster_from_text(text, "fuzz.json")
+        cluster_from_text(_edited(BASE_JSON, edits), "fuzz.json")
     except SchedulingFrameworkError as e:
         _check_error(e)
 
