@@ -182,7 +182,7 @@ def check_size(text: str, name: str, max_bytes: int | None, what: str = "input")
 
 def yaml_error(e: yaml.YAMLError, source: str) -> InputError:
     mark = getattr(e, "problem_mark", None)
-    where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else source
+    where = mark_location(mark, source)
     problem = getattr(e, "problem", None) or str(e).splitlines()[0]
     return InputError(source, f"invalid YAML at {where}: {brief_str(problem, 300)}")
 
@@ -245,7 +245,7 @@ def _walk_events(events: Any, source: str, max_depth: int, alias_budget: int) ->
         elif t in start_types:
             unique += 1
             if len(stack) >= max_depth:
-                raise InputError(source, f"{_at(ev, source)}nesting deeper than {max_depth} levels is refused")
+                raise too_deep(source, mark_location(ev.start_mark, source), max_depth)
             stack.append([1, ev.anchor])
             if ev.anchor:
                 open_anchors.add(ev.anchor)
@@ -258,24 +258,35 @@ def _walk_events(events: Any, source: str, max_depth: int, alias_budget: int) ->
                 stack[-1][0] += count
         elif t is yaml.AliasEvent:
             if ev.anchor in open_anchors:
-                raise InputError(source, f"{_at(ev, source)}alias *{ev.anchor} refers to a node that contains it "
-                                         f"(recursive aliases are refused)")
+                raise recursive_alias(source, mark_location(ev.start_mark, source), ev.anchor)
             size = sizes.get(ev.anchor, 1)  # an undefined alias is reported by the loader
             if stack:
                 stack[-1][0] += size
             extra += size - 1
             if extra > max(alias_budget, unique):
                 allowed = max(alias_budget, unique)
-                raise InputError(source, f"{_at(ev, source)}aliases expand to more than {allowed} "
-                                         f"extra nodes (an alias bomb?); refused")
+                raise alias_bomb(source, mark_location(ev.start_mark, source), allowed)
         elif t is yaml.DocumentStartEvent:
             sizes.clear()
             open_anchors.clear()
 
 
-def _at(ev: Any, source: str) -> str:
-    mark = getattr(ev, "start_mark", None)
-    return f"{source}:{mark.line + 1}:{mark.column + 1}: " if mark is not None else f"{source}: "
+def mark_location(mark: Any, source: str) -> str:
+    """``source:line:column`` of a parser mark (``source`` alone without one)."""
+    return f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else source
+
+
+def too_deep(source: str, where: str, max_depth: int) -> InputError:
+    return InputError(source, f"{where}: nesting deeper than {max_depth} levels is refused")
+
+
+def recursive_alias(source: str, where: str, anchor: str) -> InputError:
+    return InputError(source, f"{where}: alias *{anchor} refers to a node that contains it "
+                              f"(recursive aliases are refused)")
+
+
+def alias_bomb(source: str, where: str, allowed: int) -> InputError:
+    return InputError(source, f"{where}: aliases expand to more than {allowed} extra nodes (an alias bomb?); refused")
 
 
 def load_yaml_documents(text: str, source: str = "<input>", *, max_depth: int = MAX_NESTING_DEPTH,

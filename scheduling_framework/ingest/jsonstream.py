@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from scheduling_framework._input import undecodable
+from scheduling_framework._input import too_deep, undecodable
 from scheduling_framework.errors import InputError
 from scheduling_framework.ingest.source import CHUNK, CappedReader
 
@@ -144,8 +144,7 @@ class JsonItems:
             c = m.group()
             if c == "[" or c == "{":
                 if level >= self.max_depth:
-                    raise InputError(self.name, f"{self._where(m.start())}: nesting deeper than {self.max_depth} "
-                                                f"levels is refused")
+                    raise too_deep(self.name, self._where(m.start()), self.max_depth)
                 level += 1
             elif c == "]" or c == "}":
                 level -= 1

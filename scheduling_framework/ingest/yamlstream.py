@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 from yaml.nodes import ScalarNode
 
-from scheduling_framework._input import YamlLoader
+from scheduling_framework._input import YamlLoader, alias_bomb, mark_location, recursive_alias, too_deep
 from scheduling_framework.errors import InputError, brief_str
 from scheduling_framework.ingest.jsonstream import RereadWhole, is_list_kind
 
@@ -50,10 +50,6 @@ def _parser(reader: Any) -> Any:
     from yaml._yaml import CParser
 
     return CParser(reader)
-
-
-def _at(mark: Any, source: str) -> str:
-    return f"{source}:{mark.line + 1}:{mark.column + 1}"
 
 
 def scalar_value(ev: Any) -> Any:
@@ -133,8 +129,7 @@ def yaml_items(reader: Any, source: str, max_depth: int, alias_budget: int,
             elif t is map_start_t or t is seq_start_t:
                 unique += 1
                 if len(stack) >= max_depth:
-                    raise InputError(source, f"{_at(ev.start_mark, source)}: nesting deeper than {max_depth} "
-                                             f"levels is refused")
+                    raise too_deep(source, mark_location(ev.start_mark, source), max_depth)
                 if ev.tag not in _PLAIN_COLLECTION_TAGS:
                     raise RereadWhole(f"explicit tag {ev.tag}")
                 is_map = t is map_start_t
@@ -170,17 +165,15 @@ def yaml_items(reader: Any, source: str, max_depth: int, alias_budget: int,
                 mark = ev.start_mark
                 anchor = ev.anchor
                 if anchor in open_anchors:
-                    raise InputError(source, f"{_at(ev.start_mark, source)}: alias *{anchor} refers to a node that "
-                                             f"contains it (recursive aliases are refused)")
+                    raise recursive_alias(source, mark_location(ev.start_mark, source), anchor)
                 if anchor not in anchors:
-                    raise InputError(source, f"invalid YAML at {_at(ev.start_mark, source)}: found undefined "
+                    raise InputError(source, f"invalid YAML at {mark_location(ev.start_mark, source)}: found undefined "
                                              f"alias{_undefined_alias_name(anchor)}")
                 value, size, _ = anchors[anchor]
                 extra += size - 1
                 allowed = max(alias_budget, unique)
                 if extra > allowed:
-                    raise InputError(source, f"{_at(ev.start_mark, source)}: aliases expand to more than {allowed} "
-                                             f"extra nodes (an alias bomb?); refused")
+                    raise alias_bomb(source, mark_location(ev.start_mark, source), allowed)
             elif t is doc_start_t:
                 anchors.clear()
                 open_anchors.clear()
@@ -232,7 +225,7 @@ def yaml_items(reader: Any, source: str, max_depth: int, alias_budget: int,
                 parent.value.append(value)
             elif parent.key is _NO_KEY:
                 if isinstance(value, (list, dict)):
-                    raise InputError(source, f"invalid YAML at {_at(mark, source)}: found unhashable key")
+                    raise InputError(source, f"invalid YAML at {mark_location(mark, source)}: found unhashable key")
                 parent.key = value
             else:
                 parent.value[parent.key] = value
@@ -252,7 +245,7 @@ def yaml_items(reader: Any, source: str, max_depth: int, alias_budget: int,
 def _define(anchors: dict[str, tuple[Any, int, Any]], anchor: str, value: Any, size: int, ev: Any,
             source: str) -> None:
     if anchor in anchors:
-        raise InputError(source, f"invalid YAML at {_at(ev.start_mark, source)}: second occurrence")
+        raise InputError(source, f"invalid YAML at {mark_location(ev.start_mark, source)}: second occurrence")
     anchors[anchor] = (value, size, ev.start_mark)
 
 
