@@ -95,7 +95,7 @@ GATES: Final[Mapping[str, GateSpec]] = {g.name: g for g in (
        note="DeviceTaintRule objects are not read"),
     _g("DRADeviceTaints", ("1.33", False, ALPHA), ("1.36", True, BETA), ("1.37", True, GA), effect=DRA),
     _g("DRAExtendedResource", ("1.34", False, ALPHA), ("1.36", True, BETA), ("1.37", True, GA, True),
-       note="extended resources backed by DRA are not implemented"),
+       effect=DRA),
     _g("DRAFractionalCapacityRange", ("1.37", True, BETA), note="not implemented"),
     _g("DRAListTypeAttributes", ("1.36", False, ALPHA), note="not implemented"),
     _g("DRANodeAllocatableResources", ("1.36", False, ALPHA), note="not implemented"),

@@ -48,6 +48,7 @@ from scheduling_framework.resource_claims import (
     RESOURCE_CLAIM,
     RESOURCE_CLAIM_TEMPLATE,
     claim_summaries,
+    extended_claim_name,
     generate_claims,
     has_resource_claims,
     is_for_pod,
@@ -384,6 +385,11 @@ class Scheduler:
 
     def _release_claims(self, pod: Pod) -> None:
         """The pod went away: it no longer holds its claims (a claim nobody holds is deallocated)."""
+        ext = extended_claim_name(pod, self.objects.pod_status)
+        if ext is not None:
+            # the claim made for its extended resources is owned by the pod: garbage-collected with it
+            self.objects.remove(RESOURCE_CLAIM, pod.namespace, ext)
+            self.objects.set_pod_status(pod.uid, "extendedResourceClaimStatus", None)
         if not has_resource_claims(pod):
             return
         claims = self.objects.list(RESOURCE_CLAIM, pod.namespace)
@@ -735,8 +741,9 @@ class Scheduler:
             r.node = host
             r.message = ""
             r.plugin = ""
-            if r.claims is not None:
-                r.claims = claim_summaries(assumed, self.objects.get)
+            ext = extended_claim_name(assumed, self.objects.pod_status) if self.objects.pod_status else None
+            if r.claims is not None or ext is not None:
+                r.claims = claim_summaries(assumed, self.objects.get, ext)
         fwk.run_post_bind_plugins(state, assumed, host)
 
     def _extenders_binding(self, pod: Pod, host: str) -> Status | None:

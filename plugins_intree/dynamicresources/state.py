@@ -38,6 +38,9 @@ class DraManager:
         self.lock = threading.Lock()
         # claim key -> the claim object as it was before Reserve wrote the allocation (for Unreserve)
         self.in_flight: dict[str, KubeObject] = {}
+        # keys of the claims Reserve created for pods' extended resources and PreBind has not reserved yet
+        # (Unreserve deletes them)
+        self.created: set[str] = set()
         self._typed: weakref.WeakKeyDictionary[KubeObject, Any] = weakref.WeakKeyDictionary()
         self._alloc_gen = -1
         self._allocated: set[tuple[str, str, str]] = set()

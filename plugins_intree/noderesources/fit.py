@@ -35,9 +35,13 @@ from scheduling_framework.config.args import (
     ScoringStrategy,
 )
 from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.dra.extended import DeviceClassResolver, is_dra_extended_resource_name, resolver_for
 from scheduling_framework.errors import PluginError
+from scheduling_framework.features import features_of
 from scheduling_framework.interfaces import PreFilterResult
 from scheduling_framework.node_info import NodeInfo, Resource
+from scheduling_framework.resource_claims import DEVICE_CLASS
+from scheduling_framework.snapshot import ObjectStore
 from scheduling_framework.status import Code, Status
 
 NAME: Final = "NodeResourcesFit"
@@ -79,10 +83,10 @@ def compute_pod_resource_request(pod: Pod) -> Resource:
 class _PreFilterState:
     """The pod's requests, with the scalar resources to check (non-zero, not ignored) and their reasons."""
 
-    __slots__ = ("request", "milli_cpu", "memory", "ephemeral_storage", "scalars")
+    __slots__ = ("request", "milli_cpu", "memory", "ephemeral_storage", "scalars", "dra_backed")
 
     def __init__(self, request: Resource, ignored_resources: frozenset[str],
-                 ignored_resource_groups: frozenset[str]) -> None:
+                 ignored_resource_groups: frozenset[str], resolver: DeviceClassResolver | None = None) -> None:
         self.request = request
         self.milli_cpu = request.milli_cpu
         self.memory = request.memory
@@ -98,6 +102,10 @@ class _PreFilterState:
                 continue
             scalars.append((name, quantity, f"Insufficient {name}"))
         self.scalars: tuple[tuple[str, int, str], ...] = tuple(scalars)
+        # DRAExtendedResource: the requested resources a DeviceClass backs; a node whose allocatable does not
+        # list them (or lists 0) leaves them to DynamicResources
+        self.dra_backed: frozenset[str] = frozenset() if not resolver else frozenset(
+            name for name, _, _ in scalars if is_dra_extended_resource_name(name) and resolver.get(name) is not None)
 
     def clone(self) -> _PreFilterState:
         return self  # never mutated after PreFilter
@@ -140,6 +148,8 @@ def _insufficient_resources(s: _PreFilterState, node_info: NodeInfo) -> list[Ins
         used_scalars = used.scalar_resources
         for name, req, reason in s.scalars:
             cap = alloc_scalars.get(name, 0)
+            if cap <= 0 and name in s.dra_backed:
+                continue
             in_use = used_scalars.get(name, 0)
             if req > cap - in_use:
                 out.append(InsufficientResource(name, reason, req, in_use, cap, req > cap))
@@ -173,6 +183,8 @@ def _shortage_status(s: _PreFilterState, node_info: NodeInfo) -> Status | None:
         used_scalars = used.scalar_resources
         for name, req, reason in s.scalars:
             cap = alloc_scalars.get(name, 0)
+            if cap <= 0 and name in s.dra_backed:
+                continue
             in_use = used_scalars.get(name, 0)
             if req > cap - in_use:
                 reasons.append(reason)
@@ -183,16 +195,30 @@ def _shortage_status(s: _PreFilterState, node_info: NodeInfo) -> Status | None:
 
 
 def fits_request(pod_request: Resource, node_info: NodeInfo, ignored_resources: Iterable[str] = (),
-                 ignored_resource_groups: Iterable[str] = ()) -> list[InsufficientResource]:
-    """Every resource ``node_info`` is short of for a pod requesting ``pod_request`` (empty: it fits)."""
-    s = _PreFilterState(pod_request, frozenset(ignored_resources), frozenset(ignored_resource_groups))
+                 ignored_resource_groups: Iterable[str] = (),
+                 resolver: DeviceClassResolver | None = None) -> list[InsufficientResource]:
+    """Every resource ``node_info`` is short of for a pod requesting ``pod_request`` (empty: it fits).
+
+    ``resolver`` (DRAExtendedResource on): resources a DeviceClass backs are left to DRA on nodes whose
+    allocatable does not list them."""
+    s = _PreFilterState(pod_request, frozenset(ignored_resources), frozenset(ignored_resource_groups), resolver)
     return _insufficient_resources(s, node_info)
 
 
 def fits(pod: Pod, node_info: NodeInfo, ignored_resources: Iterable[str] = (),
-         ignored_resource_groups: Iterable[str] = ()) -> list[InsufficientResource]:
+         ignored_resource_groups: Iterable[str] = (),
+         resolver: DeviceClassResolver | None = None) -> list[InsufficientResource]:
     """Every resource ``node_info`` is short of for ``pod`` (empty: the pod fits), as the Filter sees it."""
-    return fits_request(compute_pod_resource_request(pod), node_info, ignored_resources, ignored_resource_groups)
+    return fits_request(compute_pod_resource_request(pod), node_info, ignored_resources, ignored_resource_groups,
+                        resolver)
+
+
+def _gate(handle: Any, name: str) -> bool:
+    """A gate's state from the handle: a plain mapping (tests, embedding applications) or FeatureGates."""
+    gates = getattr(handle, "feature_gates", None)
+    if isinstance(gates, Mapping) and name in gates:
+        return bool(gates[name])
+    return features_of(handle).enabled(name)
 
 
 def _nodes_scorer(strategy: ScoringStrategy) -> NodesScorer | None:
@@ -232,7 +258,17 @@ class Fit:
         self.ignored_resource_groups = frozenset(fit_args.ignored_resource_groups)
         self.scorer = ResourceAllocationScorer(strategy.type, strategy.resources, _strategy_scorer(strategy),
                                                use_requested=False, nodes_scorer=_nodes_scorer(strategy))
-        self._pre_filter_states: dict[int, tuple[Pod, _PreFilterState]] = {}  # by id(pod), see pre_filter
+        self._pre_filter_states: dict[int, tuple[Pod, _PreFilterState, Any]] = {}  # by id(pod), see pre_filter
+        # DRAExtendedResource: extended resources backed by a DeviceClass are DynamicResources' business on
+        # nodes that do not list them in allocatable
+        self.dra_extended_resource = _gate(handle, "DRAExtendedResource")
+        store = getattr(handle, "objects", None)
+        self._store: ObjectStore | None = store if isinstance(store, ObjectStore) else None
+
+    def _resolver(self) -> DeviceClassResolver | None:
+        if not self.dra_extended_resource or self._store is None or not self._store.has_any(DEVICE_CLASS):
+            return None
+        return resolver_for(self._store)
 
     # PreFilter / Filter ----------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod,
@@ -240,14 +276,17 @@ class Fit:
         # The state depends on the pod and the plugin's arguments only, and nothing changes it once written:
         # what-if loops scheduling the same Pod objects again get the one made last time. Pinned by
         # tests/test_perf_equivalence.py::test_fit_prefilter_state_kept_per_pod_equals_a_fresh_one.
+        resolver = self._resolver()
         kept = self._pre_filter_states.get(id(pod))
-        if kept is not None and kept[0] is pod:
+        if kept is not None and kept[0] is pod and kept[2] is resolver:
             state.write(PRE_FILTER_STATE_KEY, kept[1])
             return None, None
-        s = _PreFilterState(compute_pod_resource_request(pod), self.ignored_resources, self.ignored_resource_groups)
+        s = _PreFilterState(compute_pod_resource_request(pod), self.ignored_resources, self.ignored_resource_groups,
+                            resolver)
         if len(self._pre_filter_states) >= _KEPT_STATES:
             self._pre_filter_states.clear()
-        self._pre_filter_states[id(pod)] = (pod, s)  # (the pod is held: its id is not reused meanwhile)
+        # (the pod and the resolver are held: their ids are not reused meanwhile)
+        self._pre_filter_states[id(pod)] = (pod, s, resolver)
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
 
@@ -259,7 +298,7 @@ class Fit:
         s = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(s, _PreFilterState):
             return None
-        return s.milli_cpu, s.memory, s.ephemeral_storage, s.scalars
+        return s.milli_cpu, s.memory, s.ephemeral_storage, s.scalars, s.dra_backed
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         s = state.get(PRE_FILTER_STATE_KEY)
@@ -278,7 +317,7 @@ class Fit:
 
     def fits(self, pod: Pod, node_info: NodeInfo) -> list[InsufficientResource]:
         """The resources ``node_info`` is short of for ``pod`` under this plugin's ignored resources."""
-        return fits(pod, node_info, self.ignored_resources, self.ignored_resource_groups)
+        return fits(pod, node_info, self.ignored_resources, self.ignored_resource_groups, self._resolver())
 
     # PreScore / Score ------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
