@@ -577,8 +577,8 @@ class DynamicResources:
         with mgr.lock:
             for i, claim in enumerate(s.claims):
                 key = claim_key(claim)
-                if i == s.ext_index and key in mgr.created:
-                    # the claim Reserve created for the pod's extended resources goes again
+                if i == s.ext_index and claim.name != SPECIAL_CLAIM_NAME:
+                    # the claim created for the pod's extended resources goes again (upstream deletes it)
                     mgr.created.discard(key)
                     mgr.in_flight.pop(key, None)
                     self._store.remove(RESOURCE_CLAIM, claim.namespace, claim.name)

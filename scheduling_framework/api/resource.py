@@ -30,6 +30,7 @@ from scheduling_framework.api._parse import (
 )
 from scheduling_framework.api.meta import MetadataAccessors, ObjectMeta, object_ref, reraise_for
 from scheduling_framework.api.quantity import Quantity
+from scheduling_framework.api.resources import is_extended_resource_name
 from scheduling_framework.api.selectors import NodeSelector
 from scheduling_framework.api.taints import toleration_dict
 from scheduling_framework.errors import ManifestError, ValidationError, brief_str
@@ -252,6 +253,10 @@ class DeviceClass(MetadataAccessors):
                 tuple(DeviceConfiguration.from_dict(c, f"spec.config[{i}]")
                       for i, c in enumerate(as_list(s.get("config"), "spec.config"))),
                 _opt_str(s.get("extendedResourceName"), "spec.extendedResourceName"))
+            ext = spec.extended_resource_name
+            if ext is not None and not is_extended_resource_name(ext):
+                raise ValidationError(f'Invalid value: "{brief_str(ext)}": must be a valid extended resource name',
+                                      "spec.extendedResourceName")
         except ValidationError as e:
             raise reraise_for("DeviceClass", manifest, e) from None
         return cls(meta, spec, av, m)
