@@ -341,3 +341,12 @@ def features_of(handle: Any) -> FeatureGates:
 
 
 _NEWEST: Final = FeatureGates()
+
+
+def gate_enabled(handle: Any, name: str) -> bool:
+    """Gate ``name`` as a plugin's handle gives it: a plain mapping of overrides (tests, embedding applications)
+    or the FeatureGates of the run (:func:`features_of`)."""
+    gates = getattr(handle, "feature_gates", None)
+    if isinstance(gates, Mapping) and name in gates:
+        return bool(gates[name])
+    return features_of(handle).enabled(name)

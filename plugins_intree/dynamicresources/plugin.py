@@ -32,6 +32,7 @@ from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.selectors import NodeSelector
 from scheduling_framework.config.args import DynamicResourcesArgs
+from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.dra.extended import (
     SPECIAL_CLAIM_NAME,
     find_extended_resource_claim,
@@ -42,7 +43,6 @@ from scheduling_framework.dra.extended import (
     resolver_for,
     special_claim,
 )
-from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ConfigError, PluginError, SchedulingFrameworkError, ValidationError
 from scheduling_framework.features import dra_allocator_flags, features_of
 from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore, PostFilterResult, PreFilterResult

@@ -14,6 +14,7 @@ from typing import Any, Final
 import attrs
 
 from plugins_intree.noderesources._args import coerce_args
+from plugins_intree.noderesources.dra_capacity import DraCapacity, dra_capacity_for
 from plugins_intree.noderesources.least_allocated import least_nodes_scorer, least_resource_scorer
 from plugins_intree.noderesources.most_allocated import most_nodes_scorer, most_resource_scorer
 from plugins_intree.noderesources.requested_to_capacity_ratio import requested_to_capacity_ratio_scorer
@@ -37,7 +38,7 @@ from scheduling_framework.config.args import (
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.dra.extended import DeviceClassResolver, is_dra_extended_resource_name, resolver_for
 from scheduling_framework.errors import PluginError
-from scheduling_framework.features import features_of
+from scheduling_framework.features import gate_enabled
 from scheduling_framework.interfaces import PreFilterResult
 from scheduling_framework.node_info import NodeInfo, Resource
 from scheduling_framework.resource_claims import DEVICE_CLASS
@@ -112,12 +113,14 @@ class _PreFilterState:
 
 
 class _PreScoreState:
-    """The pod's request of each scored resource, in the order of the strategy's resources."""
+    """The pod's request of each scored resource, in the order of the strategy's resources, and (DRAExtendedResource)
+    the reader of what DRA serves on each node of the scored resources a DeviceClass backs."""
 
-    __slots__ = ("pod_requests",)
+    __slots__ = ("pod_requests", "dra")
 
-    def __init__(self, pod_requests: tuple[int, ...]) -> None:
+    def __init__(self, pod_requests: tuple[int, ...], dra: DraCapacity | None = None) -> None:
         self.pod_requests = pod_requests
+        self.dra = dra
 
     def clone(self) -> _PreScoreState:
         return self
@@ -213,14 +216,6 @@ def fits(pod: Pod, node_info: NodeInfo, ignored_resources: Iterable[str] = (),
                         resolver)
 
 
-def _gate(handle: Any, name: str) -> bool:
-    """A gate's state from the handle: a plain mapping (tests, embedding applications) or FeatureGates."""
-    gates = getattr(handle, "feature_gates", None)
-    if isinstance(gates, Mapping) and name in gates:
-        return bool(gates[name])
-    return features_of(handle).enabled(name)
-
-
 def _nodes_scorer(strategy: ScoringStrategy) -> NodesScorer | None:
     if strategy.type == LEAST_ALLOCATED:
         return least_nodes_scorer(strategy.resources)
@@ -261,7 +256,9 @@ class Fit:
         self._pre_filter_states: dict[int, tuple[Pod, _PreFilterState, Any]] = {}  # by id(pod), see pre_filter
         # DRAExtendedResource: extended resources backed by a DeviceClass are DynamicResources' business on
         # nodes that do not list them in allocatable
-        self.dra_extended_resource = _gate(handle, "DRAExtendedResource")
+        self.dra_extended_resource = gate_enabled(handle, "DRAExtendedResource")
+        self._consumable_capacity = gate_enabled(handle, "DRAConsumableCapacity")
+        self._scored_resources = tuple(r.name for r in strategy.resources)
         store = getattr(handle, "objects", None)
         self._store: ObjectStore | None = store if isinstance(store, ObjectStore) else None
 
@@ -321,23 +318,29 @@ class Fit:
 
     # PreScore / Score ------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
-        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(self.scorer.pod_requests(pod)))
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(self.scorer.pod_requests(pod), self._dra_capacity()))
         return None
 
+    def _dra_capacity(self) -> DraCapacity | None:
+        return dra_capacity_for(self.handle, self.dra_extended_resource, self._scored_resources,
+                                self._consumable_capacity)
+
     def score_signature(self, state: CycleState, pod: Pod) -> tuple[int, ...] | None:
-        """Score reads the requests PreScore kept (the scoring strategy is the plugin's own)."""
+        """Score reads the requests PreScore kept (the scoring strategy is the plugin's own); a score that
+        counts devices served through DRA also reads the cluster's claims: no signature then."""
         s = state.get(PRE_SCORE_STATE_KEY)
-        return s.pod_requests if isinstance(s, _PreScoreState) else None
+        return s.pod_requests if isinstance(s, _PreScoreState) and s.dra is None else None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         s = state.get(PRE_SCORE_STATE_KEY)
-        requests = s.pod_requests if isinstance(s, _PreScoreState) else self.scorer.pod_requests(pod)
-        return self.scorer.score(node_info, requests)
+        if isinstance(s, _PreScoreState):
+            return self.scorer.score(node_info, s.pod_requests, s.dra)
+        return self.scorer.score(node_info, self.scorer.pod_requests(pod), self._dra_capacity())
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int] | None:
         """Score of every node at once, for the framework (None: score them one by one)."""
         s = state.get(PRE_SCORE_STATE_KEY)
-        if not isinstance(s, _PreScoreState):
+        if not isinstance(s, _PreScoreState) or s.dra is not None:
             return None
         return self.scorer.score_nodes(nodes, s.pod_requests)
 

@@ -1,5 +1,6 @@
-"""DRAExtendedResource from the command line: the issue's GPU example (docs/dra.md, examples/dra-extended-resources.yaml)
-schedules under 1.37 and is Unschedulable under 1.35; the claim shows in the JSON output and the resulting cluster."""
+"""DRAExtendedResource from the command line: the issue's GPU example (docs/dra.md,
+examples/dra-extended-resources.yaml) schedules under 1.37 and is Unschedulable under 1.35; the claim shows in the
+JSON output and the resulting cluster."""
 
 from __future__ import annotations
 

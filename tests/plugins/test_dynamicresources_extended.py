@@ -130,7 +130,8 @@ def run(case: Mapping[str, Any]) -> list[str]:
     _check_claim("prebind", store, pw.get("claim"), problems)
     status = store.pod_status.get(pod.uid, {}).get(EXTENDED_STATUS_FIELD)
     if "mappings" in pw:
-        got = [[m["containerName"], m["resourceName"], m["requestName"]] for m in (status or {}).get("requestMappings", [])]
+        got = [[m["containerName"], m["resourceName"], m["requestName"]]
+               for m in (status or {}).get("requestMappings", [])]
         if got != pw["mappings"]:
             problems.append(f"prebind: mappings {got}, want {pw['mappings']}")
         claims = _extended_claims(store)
