@@ -91,8 +91,7 @@ GATES: Final[Mapping[str, GateSpec]] = {g.name: g for g in (
     _g("DRADerivedAttributes", ("1.37", False, ALPHA), note="not implemented"),
     _g("DRADeviceBindingConditions", ("1.34", False, ALPHA), ("1.36", True, BETA), effect=DRA),
     _g("DRADeviceCompatibilityGroups", ("1.37", False, ALPHA), note="not implemented"),
-    _g("DRADeviceTaintRules", ("1.35", False, ALPHA), ("1.36", False, BETA), ("1.37", True, GA),
-       note="DeviceTaintRule objects are not read"),
+    _g("DRADeviceTaintRules", ("1.35", False, ALPHA), ("1.36", False, BETA), ("1.37", True, GA), effect=DRA),
     _g("DRADeviceTaints", ("1.33", False, ALPHA), ("1.36", True, BETA), ("1.37", True, GA), effect=DRA),
     _g("DRAExtendedResource", ("1.34", False, ALPHA), ("1.36", True, BETA), ("1.37", True, GA, True),
        effect=DRA),
@@ -330,6 +329,14 @@ def dra_allocator_flags(gates: FeatureGates) -> dict[str, bool]:
                                       and gates.enabled("DRAResourceClaimDeviceStatus")),
         "consumable_capacity": gates.enabled("DRAConsumableCapacity"),
     }
+
+
+def taint_rules_enabled(gates: FeatureGates) -> bool:
+    """Whether DeviceTaintRules taint devices: DRADeviceTaintRules from 1.35; in 1.34, which has no such gate,
+    DeviceTaintRules came with DRADeviceTaints."""
+    if "DRADeviceTaintRules" in gates.known():
+        return gates.enabled("DRADeviceTaintRules")
+    return gates.enabled("DRADeviceTaints")
 
 
 def features_of(handle: Any) -> FeatureGates:

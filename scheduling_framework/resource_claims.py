@@ -31,7 +31,8 @@ RESOURCE_CLAIM = "ResourceClaim"
 RESOURCE_CLAIM_TEMPLATE = "ResourceClaimTemplate"
 DEVICE_CLASS = "DeviceClass"
 RESOURCE_SLICE = "ResourceSlice"
-DRA_KINDS = frozenset({RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE, DEVICE_CLASS, RESOURCE_SLICE})
+DEVICE_TAINT_RULE = "DeviceTaintRule"
+DRA_KINDS = frozenset({RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE, DEVICE_CLASS, RESOURCE_SLICE, DEVICE_TAINT_RULE})
 
 #: upstream ResourceClaimReservedForMaxSize: how many consumers a claim may be reserved for.
 RESERVED_FOR_MAX_SIZE = 256

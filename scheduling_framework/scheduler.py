@@ -29,6 +29,7 @@ from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ConfigError, PluginError, SchedulerBusyError, SchedulingFrameworkError
 from scheduling_framework.extender.client import HTTPExtender, build_extenders, ignored_resources
 from scheduling_framework.extender.config import apply_ignored_resources
+from scheduling_framework.features import taint_rules_enabled
 from scheduling_framework.interfaces import QueuedPodInfo
 from scheduling_framework.node_info import PodInfo
 from scheduling_framework.queue import (
@@ -44,6 +45,7 @@ from scheduling_framework.queue import (
 )
 from scheduling_framework.registry import Registry, default_registry
 from scheduling_framework.resource_claims import (
+    DEVICE_TAINT_RULE,
     POD_CLAIM_NAME_ANNOTATION,
     RESOURCE_CLAIM,
     RESOURCE_CLAIM_TEMPLATE,
@@ -79,6 +81,8 @@ _FAILED_ERROR = "error"
 WARN_TERMINATING = "skipped pending pod(s) being deleted (metadata.deletionTimestamp is set)"
 WARN_FINISHED = "ignored pending pod(s) that have finished (status.phase Succeeded or Failed)"
 WARN_ORPHANS = "ignored bound pod(s) whose node is not in the input (they take no room)"
+WARN_TAINT_RULES_OFF = ("ignored DeviceTaintRule(s): the DRADeviceTaintRules feature gate is off in Kubernetes "
+                        "{release} (--feature-gates DRADeviceTaintRules=true applies them)")
 
 
 def warn_other_scheduler(name: str) -> str:
@@ -442,6 +446,10 @@ class Scheduler:
             self._progress += 1
             for o in objects:
                 self.objects.add(o)
+                if o.kind == DEVICE_TAINT_RULE and not taint_rules_enabled(self.config.feature_gates):
+                    # upstream's scheduler does not read them either; say so, as the user may expect them to count
+                    self.warnings.add_item(WARN_TAINT_RULES_OFF.format(release=self.config.feature_gates.release),
+                                           o.name)
             for n in nodes:
                 self.cache.add_node(n)
             pending = []

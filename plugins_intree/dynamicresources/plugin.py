@@ -204,6 +204,10 @@ class DynamicResources:
                                                            and on("DRAResourceClaimDeviceStatus"))
         self.prioritized_list = self._features["prioritized_list"]
         self.extended_resource = on("DRAExtendedResource")
+        # DeviceTaintRules taint the devices they select: DRADeviceTaintRules from 1.35; in 1.34 (no such gate)
+        # they came with DRADeviceTaints
+        self.taint_rules = (on("DRADeviceTaintRules") if "DRADeviceTaintRules" in overrides
+                            or "DRADeviceTaintRules" in gates.known() else on("DRADeviceTaints"))
         store = getattr(handle, "objects", None)
         self._store: ObjectStore = store if isinstance(store, ObjectStore) else ObjectStore()
         self.manager: DraManager = manager_for(self._store)
@@ -394,7 +398,7 @@ class DynamicResources:
         alloc_mod: Any = importlib.import_module("scheduling_framework.dra.allocator")
         mgr = self.manager
         classes = {c.name: mgr.typed(c) for c in mgr.device_classes()}
-        slices = mgr.typed_all(mgr.slices())
+        slices = mgr.typed_slices(self.taint_rules)
         # the allocator's features follow the DRA gates of the release the profile follows
         # The memo reuses a node's outcome while its inputs are unchanged; see AllocationMemo.
         return alloc_mod.Allocator(alloc_mod.Features(**self._features), mgr.allocated_state(), classes, slices,
