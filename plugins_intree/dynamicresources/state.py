@@ -16,12 +16,13 @@ from __future__ import annotations
 import importlib
 import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
 
 from scheduling_framework.api.objects import KubeObject
+from scheduling_framework.dra.cel import CELCompileError, CELRuntimeError
 from scheduling_framework.resource_claims import (
     DEVICE_CLASS,
     DEVICE_TAINT_RULE,
@@ -97,7 +98,8 @@ class DraManager:
             return list(hit[2])
         typed = self.typed_all(slices)
         if rules:
-            typed = apply_taint_rules(typed, [self.typed(r) for r in rules])
+            classes = {c.name: self.typed(c) for c in self.device_classes()}
+            typed = apply_taint_rules(typed, [self.typed(r) for r in rules], classes, self.cel_cache())
         self._tainted = (key, (slices, rules), typed)  # holding the objects keeps their ids unique
         return list(typed)
 
@@ -248,23 +250,50 @@ class DraManager:
         return [self.typed(o) for o in objs]
 
 
-def apply_taint_rules(slices: list[Any], rules: list[Any]) -> list[Any]:
+def apply_taint_rules(slices: list[Any], rules: list[Any], classes: Mapping[str, Any], cel: Any) -> list[Any]:
     """``slices`` (typed) with each device's taints extended by those of the ``rules`` (typed DeviceTaintRules,
-    in order) that select it; untouched slices are returned as they are."""
+    in order) that select it, as upstream's ResourceSlice tracker does: driver, pool and device name must match;
+    a rule naming a DeviceClass that does not exist taints nothing; the class's and the rule's CEL selectors must
+    all be true (a runtime error leaves the device untainted). A selector that does not compile makes the
+    tracker fail on the slice, which then is not listed at all. Untouched slices are returned as they are."""
     out = []
     for s in slices:
         spec = s.spec
         driver, pool = spec.driver, spec.pool.name
         devices = []
         changed = False
-        for d in spec.devices:
-            extra = tuple(r.taint for r in rules if r.matches(driver, pool, d.name))
-            if extra:
-                d = attrs.evolve(d, taints=(*d.taints, *extra))
-                changed = True
-            devices.append(d)
+        try:
+            for d in spec.devices:
+                extra = tuple(r.taint for r in rules if r.matches(driver, pool, d.name)
+                              and _cel_selects(r, d, driver, classes, cel))
+                if extra:
+                    d = attrs.evolve(d, taints=(*d.taints, *extra))
+                    changed = True
+                devices.append(d)
+        except CELCompileError:
+            continue
         out.append(attrs.evolve(s, spec=attrs.evolve(spec, devices=tuple(devices))) if changed else s)
     return out
+
+
+def _cel_selects(rule: Any, device: Any, driver: str, classes: Mapping[str, Any], cel: Any) -> bool:
+    sel = rule.selector
+    if sel is None:
+        return True
+    exprs: list[str] = []
+    if sel.device_class_name is not None:
+        cls = classes.get(sel.device_class_name)
+        if cls is None:
+            return False
+        exprs += [x.expression for x in cls.spec.selectors]
+    exprs += [x.expression for x in sel.selectors]
+    for expr in exprs:
+        try:
+            if not cel.matches(expr, device, driver, True):
+                return False
+        except CELRuntimeError:
+            return False
+    return True
 
 
 _managers: weakref.WeakKeyDictionary[ObjectStore, DraManager] = weakref.WeakKeyDictionary()

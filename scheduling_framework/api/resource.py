@@ -920,7 +920,8 @@ DEVICE_TAINT_RULE_API_VERSIONS = ("resource.k8s.io/v1", "resource.k8s.io/v1beta2
 @attrs.frozen(slots=True)
 class DeviceTaintSelector:
     """Which devices a DeviceTaintRule taints: every field that is set must match (an empty selector matches
-    every device). ``device_class_name`` and ``selectors`` exist in the v1alpha3 API of 1.33/1.34 only."""
+    every device). ``device_class_name`` (the class's CEL selectors) and ``selectors`` (CEL) are evaluated by
+    the caller that has the classes and a CEL evaluator."""
 
     driver: str | None = None
     pool: str | None = None
@@ -935,7 +936,8 @@ class DeviceTaintSelector:
 
 @attrs.frozen(slots=True, eq=False)
 class DeviceTaintRule(MetadataAccessors):
-    """A cluster-scoped DeviceTaintRule: one taint for the devices its selector picks (no selector: none)."""
+    """A cluster-scoped DeviceTaintRule: one taint for the devices its selector picks. A rule without a selector
+    taints every device, as upstream's ResourceSlice tracker applies it."""
 
     metadata: ObjectMeta
     selector: DeviceTaintSelector | None
@@ -981,8 +983,8 @@ class DeviceTaintRule(MetadataAccessors):
         return cls(meta, selector, taint, str(av), manifest)
 
     def matches(self, driver: str, pool: str, device: str) -> bool:
-        """Whether the rule taints this device (a rule without a selector taints nothing)."""
-        return self.selector is not None and self.selector.matches(driver, pool, device)
+        """Whether the rule's driver / pool / device criteria select this device (no selector: every device)."""
+        return self.selector is None or self.selector.matches(driver, pool, device)
 
     def to_dict(self) -> dict[str, Any]:
         return copy.deepcopy(dict(self._raw))

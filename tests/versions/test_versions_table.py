@@ -129,6 +129,19 @@ def check_dra_extended_resource(release: str) -> None:
         assert pod["message"].startswith("0/2 nodes are available: 2 Insufficient example.com/gpu.")
 
 
+def check_dra_device_taint_rules(release: str) -> None:
+    """examples/dra-device-taint-rules.yaml: the rule keeps gpu-a's GPU from the pods that do not tolerate it."""
+    import json
+
+    from scheduling_framework.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["schedule", "--cluster", str(ROOT / "examples" / "dra-device-taint-rules.yaml"),
+                 "--kubernetes-version", release, "--output", "json"], stdout=out, stderr=err) == 0, err.getvalue()
+    nodes = {p["pod"]: p["node"] for p in json.loads(out.getvalue())["pods"]}
+    assert (nodes["default/burn-in"] == "gpu-a") is at_least(release, "1.37")
+
+
 def check_node_declared_features(release: str) -> None:
     gates = FeatureGates.for_release(release)
     assert gates.enabled("NodeDeclaredFeatures") is at_least(release, "1.36")
@@ -146,6 +159,7 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "volume-attributes-class": check_volume_attributes_class,
     "dra-feature-defaults": check_dra_feature_defaults,
     "dra-extended-resource": check_dra_extended_resource,
+    "dra-device-taint-rules": check_dra_device_taint_rules,
     "node-declared-features": check_node_declared_features,
 }
 
