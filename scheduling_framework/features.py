@@ -95,7 +95,7 @@ GATES: Final[Mapping[str, GateSpec]] = {g.name: g for g in (
     _g("DRADeviceTaints", ("1.33", False, ALPHA), ("1.36", True, BETA), ("1.37", True, GA), effect=DRA),
     _g("DRAExtendedResource", ("1.34", False, ALPHA), ("1.36", True, BETA), ("1.37", True, GA, True),
        effect=DRA),
-    _g("DRAFractionalCapacityRange", ("1.37", True, BETA), note="not implemented"),
+    _g("DRAFractionalCapacityRange", ("1.37", True, BETA), effect=DRA),
     _g("DRAListTypeAttributes", ("1.36", False, ALPHA), note="not implemented"),
     _g("DRANodeAllocatableResources", ("1.36", False, ALPHA), note="not implemented"),
     _g("DRAOptionalNodeOperations", ("1.37", False, ALPHA), note="not implemented"),
@@ -328,6 +328,7 @@ def dra_allocator_flags(gates: FeatureGates) -> dict[str, bool]:
         "device_binding_and_status": (gates.enabled("DRADeviceBindingConditions")
                                       and gates.enabled("DRAResourceClaimDeviceStatus")),
         "consumable_capacity": gates.enabled("DRAConsumableCapacity"),
+        "fractional_capacity_range": gates.enabled("DRAFractionalCapacityRange"),
     }
 
 

@@ -196,7 +196,8 @@ class DynamicResources:
         self._features: dict[str, bool] = dict(dra_allocator_flags(gates))
         for gate, field in (("DRAAdminAccess", "admin_access"), ("DRAPrioritizedList", "prioritized_list"),
                             ("DRAPartitionableDevices", "partitionable_devices"),
-                            ("DRADeviceTaints", "device_taints"), ("DRAConsumableCapacity", "consumable_capacity")):
+                            ("DRADeviceTaints", "device_taints"), ("DRAConsumableCapacity", "consumable_capacity"),
+                            ("DRAFractionalCapacityRange", "fractional_capacity_range")):
             if gate in overrides:
                 self._features[field] = overrides[gate]
         if "DRADeviceBindingConditions" in overrides or "DRAResourceClaimDeviceStatus" in overrides:
