@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import yaml
 
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
@@ -14,6 +15,7 @@ from scheduling_framework.dra.extended import (
     requests_and_mappings,
     requests_dra_candidate,
 )
+from tests.fixture_runner import ROOT
 
 
 def device_class(name: str, ext: str | None = None, created: str | None = None) -> KubeObject:
@@ -88,3 +90,58 @@ def test_dra_extended_resource_name(name: str, want: bool) -> None:
 def test_candidate_ignores_zero_requests() -> None:
     assert not requests_dra_candidate(pod([], [("a", 0)]))
     assert requests_dra_candidate(pod([("i", 1, False)], []))
+
+
+EXT = yaml.safe_load((ROOT / "tests/fixtures/upstream/dra-extended-requests.yaml").read_text())
+NAMES = {"gpu": "example.com/gpu", "gpu1": "example.com/gpu1", "gpuinit": "example.com/gpuinit",
+         "implicit": "deviceclass.resource.kubernetes.io/classInit"}
+
+
+class _MockResolver:
+    """upstream's mockDeviceClassResolver: resource name -> class name."""
+
+    def __init__(self, mapping: dict[str, str]) -> None:
+        self.mapping = {NAMES[k]: v for k, v in mapping.items()}
+
+    def get(self, name: str) -> Any:
+        cls = self.mapping.get(name)
+        return None if cls is None else device_class(cls)
+
+
+def _upstream_pod(name: str) -> Pod:
+    init: list[dict[str, Any]] = []
+    regular: list[dict[str, Any]] = []
+    for kind, reqs in EXT["pods"][name]:
+        requests = {NAMES[k]: str(v) for k, v in reqs.items()}
+        if kind == "res":
+            regular.append({"name": f"con{len(regular)}", "image": "i", "resources": {"requests": requests}})
+        else:
+            c: dict[str, Any] = {"name": f"{'init' if kind == 'initReq' else 'sidecar'}-con{len(init)}", "image": "i",
+                                 "resources": {"requests": requests}}
+            if kind == "sidecarReq":
+                c["restartPolicy"] = "Always"
+            init.append(c)
+    return Pod.from_dict({"kind": "Pod", "metadata": {"name": "my-pod", "namespace": "default", "uid": "1234"},
+                          "spec": {"initContainers": init, "containers": regular}})
+
+
+def _call(case: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    classes = case["classes"] if isinstance(case["classes"], dict) else EXT["classes"][case["classes"]]
+    return requests_and_mappings(_upstream_pod(case["pod"]), [NAMES[r] for r in case["resources"]],
+                                 _MockResolver(classes))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("case", EXT["requests"], ids=[c["name"] for c in EXT["requests"]])
+def test_upstream_create_requests(case: dict[str, Any]) -> None:
+    reqs, _ = _call(case)
+    assert [[r["name"], r["exactly"]["deviceClassName"], r["exactly"]["count"]] for r in reqs] == case["want"]
+    assert all(r["exactly"]["allocationMode"] == "ExactCount" for r in reqs)
+
+
+@pytest.mark.parametrize("case", EXT["mappings"], ids=[c["name"] for c in EXT["mappings"]])
+def test_upstream_create_mappings(case: dict[str, Any]) -> None:
+    _, maps = _call(case)
+    got = sorted(([m["containerName"], m["resourceName"], m["requestName"]] for m in maps),
+                 key=lambda m: (m[2], m[0]))
+    short = {v: k for k, v in NAMES.items()}
+    assert [[c, short[r], q] for c, r, q in got] == case["want"]
