@@ -32,7 +32,7 @@ READ_KINDS: set[str] = {
     "Deployment", "DaemonSet", "Job", "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode",
     "CSIDriver", "VolumeAttachment", "PriorityClass", "LimitRange", "RuntimeClass",
     # DRA objects (DynamicResources)
-    "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceClass",
+    "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceClass", "DeviceTaintRule",
 }
 
 
@@ -128,7 +128,8 @@ def _dra_parsers() -> dict[str, Any]:
     from scheduling_framework.api import resource as r
 
     return {"DeviceClass": r.DeviceClass.from_dict, "ResourceSlice": r.ResourceSlice.from_dict,
-            "ResourceClaim": r.ResourceClaim.from_dict, "ResourceClaimTemplate": r.ResourceClaimTemplate.from_dict}
+            "ResourceClaim": r.ResourceClaim.from_dict, "ResourceClaimTemplate": r.ResourceClaimTemplate.from_dict,
+            "DeviceTaintRule": r.DeviceTaintRule.from_dict}
 
 
 _DRA_PARSERS: dict[str, Any] = _dra_parsers()

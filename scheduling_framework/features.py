@@ -91,12 +91,11 @@ GATES: Final[Mapping[str, GateSpec]] = {g.name: g for g in (
     _g("DRADerivedAttributes", ("1.37", False, ALPHA), note="not implemented"),
     _g("DRADeviceBindingConditions", ("1.34", False, ALPHA), ("1.36", True, BETA), effect=DRA),
     _g("DRADeviceCompatibilityGroups", ("1.37", False, ALPHA), note="not implemented"),
-    _g("DRADeviceTaintRules", ("1.35", False, ALPHA), ("1.36", False, BETA), ("1.37", True, GA),
-       note="DeviceTaintRule objects are not read"),
+    _g("DRADeviceTaintRules", ("1.35", False, ALPHA), ("1.36", False, BETA), ("1.37", True, GA), effect=DRA),
     _g("DRADeviceTaints", ("1.33", False, ALPHA), ("1.36", True, BETA), ("1.37", True, GA), effect=DRA),
     _g("DRAExtendedResource", ("1.34", False, ALPHA), ("1.36", True, BETA), ("1.37", True, GA, True),
-       note="extended resources backed by DRA are not implemented"),
-    _g("DRAFractionalCapacityRange", ("1.37", True, BETA), note="not implemented"),
+       effect=DRA),
+    _g("DRAFractionalCapacityRange", ("1.37", True, BETA), effect=DRA),
     _g("DRAListTypeAttributes", ("1.36", False, ALPHA), note="not implemented"),
     _g("DRANodeAllocatableResources", ("1.36", False, ALPHA), note="not implemented"),
     _g("DRAOptionalNodeOperations", ("1.37", False, ALPHA), note="not implemented"),
@@ -329,7 +328,16 @@ def dra_allocator_flags(gates: FeatureGates) -> dict[str, bool]:
         "device_binding_and_status": (gates.enabled("DRADeviceBindingConditions")
                                       and gates.enabled("DRAResourceClaimDeviceStatus")),
         "consumable_capacity": gates.enabled("DRAConsumableCapacity"),
+        "fractional_capacity_range": gates.enabled("DRAFractionalCapacityRange"),
     }
+
+
+def taint_rules_enabled(gates: FeatureGates) -> bool:
+    """Whether DeviceTaintRules taint devices: DRADeviceTaintRules from 1.35; in 1.34, which has no such gate,
+    DeviceTaintRules came with DRADeviceTaints."""
+    if "DRADeviceTaintRules" in gates.known():
+        return gates.enabled("DRADeviceTaintRules")
+    return gates.enabled("DRADeviceTaints")
 
 
 def features_of(handle: Any) -> FeatureGates:
@@ -341,3 +349,12 @@ def features_of(handle: Any) -> FeatureGates:
 
 
 _NEWEST: Final = FeatureGates()
+
+
+def gate_enabled(handle: Any, name: str) -> bool:
+    """Gate ``name`` as a plugin's handle gives it: a plain mapping of overrides (tests, embedding applications)
+    or the FeatureGates of the run (:func:`features_of`)."""
+    gates = getattr(handle, "feature_gates", None)
+    if isinstance(gates, Mapping) and name in gates:
+        return bool(gates[name])
+    return features_of(handle).enabled(name)

@@ -31,7 +31,8 @@ RESOURCE_CLAIM = "ResourceClaim"
 RESOURCE_CLAIM_TEMPLATE = "ResourceClaimTemplate"
 DEVICE_CLASS = "DeviceClass"
 RESOURCE_SLICE = "ResourceSlice"
-DRA_KINDS = frozenset({RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE, DEVICE_CLASS, RESOURCE_SLICE})
+DEVICE_TAINT_RULE = "DeviceTaintRule"
+DRA_KINDS = frozenset({RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE, DEVICE_CLASS, RESOURCE_SLICE, DEVICE_TAINT_RULE})
 
 #: upstream ResourceClaimReservedForMaxSize: how many consumers a claim may be reserved for.
 RESERVED_FOR_MAX_SIZE = 256
@@ -276,10 +277,17 @@ def pod_claim_objects(pod: Pod, get_object: Callable[[str, str, str], KubeObject
     return out
 
 
-def claim_summaries(pod: Pod, get_object: Callable[[str, str, str], KubeObject | None]) -> list[dict[str, Any]]:
-    """The CLI's per-pod ``claims`` entries: each claim's name and the devices allocated to it."""
+def claim_summaries(pod: Pod, get_object: Callable[[str, str, str], KubeObject | None],
+                    extended_claim: str | None = None) -> list[dict[str, Any]]:
+    """The CLI's per-pod ``claims`` entries: each claim's name and the devices allocated to it.
+
+    ``extended_claim``: the name of the claim DynamicResources made for the pod's extended resources
+    (DRAExtendedResource); its entry comes last, with ``podClaimName`` null."""
     out: list[dict[str, Any]] = []
-    for entry_name, claim in pod_claim_objects(pod, get_object):
+    entries: list[tuple[str | None, KubeObject | None]] = list(pod_claim_objects(pod, get_object))
+    if extended_claim:
+        entries.append((None, get_object(RESOURCE_CLAIM, pod.namespace, extended_claim)))
+    for entry_name, claim in entries:
         if claim is None:
             out.append({"name": None, "podClaimName": entry_name, "allocation": None})
             continue
@@ -294,6 +302,14 @@ def claim_summaries(pod: Pod, get_object: Callable[[str, str, str], KubeObject |
         out.append({"name": claim.name, "podClaimName": entry_name,
                     "allocation": None if devices is None else {"devices": devices}})
     return out
+
+
+def extended_claim_name(pod: Pod, pod_status: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The name of the claim made for ``pod``'s extended resources, from the status fields plugins wrote
+    (``ObjectStore.pod_status``), or None."""
+    st = _map(_map(pod_status.get(pod.uid)).get("extendedResourceClaimStatus"))
+    name = st.get("resourceClaimName")
+    return str(name) if name else None
 
 
 def claims_reserved_for(pod: Pod, claims: Sequence[KubeObject]) -> list[KubeObject]:

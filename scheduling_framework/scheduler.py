@@ -29,6 +29,7 @@ from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ConfigError, PluginError, SchedulerBusyError, SchedulingFrameworkError
 from scheduling_framework.extender.client import HTTPExtender, build_extenders, ignored_resources
 from scheduling_framework.extender.config import apply_ignored_resources
+from scheduling_framework.features import taint_rules_enabled
 from scheduling_framework.interfaces import QueuedPodInfo
 from scheduling_framework.node_info import PodInfo
 from scheduling_framework.queue import (
@@ -44,10 +45,12 @@ from scheduling_framework.queue import (
 )
 from scheduling_framework.registry import Registry, default_registry
 from scheduling_framework.resource_claims import (
+    DEVICE_TAINT_RULE,
     POD_CLAIM_NAME_ANNOTATION,
     RESOURCE_CLAIM,
     RESOURCE_CLAIM_TEMPLATE,
     claim_summaries,
+    extended_claim_name,
     generate_claims,
     has_resource_claims,
     is_for_pod,
@@ -78,6 +81,8 @@ _FAILED_ERROR = "error"
 WARN_TERMINATING = "skipped pending pod(s) being deleted (metadata.deletionTimestamp is set)"
 WARN_FINISHED = "ignored pending pod(s) that have finished (status.phase Succeeded or Failed)"
 WARN_ORPHANS = "ignored bound pod(s) whose node is not in the input (they take no room)"
+WARN_TAINT_RULES_OFF = ("ignored DeviceTaintRule(s): the DRADeviceTaintRules feature gate is off in Kubernetes "
+                        "{release} (--feature-gates DRADeviceTaintRules=true applies them)")
 
 
 def warn_other_scheduler(name: str) -> str:
@@ -384,6 +389,11 @@ class Scheduler:
 
     def _release_claims(self, pod: Pod) -> None:
         """The pod went away: it no longer holds its claims (a claim nobody holds is deallocated)."""
+        ext = extended_claim_name(pod, self.objects.pod_status)
+        if ext is not None:
+            # the claim made for its extended resources is owned by the pod: garbage-collected with it
+            self.objects.remove(RESOURCE_CLAIM, pod.namespace, ext)
+            self.objects.set_pod_status(pod.uid, "extendedResourceClaimStatus", None)
         if not has_resource_claims(pod):
             return
         claims = self.objects.list(RESOURCE_CLAIM, pod.namespace)
@@ -436,6 +446,10 @@ class Scheduler:
             self._progress += 1
             for o in objects:
                 self.objects.add(o)
+                if o.kind == DEVICE_TAINT_RULE and not taint_rules_enabled(self.config.feature_gates):
+                    # upstream's scheduler does not read them either; say so, as the user may expect them to count
+                    self.warnings.add_item(WARN_TAINT_RULES_OFF.format(release=self.config.feature_gates.release),
+                                           o.name)
             for n in nodes:
                 self.cache.add_node(n)
             pending = []
@@ -735,8 +749,9 @@ class Scheduler:
             r.node = host
             r.message = ""
             r.plugin = ""
-            if r.claims is not None:
-                r.claims = claim_summaries(assumed, self.objects.get)
+            ext = extended_claim_name(assumed, self.objects.pod_status) if self.objects.pod_status else None
+            if r.claims is not None or ext is not None:
+                r.claims = claim_summaries(assumed, self.objects.get, ext)
         fwk.run_post_bind_plugins(state, assumed, host)
 
     def _extenders_binding(self, pod: Pod, host: str) -> Status | None:

@@ -66,6 +66,9 @@ class ObjectStore:
         self.generation = 0
         # When set, told how to undo each change (a ClusterSnapshot fork records it, see Simulator).
         self.journal: Callable[[Callable[[], None]], None] | None = None
+        # Pod status fields plugins wrote (upstream patches them into the pod through the API), by pod uid and
+        # field: DynamicResources' status.extendedResourceClaimStatus.
+        self.pod_status: dict[str, dict[str, Any]] = {}
         for o in objects:
             self.add(o)
 
@@ -91,6 +94,26 @@ class ObjectStore:
             bucket.pop(key, None)
         else:
             bucket[key] = obj
+        self.generation += 1
+
+    def set_pod_status(self, uid: str, field: str, value: Any) -> None:
+        """Record (``value`` None: drop) a status field written for the pod ``uid``."""
+        fields = self.pod_status.get(uid, {})
+        old = fields.get(field)
+        if value is None and old is None:
+            return
+        if self.journal is not None:
+            self.journal(functools.partial(self._restore_pod_status, uid, field, old))
+        self._restore_pod_status(uid, field, value)
+
+    def _restore_pod_status(self, uid: str, field: str, value: Any) -> None:
+        fields = self.pod_status.setdefault(uid, {})
+        if value is None:
+            fields.pop(field, None)
+            if not fields:
+                del self.pod_status[uid]
+        else:
+            fields[field] = value
         self.generation += 1
 
     def get(self, kind: str, namespace: str, name: str) -> KubeObject | None:

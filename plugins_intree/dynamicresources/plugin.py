@@ -20,6 +20,7 @@ pkg/scheduler/framework/plugins/dynamicresources).
 from __future__ import annotations
 
 import importlib
+import random
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -32,16 +33,29 @@ from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.selectors import NodeSelector
 from scheduling_framework.config.args import DynamicResourcesArgs
 from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.dra.extended import (
+    SPECIAL_CLAIM_NAME,
+    find_extended_resource_claim,
+    node_claim,
+    pod_scalar_requests,
+    requests_and_mappings,
+    requests_dra_candidate,
+    resolver_for,
+    special_claim,
+)
 from scheduling_framework.errors import ConfigError, PluginError, SchedulingFrameworkError, ValidationError
 from scheduling_framework.features import dra_allocator_flags, features_of
 from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore, PostFilterResult, PreFilterResult
 from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.resource_claims import (
+    DEVICE_CLASS,
+    RESOURCE_CLAIM,
     ClaimLookupError,
     allocation_of,
     can_be_reserved,
     claim_key,
     claim_name,
+    generated_claim_name,
     is_for_pod,
     is_reserved_for_pod,
     pod_resource_claims,
@@ -52,6 +66,8 @@ from scheduling_framework.snapshot import ObjectStore
 from scheduling_framework.status import Code, Status
 
 NAME: Final = "DynamicResources"
+#: the pod status field PreBind writes for the claim made for the pod's extended resources
+EXTENDED_STATUS_FIELD: Final = "extendedResourceClaimStatus"
 STATE_KEY: Final = NAME
 #: upstream resourceapi.FirstAvailableDeviceRequestMaxSize: at most 8 subrequests, scored 8 down to 1.
 FIRST_AVAILABLE_MAX_SIZE: Final = 8
@@ -73,7 +89,7 @@ class _StateData:
     """The cycle's claims and allocations; shared by every copy of the CycleState (as upstream's pointer)."""
 
     __slots__ = ("claims", "infos", "to_allocate", "typed_to_allocate", "prioritized", "allocator", "unavailable",
-                 "node_allocations", "lock")
+                 "node_allocations", "lock", "ext_index", "ext_requests", "node_ext", "ext_variants")
 
     def __init__(self) -> None:
         self.claims: list[KubeObject] = []
@@ -89,6 +105,14 @@ class _StateData:
         # node name -> one allocation (manifest mapping) per claim to allocate
         self.node_allocations: dict[str, list[Mapping[str, Any]]] = {}
         self.lock = threading.Lock()
+        # DRAExtendedResource: the index in ``claims`` of the claim for the pod's extended resources (it comes
+        # last; -1: none), the pod's requests of DRA-capable resources, per node the claim variant the node
+        # needs (None: its device plugins serve everything) with the container mappings, and the variants
+        # built so far by their requests (typed claim, claim object, mappings)
+        self.ext_index = -1
+        self.ext_requests: dict[str, int] = {}
+        self.node_ext: dict[str, tuple[KubeObject, list[dict[str, str]]] | None] = {}
+        self.ext_variants: dict[tuple[tuple[str, int], ...], tuple[Any, KubeObject, list[dict[str, str]]]] = {}
 
     def clone(self) -> _StateData:
         return self
@@ -172,13 +196,19 @@ class DynamicResources:
         self._features: dict[str, bool] = dict(dra_allocator_flags(gates))
         for gate, field in (("DRAAdminAccess", "admin_access"), ("DRAPrioritizedList", "prioritized_list"),
                             ("DRAPartitionableDevices", "partitionable_devices"),
-                            ("DRADeviceTaints", "device_taints"), ("DRAConsumableCapacity", "consumable_capacity")):
+                            ("DRADeviceTaints", "device_taints"), ("DRAConsumableCapacity", "consumable_capacity"),
+                            ("DRAFractionalCapacityRange", "fractional_capacity_range")):
             if gate in overrides:
                 self._features[field] = overrides[gate]
         if "DRADeviceBindingConditions" in overrides or "DRAResourceClaimDeviceStatus" in overrides:
             self._features["device_binding_and_status"] = (on("DRADeviceBindingConditions")
                                                            and on("DRAResourceClaimDeviceStatus"))
         self.prioritized_list = self._features["prioritized_list"]
+        self.extended_resource = on("DRAExtendedResource")
+        # DeviceTaintRules taint the devices they select: DRADeviceTaintRules from 1.35; in 1.34 (no such gate)
+        # they came with DRADeviceTaints
+        self.taint_rules = (on("DRADeviceTaintRules") if "DRADeviceTaintRules" in overrides
+                            or "DRADeviceTaintRules" in gates.known() else on("DRADeviceTaints"))
         store = getattr(handle, "objects", None)
         self._store: ObjectStore = store if isinstance(store, ObjectStore) else ObjectStore()
         self.manager: DraManager = manager_for(self._store)
@@ -231,12 +261,17 @@ class DynamicResources:
             return None, Status(Code.SKIP)
         s = _StateData()
         state.write(STATE_KEY, s)
-        if not pod.spec.resource_claims:
+        maybe_extended = self.extended_resource and requests_dra_candidate(pod)
+        if not pod.spec.resource_claims and not maybe_extended:
             return None, Status(Code.SKIP)
         try:
             claims = self._pod_claims(pod)
         except ClaimLookupError as e:
             return None, _unresolvable(str(e))
+        ext = self._pre_filter_extended(pod, s) if maybe_extended else None
+        if ext is not None:
+            s.ext_index = len(claims)
+            claims.append(ext)
         if not claims:
             return None, Status(Code.SKIP)
         infos = [_ClaimInfo() for _ in claims]
@@ -263,6 +298,8 @@ class DynamicResources:
             if mgr.has_pending_allocation(claim):
                 return None, _unresolvable(f"resource claim {claim.namespace}/{claim.name} "
                                            "is in the process of being allocated")
+            if i == s.ext_index:
+                continue  # its requests depend on the node (Filter)
             st = self._check_requests(claim)
             if st is not None:
                 return None, st
@@ -278,6 +315,52 @@ class DynamicResources:
         s.infos = infos
         s.to_allocate = to_allocate
         return None, None
+
+    def _pre_filter_extended(self, pod: Pod, s: _StateData) -> KubeObject | None:
+        """The claim for the pod's extended resources a DeviceClass backs: the one created in an earlier attempt,
+        or a new one in memory (no requests yet). None when no requested resource is backed by a class."""
+        if not self._store.has_any(DEVICE_CLASS):
+            return None
+        resolver = resolver_for(self._store)
+        requests = pod_scalar_requests(pod)
+        if not any(resolver.get(name) is not None for name in requests):
+            return None
+        s.ext_requests = requests
+        found = find_extended_resource_claim(pod, self._store.list(RESOURCE_CLAIM, pod.namespace))
+        return found if found is not None else special_claim(pod)
+
+    def _filter_extended(self, s: _StateData, pod: Pod, node_info: NodeInfo
+                         ) -> tuple[Status | None, tuple[Any, KubeObject, list[dict[str, str]]] | None]:
+        """Upstream filterExtendedResources: the variant of the pod's extended-resource claim this node needs
+        (None: nothing to allocate through DRA here), or the node's rejection."""
+        claim = s.claims[s.ext_index]
+        if _map(_map(claim.raw.get("spec")).get("devices")).get("requests"):
+            # created in an earlier attempt: PostFilter deletes it, the next attempt starts anew
+            return _unresolvable("cannot schedule extended resource claim"), None
+        resolver = resolver_for(self._store)
+        allocatable = node_info.allocatable.scalar_resources
+        needed: list[tuple[str, int]] = []
+        for name, quantity in s.ext_requests.items():
+            have = allocatable.get(name)
+            if (have is None or have == 0) and resolver.get(name) is not None:
+                needed.append((name, quantity))
+            elif have is None:
+                return _unresolvable("cannot fit resource"), None
+        if not needed or allocation_of(claim) is not None:
+            return None, None
+        key = tuple(sorted(needed))
+        variant = s.ext_variants.get(key)
+        if variant is None:
+            requests, mappings = requests_and_mappings(pod, (n for n, _ in key), resolver)
+            obj = node_claim(claim, requests)
+            try:
+                typed = self.manager.typed(obj)
+            except ValidationError as e:
+                return Status(Code.ERROR, str(e)), None
+            variant = (typed, obj, mappings)
+            with s.lock:
+                s.ext_variants[key] = variant
+        return None, variant
 
     def _check_requests(self, claim: KubeObject) -> Status | None:
         """Every request names an existing device class (each subrequest of firstAvailable too)."""
@@ -316,7 +399,7 @@ class DynamicResources:
         alloc_mod: Any = importlib.import_module("scheduling_framework.dra.allocator")
         mgr = self.manager
         classes = {c.name: mgr.typed(c) for c in mgr.device_classes()}
-        slices = mgr.typed_all(mgr.slices())
+        slices = mgr.typed_slices(self.taint_rules)
         # the allocator's features follow the DRA gates of the release the profile follows
         # The memo reuses a node's outcome while its inputs are unchanged; see AllocationMemo.
         return alloc_mod.Allocator(alloc_mod.Features(**self._features), mgr.allocated_state(), classes, slices,
@@ -337,6 +420,13 @@ class DynamicResources:
         node = node_info.node
         if node is None:
             return Status(Code.ERROR, "node not found")
+        variant: tuple[Any, KubeObject, list[dict[str, str]]] | None = None
+        if s.ext_index >= 0:
+            st, variant = self._filter_extended(s, pod, node_info)
+            if st is not None:
+                return st
+            if variant is None and s.ext_index == 0:
+                return None  # no claim of its own, and the node's device plugins serve every extended resource
         unavailable: list[int] = []
         for i, info in enumerate(s.infos):
             sel = info.available_on
@@ -344,8 +434,12 @@ class DynamicResources:
                 unavailable.append(i)
         allocations: list[Mapping[str, Any]] | None = None
         if s.allocator is not None:
+            to_allocate = s.typed_to_allocate
+            if variant is not None:
+                # the extended-resource claim (last to allocate) with the requests this node needs
+                to_allocate = [*to_allocate[:-1], variant[0]]
             try:
-                result = s.allocator.allocate(node, s.typed_to_allocate)
+                result = s.allocator.allocate(node, to_allocate)
             except SchedulingFrameworkError as e:
                 # something is wrong with a claim, class or pool (a CEL error, ...): abort the pod's cycle
                 return Status(Code.ERROR, str(e))
@@ -359,6 +453,8 @@ class DynamicResources:
         if allocations is not None:
             with s.lock:
                 s.node_allocations[node.name] = allocations
+                if s.ext_index >= 0:
+                    s.node_ext[node.name] = None if variant is None else (variant[1], variant[2])
         return None
 
     def _manifest(self, a: Any) -> Mapping[str, Any]:
@@ -384,8 +480,13 @@ class DynamicResources:
         if not s.claims:
             return None, Status(Code.UNSCHEDULABLE, "no new claims to deallocate")
         # Upstream picks one of the unavailable claims at random; the lowest index keeps runs reproducible.
+        ext = s.claims[s.ext_index] if s.ext_index >= 0 else None
         for i in sorted(s.unavailable):
             claim = s.claims[i]
+            if i == s.ext_index:
+                if ext is not None and ext.name != SPECIAL_CLAIM_NAME:
+                    break  # deleted below
+                continue
             res = reserved_for(claim)
             if not res or (len(res) == 1 and res[0].get("uid") == pod.uid):
                 status = dict(claim.status)
@@ -393,6 +494,10 @@ class DynamicResources:
                     status.pop(k, None)
                 self._store.add(with_status(claim, status))
                 return None, Status(Code.UNSCHEDULABLE, "deallocation of ResourceClaim completed")
+        if ext is not None and ext.name != SPECIAL_CLAIM_NAME:
+            # the claim made for the pod's extended resources in an earlier attempt is stale: it goes
+            self._store.remove(RESOURCE_CLAIM, ext.namespace, ext.name)
+            return None, Status(Code.UNSCHEDULABLE, "deletion of ResourceClaim completed")
         return None, Status(Code.UNSCHEDULABLE, "still not schedulable")
 
     # Score -----------------------------------------------------------------------------------------
@@ -443,6 +548,8 @@ class DynamicResources:
             return None
         allocations = s.node_allocations.get(node_name)
         if not allocations:
+            if s.ext_index == 0:
+                return None  # only the extended-resource claim, served by the node's device plugins
             return Status(Code.ERROR, "claim allocation not found for node")
         if len(allocations) != len(s.to_allocate):
             return Status(Code.ERROR, f"internal error, have {len(allocations)} allocations, "
@@ -451,6 +558,13 @@ class DynamicResources:
         with mgr.lock:
             for alloc, i in zip(allocations, s.to_allocate, strict=True):
                 claim = s.claims[i]
+                if i == s.ext_index:
+                    ext = s.node_ext.get(node_name)
+                    if ext is None:
+                        continue  # nothing for DRA on this node
+                    claim = self._create_extended_claim(pod, ext[0], node_name)
+                    s.claims[i] = claim
+                    mgr.created.add(claim_key(claim))
                 s.infos[i].allocation = alloc
                 key = claim_key(claim)
                 mgr.in_flight[key] = claim
@@ -468,6 +582,15 @@ class DynamicResources:
         with mgr.lock:
             for i, claim in enumerate(s.claims):
                 key = claim_key(claim)
+                if i == s.ext_index and claim.name != SPECIAL_CLAIM_NAME:
+                    # the claim created for the pod's extended resources goes again (upstream deletes it)
+                    mgr.created.discard(key)
+                    mgr.in_flight.pop(key, None)
+                    self._store.remove(RESOURCE_CLAIM, claim.namespace, claim.name)
+                    self._store.set_pod_status(pod.uid, EXTENDED_STATUS_FIELD, None)
+                    s.claims[i] = special_claim(pod)
+                    s.infos[i].allocation = None
+                    continue
                 original = mgr.in_flight.pop(key, None)
                 if original is not None:
                     # the claim goes back to what it was before Reserve
@@ -499,6 +622,8 @@ class DynamicResources:
             for i, claim in enumerate(s.claims):
                 if is_reserved_for_pod(pod, claim):
                     continue
+                if i == s.ext_index and s.infos[i].allocation is None and claim.name == SPECIAL_CLAIM_NAME:
+                    continue  # the node's device plugins serve the extended resources
                 cur = self._store.get(claim.kind, claim.namespace, claim.name)
                 if cur is None:
                     return Status(Code.ERROR, f"claim {claim.namespace}/{claim.name} got deleted in the meantime")
@@ -521,7 +646,25 @@ class DynamicResources:
                 self._store.add(updated)
                 mgr.in_flight.pop(claim_key(claim), None)
                 s.claims[i] = updated
+                if i == s.ext_index:
+                    mgr.created.discard(claim_key(claim))
+                    ext = s.node_ext.get(node_name)
+                    self._store.set_pod_status(pod.uid, EXTENDED_STATUS_FIELD, {
+                        "requestMappings": [dict(m) for m in (ext[1] if ext is not None else [])],
+                        "resourceClaimName": updated.name})
         return None
+
+    def _create_extended_claim(self, pod: Pod, variant: KubeObject, node_name: str) -> KubeObject:
+        """The pod's extended-resource claim as the API server creates it: a generated name, a uid."""
+        rng = random.Random(f"{pod.uid}/{node_name}")
+        name = generated_claim_name(pod.name, "extended-resources", rng)
+        raw = dict(variant.raw)
+        meta = dict(_map(raw.get("metadata")))
+        meta["name"] = name
+        meta["uid"] = f"{pod.namespace}/{name}"
+        raw["metadata"] = meta
+        raw.pop("status", None)
+        return KubeObject.from_dict(raw)
 
 
 def _copy_manifest(v: Any) -> Any:

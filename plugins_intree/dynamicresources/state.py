@@ -16,12 +16,16 @@ from __future__ import annotations
 import importlib
 import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+import attrs
+
 from scheduling_framework.api.objects import KubeObject
+from scheduling_framework.dra.cel import CELCompileError, CELRuntimeError
 from scheduling_framework.resource_claims import (
     DEVICE_CLASS,
+    DEVICE_TAINT_RULE,
     RESOURCE_CLAIM,
     RESOURCE_SLICE,
     allocated_devices,
@@ -38,6 +42,11 @@ class DraManager:
         self.lock = threading.Lock()
         # claim key -> the claim object as it was before Reserve wrote the allocation (for Unreserve)
         self.in_flight: dict[str, KubeObject] = {}
+        # keys of the claims Reserve created for pods' extended resources and PreBind has not reserved yet
+        # (Unreserve deletes them)
+        self.created: set[str] = set()
+        # typed_slices' last answer: (ids of the slices and rules, the objects, the typed slices)
+        self._tainted: tuple[Any, Any, list[Any]] | None = None
         self._typed: weakref.WeakKeyDictionary[KubeObject, Any] = weakref.WeakKeyDictionary()
         self._alloc_gen = -1
         self._allocated: set[tuple[str, str, str]] = set()
@@ -75,6 +84,24 @@ class DraManager:
 
     def slices(self) -> list[KubeObject]:
         return self.store.list(RESOURCE_SLICE)
+
+    def typed_slices(self, taint_rules: bool) -> list[Any]:
+        """The typed ResourceSlices; with ``taint_rules`` (DRADeviceTaintRules) each device carries, after its
+        own taints, the taints of the DeviceTaintRules that select it (upstream's slice tracker does the same).
+        The list is kept while the slices and rules are the same objects, so that the allocator's memo, which
+        compares slices by identity, keeps its outcomes."""
+        slices = self.store.list(RESOURCE_SLICE)
+        rules = self.store.list(DEVICE_TAINT_RULE) if taint_rules else []
+        key = (tuple(map(id, slices)), tuple(map(id, rules)))
+        hit = self._tainted
+        if hit is not None and hit[0] == key:
+            return list(hit[2])
+        typed = self.typed_all(slices)
+        if rules:
+            classes = {c.name: self.typed(c) for c in self.device_classes()}
+            typed = apply_taint_rules(typed, [self.typed(r) for r in rules], classes, self.cel_cache())
+        self._tainted = (key, (slices, rules), typed)  # holding the objects keeps their ids unique
+        return list(typed)
 
     def allocated_device_ids(self) -> set[tuple[str, str, str]]:
         """(driver, pool, device) of every device allocated to a claim (admin-access allocations excluded)."""
@@ -214,13 +241,59 @@ class DraManager:
         from scheduling_framework.api import resource as r
 
         cls: Any = {RESOURCE_CLAIM: r.ResourceClaim, DEVICE_CLASS: r.DeviceClass,
-               RESOURCE_SLICE: r.ResourceSlice}[obj.kind]
+               RESOURCE_SLICE: r.ResourceSlice, DEVICE_TAINT_RULE: r.DeviceTaintRule}[obj.kind]
         typed = cls.from_dict(obj.raw)
         self._typed[obj] = typed
         return typed
 
     def typed_all(self, objs: Iterable[KubeObject]) -> list[Any]:
         return [self.typed(o) for o in objs]
+
+
+def apply_taint_rules(slices: list[Any], rules: list[Any], classes: Mapping[str, Any], cel: Any) -> list[Any]:
+    """``slices`` (typed) with each device's taints extended by those of the ``rules`` (typed DeviceTaintRules,
+    in order) that select it, as upstream's ResourceSlice tracker does: driver, pool and device name must match;
+    a rule naming a DeviceClass that does not exist taints nothing; the class's and the rule's CEL selectors must
+    all be true (a runtime error leaves the device untainted). A selector that does not compile makes the
+    tracker fail on the slice, which then is not listed at all. Untouched slices are returned as they are."""
+    out = []
+    for s in slices:
+        spec = s.spec
+        driver, pool = spec.driver, spec.pool.name
+        devices = []
+        changed = False
+        try:
+            for d in spec.devices:
+                extra = tuple(r.taint for r in rules if r.matches(driver, pool, d.name)
+                              and _cel_selects(r, d, driver, classes, cel))
+                if extra:
+                    d = attrs.evolve(d, taints=(*d.taints, *extra))
+                    changed = True
+                devices.append(d)
+        except CELCompileError:
+            continue
+        out.append(attrs.evolve(s, spec=attrs.evolve(spec, devices=tuple(devices))) if changed else s)
+    return out
+
+
+def _cel_selects(rule: Any, device: Any, driver: str, classes: Mapping[str, Any], cel: Any) -> bool:
+    sel = rule.selector
+    if sel is None:
+        return True
+    exprs: list[str] = []
+    if sel.device_class_name is not None:
+        cls = classes.get(sel.device_class_name)
+        if cls is None:
+            return False
+        exprs += [x.expression for x in cls.spec.selectors]
+    exprs += [x.expression for x in sel.selectors]
+    for expr in exprs:
+        try:
+            if not cel.matches(expr, device, driver, True):
+                return False
+        except CELRuntimeError:
+            return False
+    return True
 
 
 _managers: weakref.WeakKeyDictionary[ObjectStore, DraManager] = weakref.WeakKeyDictionary()

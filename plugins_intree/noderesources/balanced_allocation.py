@@ -16,11 +16,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from plugins_intree.noderesources._args import coerce_args
+from plugins_intree.noderesources.dra_capacity import DraCapacity, dra_capacity_for
 from plugins_intree.noderesources.resource_allocation import CPU_MEMORY, NodesScorer, ResourceAllocationScorer
 from plugins_intree.noderesources.shape_score import div_trunc
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.config.args import NodeResourcesBalancedAllocationArgs, ResourceSpec
 from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.features import gate_enabled
 from scheduling_framework.interfaces import MAX_NODE_SCORE
 from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.status import Code, Status
@@ -151,10 +153,11 @@ def balanced_nodes_scorer(resources: Sequence[ResourceSpec]) -> NodesScorer | No
 
 
 class _PreScoreState:
-    __slots__ = ("pod_requests",)
+    __slots__ = ("pod_requests", "dra")
 
-    def __init__(self, pod_requests: tuple[int, ...]) -> None:
+    def __init__(self, pod_requests: tuple[int, ...], dra: DraCapacity | None = None) -> None:
         self.pod_requests = pod_requests
+        self.dra = dra  # DRAExtendedResource: what DRA serves of the scored resources a DeviceClass backs
 
     def clone(self) -> _PreScoreState:
         return self
@@ -171,6 +174,9 @@ class BalancedAllocation:
         self.args = ba_args
         self.handle = handle
         self.scores_change = at_least(release_of(handle), SCORES_CHANGE_SINCE)
+        self._dra_extended_resource = gate_enabled(handle, "DRAExtendedResource")
+        self._consumable_capacity = gate_enabled(handle, "DRAConsumableCapacity")
+        self._scored_resources = tuple(r.name for r in ba_args.resources)
         if self.scores_change:
             self.scorer = ResourceAllocationScorer(NAME, ba_args.resources, balanced_resource_scorer,
                                                    use_requested=True,
@@ -184,28 +190,32 @@ class BalancedAllocation:
         requests = self.scorer.pod_requests(pod)
         if self.scorer.is_best_effort(requests):
             return Status(Code.SKIP)
-        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(requests))
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(requests, self._dra_capacity()))
         return None
 
+    def _dra_capacity(self) -> DraCapacity | None:
+        return dra_capacity_for(self.handle, self._dra_extended_resource, self._scored_resources,
+                                self._consumable_capacity)
+
     def score_signature(self, state: CycleState, pod: Pod) -> tuple[int, ...] | None:
-        """Score reads the requests PreScore kept (the resources and formula are the plugin's own)."""
+        """Score reads the requests PreScore kept (the resources and formula are the plugin's own); a score that
+        counts devices served through DRA also reads the cluster's claims: no signature then."""
         s = state.get(PRE_SCORE_STATE_KEY)
-        return tuple(s.pod_requests) if isinstance(s, _PreScoreState) else None
+        return tuple(s.pod_requests) if isinstance(s, _PreScoreState) and s.dra is None else None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         s = state.get(PRE_SCORE_STATE_KEY)
         if isinstance(s, _PreScoreState):
-            requests = s.pod_requests
-        else:
-            requests = self.scorer.pod_requests(pod)
-            if self.scorer.is_best_effort(requests):
-                return 0, None
-        return self.scorer.score(node_info, requests)
+            return self.scorer.score(node_info, s.pod_requests, s.dra)
+        requests = self.scorer.pod_requests(pod)
+        if self.scorer.is_best_effort(requests):
+            return 0, None
+        return self.scorer.score(node_info, requests, self._dra_capacity())
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int] | None:
         """Score of every node at once, for the framework (None: score them one by one)."""
         s = state.get(PRE_SCORE_STATE_KEY)
-        if not isinstance(s, _PreScoreState):
+        if not isinstance(s, _PreScoreState) or s.dra is not None:
             return None
         return self.scorer.score_nodes(nodes, s.pod_requests)
 

@@ -14,6 +14,7 @@ from typing import Any, Final
 import attrs
 
 from plugins_intree.noderesources._args import coerce_args
+from plugins_intree.noderesources.dra_capacity import DraCapacity, dra_capacity_for
 from plugins_intree.noderesources.least_allocated import least_nodes_scorer, least_resource_scorer
 from plugins_intree.noderesources.most_allocated import most_nodes_scorer, most_resource_scorer
 from plugins_intree.noderesources.requested_to_capacity_ratio import requested_to_capacity_ratio_scorer
@@ -35,9 +36,13 @@ from scheduling_framework.config.args import (
     ScoringStrategy,
 )
 from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.dra.extended import DeviceClassResolver, is_dra_extended_resource_name, resolver_for
 from scheduling_framework.errors import PluginError
+from scheduling_framework.features import gate_enabled
 from scheduling_framework.interfaces import PreFilterResult
 from scheduling_framework.node_info import NodeInfo, Resource
+from scheduling_framework.resource_claims import DEVICE_CLASS
+from scheduling_framework.snapshot import ObjectStore
 from scheduling_framework.status import Code, Status
 
 NAME: Final = "NodeResourcesFit"
@@ -79,10 +84,10 @@ def compute_pod_resource_request(pod: Pod) -> Resource:
 class _PreFilterState:
     """The pod's requests, with the scalar resources to check (non-zero, not ignored) and their reasons."""
 
-    __slots__ = ("request", "milli_cpu", "memory", "ephemeral_storage", "scalars")
+    __slots__ = ("request", "milli_cpu", "memory", "ephemeral_storage", "scalars", "dra_backed")
 
     def __init__(self, request: Resource, ignored_resources: frozenset[str],
-                 ignored_resource_groups: frozenset[str]) -> None:
+                 ignored_resource_groups: frozenset[str], resolver: DeviceClassResolver | None = None) -> None:
         self.request = request
         self.milli_cpu = request.milli_cpu
         self.memory = request.memory
@@ -98,18 +103,24 @@ class _PreFilterState:
                 continue
             scalars.append((name, quantity, f"Insufficient {name}"))
         self.scalars: tuple[tuple[str, int, str], ...] = tuple(scalars)
+        # DRAExtendedResource: the requested resources a DeviceClass backs; a node whose allocatable does not
+        # list them (or lists 0) leaves them to DynamicResources
+        self.dra_backed: frozenset[str] = frozenset() if not resolver else frozenset(
+            name for name, _, _ in scalars if is_dra_extended_resource_name(name) and resolver.get(name) is not None)
 
     def clone(self) -> _PreFilterState:
         return self  # never mutated after PreFilter
 
 
 class _PreScoreState:
-    """The pod's request of each scored resource, in the order of the strategy's resources."""
+    """The pod's request of each scored resource, in the order of the strategy's resources, and (DRAExtendedResource)
+    the reader of what DRA serves on each node of the scored resources a DeviceClass backs."""
 
-    __slots__ = ("pod_requests",)
+    __slots__ = ("pod_requests", "dra")
 
-    def __init__(self, pod_requests: tuple[int, ...]) -> None:
+    def __init__(self, pod_requests: tuple[int, ...], dra: DraCapacity | None = None) -> None:
         self.pod_requests = pod_requests
+        self.dra = dra
 
     def clone(self) -> _PreScoreState:
         return self
@@ -140,6 +151,8 @@ def _insufficient_resources(s: _PreFilterState, node_info: NodeInfo) -> list[Ins
         used_scalars = used.scalar_resources
         for name, req, reason in s.scalars:
             cap = alloc_scalars.get(name, 0)
+            if cap <= 0 and name in s.dra_backed:
+                continue
             in_use = used_scalars.get(name, 0)
             if req > cap - in_use:
                 out.append(InsufficientResource(name, reason, req, in_use, cap, req > cap))
@@ -173,6 +186,8 @@ def _shortage_status(s: _PreFilterState, node_info: NodeInfo) -> Status | None:
         used_scalars = used.scalar_resources
         for name, req, reason in s.scalars:
             cap = alloc_scalars.get(name, 0)
+            if cap <= 0 and name in s.dra_backed:
+                continue
             in_use = used_scalars.get(name, 0)
             if req > cap - in_use:
                 reasons.append(reason)
@@ -183,16 +198,22 @@ def _shortage_status(s: _PreFilterState, node_info: NodeInfo) -> Status | None:
 
 
 def fits_request(pod_request: Resource, node_info: NodeInfo, ignored_resources: Iterable[str] = (),
-                 ignored_resource_groups: Iterable[str] = ()) -> list[InsufficientResource]:
-    """Every resource ``node_info`` is short of for a pod requesting ``pod_request`` (empty: it fits)."""
-    s = _PreFilterState(pod_request, frozenset(ignored_resources), frozenset(ignored_resource_groups))
+                 ignored_resource_groups: Iterable[str] = (),
+                 resolver: DeviceClassResolver | None = None) -> list[InsufficientResource]:
+    """Every resource ``node_info`` is short of for a pod requesting ``pod_request`` (empty: it fits).
+
+    ``resolver`` (DRAExtendedResource on): resources a DeviceClass backs are left to DRA on nodes whose
+    allocatable does not list them."""
+    s = _PreFilterState(pod_request, frozenset(ignored_resources), frozenset(ignored_resource_groups), resolver)
     return _insufficient_resources(s, node_info)
 
 
 def fits(pod: Pod, node_info: NodeInfo, ignored_resources: Iterable[str] = (),
-         ignored_resource_groups: Iterable[str] = ()) -> list[InsufficientResource]:
+         ignored_resource_groups: Iterable[str] = (),
+         resolver: DeviceClassResolver | None = None) -> list[InsufficientResource]:
     """Every resource ``node_info`` is short of for ``pod`` (empty: the pod fits), as the Filter sees it."""
-    return fits_request(compute_pod_resource_request(pod), node_info, ignored_resources, ignored_resource_groups)
+    return fits_request(compute_pod_resource_request(pod), node_info, ignored_resources, ignored_resource_groups,
+                        resolver)
 
 
 def _nodes_scorer(strategy: ScoringStrategy) -> NodesScorer | None:
@@ -232,7 +253,19 @@ class Fit:
         self.ignored_resource_groups = frozenset(fit_args.ignored_resource_groups)
         self.scorer = ResourceAllocationScorer(strategy.type, strategy.resources, _strategy_scorer(strategy),
                                                use_requested=False, nodes_scorer=_nodes_scorer(strategy))
-        self._pre_filter_states: dict[int, tuple[Pod, _PreFilterState]] = {}  # by id(pod), see pre_filter
+        self._pre_filter_states: dict[int, tuple[Pod, _PreFilterState, Any]] = {}  # by id(pod), see pre_filter
+        # DRAExtendedResource: extended resources backed by a DeviceClass are DynamicResources' business on
+        # nodes that do not list them in allocatable
+        self.dra_extended_resource = gate_enabled(handle, "DRAExtendedResource")
+        self._consumable_capacity = gate_enabled(handle, "DRAConsumableCapacity")
+        self._scored_resources = tuple(r.name for r in strategy.resources)
+        store = getattr(handle, "objects", None)
+        self._store: ObjectStore | None = store if isinstance(store, ObjectStore) else None
+
+    def _resolver(self) -> DeviceClassResolver | None:
+        if not self.dra_extended_resource or self._store is None or not self._store.has_any(DEVICE_CLASS):
+            return None
+        return resolver_for(self._store)
 
     # PreFilter / Filter ----------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod,
@@ -240,14 +273,17 @@ class Fit:
         # The state depends on the pod and the plugin's arguments only, and nothing changes it once written:
         # what-if loops scheduling the same Pod objects again get the one made last time. Pinned by
         # tests/test_perf_equivalence.py::test_fit_prefilter_state_kept_per_pod_equals_a_fresh_one.
+        resolver = self._resolver()
         kept = self._pre_filter_states.get(id(pod))
-        if kept is not None and kept[0] is pod:
+        if kept is not None and kept[0] is pod and kept[2] is resolver:
             state.write(PRE_FILTER_STATE_KEY, kept[1])
             return None, None
-        s = _PreFilterState(compute_pod_resource_request(pod), self.ignored_resources, self.ignored_resource_groups)
+        s = _PreFilterState(compute_pod_resource_request(pod), self.ignored_resources, self.ignored_resource_groups,
+                            resolver)
         if len(self._pre_filter_states) >= _KEPT_STATES:
             self._pre_filter_states.clear()
-        self._pre_filter_states[id(pod)] = (pod, s)  # (the pod is held: its id is not reused meanwhile)
+        # (the pod and the resolver are held: their ids are not reused meanwhile)
+        self._pre_filter_states[id(pod)] = (pod, s, resolver)
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
 
@@ -259,7 +295,7 @@ class Fit:
         s = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(s, _PreFilterState):
             return None
-        return s.milli_cpu, s.memory, s.ephemeral_storage, s.scalars
+        return s.milli_cpu, s.memory, s.ephemeral_storage, s.scalars, s.dra_backed
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         s = state.get(PRE_FILTER_STATE_KEY)
@@ -278,27 +314,33 @@ class Fit:
 
     def fits(self, pod: Pod, node_info: NodeInfo) -> list[InsufficientResource]:
         """The resources ``node_info`` is short of for ``pod`` under this plugin's ignored resources."""
-        return fits(pod, node_info, self.ignored_resources, self.ignored_resource_groups)
+        return fits(pod, node_info, self.ignored_resources, self.ignored_resource_groups, self._resolver())
 
     # PreScore / Score ------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
-        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(self.scorer.pod_requests(pod)))
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(self.scorer.pod_requests(pod), self._dra_capacity()))
         return None
 
+    def _dra_capacity(self) -> DraCapacity | None:
+        return dra_capacity_for(self.handle, self.dra_extended_resource, self._scored_resources,
+                                self._consumable_capacity)
+
     def score_signature(self, state: CycleState, pod: Pod) -> tuple[int, ...] | None:
-        """Score reads the requests PreScore kept (the scoring strategy is the plugin's own)."""
+        """Score reads the requests PreScore kept (the scoring strategy is the plugin's own); a score that
+        counts devices served through DRA also reads the cluster's claims: no signature then."""
         s = state.get(PRE_SCORE_STATE_KEY)
-        return s.pod_requests if isinstance(s, _PreScoreState) else None
+        return s.pod_requests if isinstance(s, _PreScoreState) and s.dra is None else None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         s = state.get(PRE_SCORE_STATE_KEY)
-        requests = s.pod_requests if isinstance(s, _PreScoreState) else self.scorer.pod_requests(pod)
-        return self.scorer.score(node_info, requests)
+        if isinstance(s, _PreScoreState):
+            return self.scorer.score(node_info, s.pod_requests, s.dra)
+        return self.scorer.score(node_info, self.scorer.pod_requests(pod), self._dra_capacity())
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int] | None:
         """Score of every node at once, for the framework (None: score them one by one)."""
         s = state.get(PRE_SCORE_STATE_KEY)
-        if not isinstance(s, _PreScoreState):
+        if not isinstance(s, _PreScoreState) or s.dra is not None:
             return None
         return self.scorer.score_nodes(nodes, s.pod_requests)
 

@@ -40,6 +40,10 @@ Scorer = Callable[[Sequence[int], Sequence[int], Sequence[int]], int]
 #: the vector form returns.
 NodesScorer = Callable[[Sequence[NodeInfo], Sequence[int]], list[int]]
 
+#: DRAExtendedResource: ``dra(node_info, resource) -> (allocatable, allocated)`` of a resource served through DRA
+#: on the node, or None (see plugins_intree.noderesources.dra_capacity).
+DraResource = Callable[[NodeInfo, str], "tuple[int, int] | None"]
+
 #: The resource layout the direct scorers specialise: upstream's default, cpu then memory.
 CPU_MEMORY: Final = (CPU, MEMORY)
 
@@ -133,13 +137,17 @@ class ResourceAllocationScorer:
         """True when the pod requests none of the scored resources."""
         return not any(requests)
 
-    def score(self, node_info: NodeInfo, requests: Sequence[int]) -> tuple[int, Status | None]:
-        """The node's score for a pod whose requests (from :meth:`pod_requests`) are ``requests``."""
+    def score(self, node_info: NodeInfo, requests: Sequence[int],
+              dra: DraResource | None = None) -> tuple[int, Status | None]:
+        """The node's score for a pod whose requests (from :meth:`pod_requests`) are ``requests``.
+
+        ``dra`` (DRAExtendedResource): ``(allocatable, allocated)`` on a node of a scored scalar resource that a
+        DeviceClass backs, read when the node's allocatable does not list it (None: not backed)."""
         slots = self._slots
         if not slots:
             return 0, Status(Code.ERROR, "resources not found")
         nodes_scorer = self.nodes_scorer
-        if nodes_scorer is not None:
+        if nodes_scorer is not None and dra is None:
             return nodes_scorer((node_info,), requests)[0], None
         n = len(slots)
         requested = [0] * n
@@ -159,6 +167,10 @@ class ResourceAllocationScorer:
             elif kind == _SCALAR and pod_req:
                 cap = alloc.scalar_resources.get(name, 0)
                 used = used_all.scalar_resources.get(name, 0)
+                if cap == 0 and dra is not None:
+                    served = dra(node_info, name)
+                    if served is not None and served[0] > 0:
+                        cap, used = served
             else:
                 continue  # a scalar resource the pod does not ask for, or a resource never scored
             if cap == 0:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -564,6 +565,13 @@ class Pod(MetadataAccessors):
         raw["status"] = status
         return Pod(self.metadata, self.spec, attrs.evolve(self.status, resource_claim_statuses=tuple(statuses)),
                    raw)
+
+    def with_status_fields(self, fields: Mapping[str, Any]) -> Pod:
+        """A copy whose manifest status has ``fields`` set (status fields the scheduler does not read, such as
+        ``extendedResourceClaimStatus``)."""
+        raw = dict(self._raw)
+        raw["status"] = {**dict(raw.get("status") or {}), **{k: copy.deepcopy(v) for k, v in fields.items()}}
+        return Pod(self.metadata, self.spec, self.status, raw)
 
     def with_priority(self, priority: int, preemption_policy: str | None, priority_class_name: str) -> Pod:
         """The pod as priority admission leaves it: ``spec.priority`` (and the class name and preemption

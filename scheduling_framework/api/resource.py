@@ -29,7 +29,9 @@ from scheduling_framework.api._parse import (
     str_tuple,
 )
 from scheduling_framework.api.meta import MetadataAccessors, ObjectMeta, object_ref, reraise_for
+from scheduling_framework.api.names import is_qualified_name
 from scheduling_framework.api.quantity import Quantity
+from scheduling_framework.api.resources import is_extended_resource_name
 from scheduling_framework.api.selectors import NodeSelector
 from scheduling_framework.api.taints import toleration_dict
 from scheduling_framework.errors import ManifestError, ValidationError, brief_str
@@ -252,6 +254,10 @@ class DeviceClass(MetadataAccessors):
                 tuple(DeviceConfiguration.from_dict(c, f"spec.config[{i}]")
                       for i, c in enumerate(as_list(s.get("config"), "spec.config"))),
                 _opt_str(s.get("extendedResourceName"), "spec.extendedResourceName"))
+            ext = spec.extended_resource_name
+            if ext is not None and not is_extended_resource_name(ext):
+                raise ValidationError(f'Invalid value: "{brief_str(ext)}": must be a valid extended resource name',
+                                      "spec.extendedResourceName")
         except ValidationError as e:
             raise reraise_for("DeviceClass", manifest, e) from None
         return cls(meta, spec, av, m)
@@ -905,11 +911,94 @@ class ResourceClaimTemplate(MetadataAccessors):
         return f"ResourceClaimTemplate({self.metadata.namespace}/{self.metadata.name})"
 
 
+# --- DeviceTaintRule -----------------------------------------------------------------------------
+
+#: the API versions a DeviceTaintRule is served in: v1alpha3 (1.33 on), v1beta2 (1.36 on), v1 (1.37 on)
+DEVICE_TAINT_RULE_API_VERSIONS = ("resource.k8s.io/v1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1alpha3")
+
+
+@attrs.frozen(slots=True)
+class DeviceTaintSelector:
+    """Which devices a DeviceTaintRule taints: every field that is set must match (an empty selector matches
+    every device). ``device_class_name`` (the class's CEL selectors) and ``selectors`` (CEL) are evaluated by
+    the caller that has the classes and a CEL evaluator."""
+
+    driver: str | None = None
+    pool: str | None = None
+    device: str | None = None
+    device_class_name: str | None = None
+    selectors: tuple[DeviceSelector, ...] = ()
+
+    def matches(self, driver: str, pool: str, device: str) -> bool:
+        return ((self.driver is None or self.driver == driver) and (self.pool is None or self.pool == pool)
+                and (self.device is None or self.device == device))
+
+
+@attrs.frozen(slots=True, eq=False)
+class DeviceTaintRule(MetadataAccessors):
+    """A cluster-scoped DeviceTaintRule: one taint for the devices its selector picks. A rule without a selector
+    taints every device, as upstream's ResourceSlice tracker applies it."""
+
+    metadata: ObjectMeta
+    selector: DeviceTaintSelector | None
+    taint: DeviceTaint
+    api_version: str = API_VERSION
+    _raw: Mapping[str, Any] = attrs.field(factory=dict, repr=False)
+
+    @classmethod
+    def from_dict(cls, manifest: Any) -> DeviceTaintRule:
+        if not isinstance(manifest, Mapping):
+            raise ManifestError("DeviceTaintRule", f"expected a mapping, got {type(manifest).__name__}")
+        got = manifest.get("kind")
+        if got not in (None, "DeviceTaintRule"):
+            raise ManifestError(object_ref("DeviceTaintRule", manifest), f'expected kind "DeviceTaintRule", '
+                                f'got "{got}"', "kind")
+        av = manifest.get("apiVersion") or "resource.k8s.io/v1"
+        if av not in DEVICE_TAINT_RULE_API_VERSIONS:
+            raise ManifestError(object_ref("DeviceTaintRule", manifest),
+                                f'unsupported apiVersion "{av}" for DeviceTaintRule: supported versions: '
+                                + ", ".join(f'"{v}"' for v in DEVICE_TAINT_RULE_API_VERSIONS), "apiVersion")
+        try:
+            meta = _meta(manifest, namespaced=False)
+            s = as_map(manifest.get("spec"), "spec")
+            selector: DeviceTaintSelector | None = None
+            if s.get("deviceSelector") is not None:
+                ds = as_map(s.get("deviceSelector"), "spec.deviceSelector")
+                selector = DeviceTaintSelector(
+                    _opt_str(ds.get("driver"), "spec.deviceSelector.driver"),
+                    _opt_str(ds.get("pool"), "spec.deviceSelector.pool"),
+                    _opt_str(ds.get("device"), "spec.deviceSelector.device"),
+                    _opt_str(ds.get("deviceClassName"), "spec.deviceSelector.deviceClassName"),
+                    _selectors(ds.get("selectors"), "spec.deviceSelector.selectors"))
+            if s.get("taint") is None:
+                raise ValidationError("Required value", "spec.taint")
+            taint = DeviceTaint.from_dict(s.get("taint"), "spec.taint")
+            if not taint.key:
+                raise ValidationError("Required value", "spec.taint.key")
+            problems = is_qualified_name(taint.key)
+            if problems:
+                raise ValidationError(f'Invalid value: "{brief_str(taint.key)}": {problems[0]}', "spec.taint.key")
+        except ValidationError as e:
+            raise reraise_for("DeviceTaintRule", manifest, e) from None
+        return cls(meta, selector, taint, str(av), manifest)
+
+    def matches(self, driver: str, pool: str, device: str) -> bool:
+        """Whether the rule's driver / pool / device criteria select this device (no selector: every device)."""
+        return self.selector is None or self.selector.matches(driver, pool, device)
+
+    def to_dict(self) -> dict[str, Any]:
+        return copy.deepcopy(dict(self._raw))
+
+    def __repr__(self) -> str:
+        return f"DeviceTaintRule({self.name})"
+
+
 __all__ = [
     "ALLOCATION_MODE_ALL", "ALLOCATION_MODE_EXACT_COUNT", "API_VERSION", "AllocationResult", "CapacityRequirements",
     "CounterSet", "Device", "DeviceAllocationConfiguration", "DeviceAttribute", "DeviceCapacity", "DeviceClaim",
     "DeviceClass", "DeviceClassSpec", "DeviceConfiguration", "DeviceConstraint", "DeviceCounterConsumption",
     "DeviceRequest", "DeviceRequestAllocationResult", "DeviceSelector", "DeviceSubRequest", "DeviceTaint",
+    "DeviceTaintRule", "DeviceTaintSelector",
     "DeviceToleration", "ExactDeviceRequest", "OpaqueDeviceConfiguration", "ResourceClaim",
     "ResourceClaimConsumerReference", "ResourceClaimSpec", "ResourceClaimStatus", "ResourceClaimTemplate",
     "ResourcePool", "ResourceSlice", "ResourceSliceSpec",

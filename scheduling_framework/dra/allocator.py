@@ -123,6 +123,8 @@ class Features:
     device_taints: bool = True
     device_binding_and_status: bool = True
     consumable_capacity: bool = True
+    #: DRAFractionalCapacityRange: request-policy ranges computed in milli units (fractional steps)
+    fractional_capacity_range: bool = True
 
 
 class AllocatorError(SchedulingFrameworkError):
@@ -480,7 +482,34 @@ def _resolve_requests(requests: Mapping[str, Quantity], device: Device,
     return out
 
 
-def _consumed_quantity(requested: Quantity | None, cap: DeviceCapacity) -> Quantity:
+_INT64_MAX = 2**63 - 1
+_NOT_REPRESENTABLE = "capacity request cannot be represented in the device's range arithmetic"
+
+
+def _milli(q: Quantity) -> int | None:
+    """``q`` in milli units when that is exact (and within int64), else None."""
+    m = q.milli_value()
+    return m if Quantity(m, -3).cmp(q) == 0 else None
+
+
+def _use_milli(rng: Any, fractional: bool) -> bool:
+    """Upstream's useMilli: with DRAFractionalCapacityRange, a range whose min / max / step are all exact in
+    milli units (and whose step is at least 1m) is computed in milli units."""
+    if not fractional:
+        return False
+    for q in (rng.min, rng.max, rng.step):
+        if q is not None and _milli(q) is None:
+            return False
+    if rng.step is None:
+        return True
+    step = _milli(rng.step)
+    return step is not None and step >= 1
+
+
+def _consumed_quantity(requested: Quantity | None, cap: DeviceCapacity, fractional: bool = False) -> Quantity:
+    """The capacity a request consumes under the device's request policy (upstream calculateConsumedCapacity):
+    the default (or the whole capacity) without a request, rounded up to the range's next step or the next valid
+    value otherwise. AllocatorError when the request cannot be represented in the range's arithmetic."""
     policy = cap.request_policy
     if requested is None:
         if policy is not None and policy.default is not None:
@@ -494,9 +523,25 @@ def _consumed_quantity(requested: Quantity | None, cap: DeviceCapacity) -> Quant
             return rng.min
         if rng.step is None:
             return requested
+        if _use_milli(rng, fractional):
+            req_m = _milli(requested)
+            if req_m is None:
+                raise AllocatorError(f"{_NOT_REPRESENTABLE}: request {requested} is not a representable milli value")
+            step_m, min_m = rng.step.milli_value(), rng.min.milli_value()
+            n = -(-(req_m - min_m) // step_m)
+            if n > (_INT64_MAX - min_m) // step_m:
+                raise AllocatorError(f"{_NOT_REPRESENTABLE}: rounding request {requested} up to the next step "
+                                     "passes the milli-value range")
+            val_m = min_m + step_m * n
+            return Quantity.parse(val_m // 1000) if val_m % 1000 == 0 else Quantity(val_m, -3)
+        if requested.cmp(Quantity(_INT64_MAX)) > 0:
+            raise AllocatorError(f"{_NOT_REPRESENTABLE}: request {requested} exceeds MaxInt64")
         req, step, mn = requested.value(), rng.step.value(), rng.min.value()
         added = req - mn
         n = -(-added // step) if step else 0
+        if mn >= 0 and step and n > (_INT64_MAX - mn) // step:
+            raise AllocatorError(f"{_NOT_REPRESENTABLE}: rounding request {requested} up to the next step passes "
+                                 "MaxInt64")
         return Quantity.parse(mn + step * n)
     if policy.valid_values:
         for v in policy.valid_values:
@@ -505,7 +550,7 @@ def _consumed_quantity(requested: Quantity | None, cap: DeviceCapacity) -> Quant
     return requested
 
 
-def _violates_policy(value: Quantity, cap: DeviceCapacity) -> bool:
+def _violates_policy(value: Quantity, cap: DeviceCapacity, fractional: bool = False) -> bool:
     policy = cap.request_policy
     if policy is None:
         return False
@@ -515,8 +560,14 @@ def _violates_policy(value: Quantity, cap: DeviceCapacity) -> bool:
     if rng is not None:
         if rng.max is not None and value > rng.max:
             return True
-        if rng.step is not None and rng.step.value():
-            return (value.value() - rng.min.value()) % rng.step.value() != 0
+        if rng.step is not None:
+            if _use_milli(rng, fractional):
+                req_m = _milli(value)
+                if req_m is None:
+                    return True
+                return (req_m - rng.min.milli_value()) % rng.step.milli_value() != 0
+            if rng.step.value():
+                return (value.value() - rng.min.value()) % rng.step.value() != 0
         return False
     if policy.valid_values:
         return not any(value == v for v in policy.valid_values)
@@ -984,7 +1035,7 @@ class _Run:
             return False, None
         consumed: dict[str, Quantity] = {}
         for name, cap in capacity.items():
-            q = _consumed_quantity(resolved.get(name), cap)
+            q = _consumed_quantity(resolved.get(name), cap, self.features.fractional_capacity_range)
             if q.sign() < 0:
                 raise AllocatorError(f'capacity "{name}": capacity value is negative')
             consumed[name] = q
@@ -992,7 +1043,7 @@ class _Run:
         allocating = self.allocating_capacity.get(cand.id, {})
         for name, cap in capacity.items():
             q = consumed[name]
-            if _violates_policy(q, cap):
+            if _violates_policy(q, cap, self.features.fractional_capacity_range):
                 return False, None
             total = q
             if name in already:

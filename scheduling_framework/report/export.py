@@ -45,6 +45,9 @@ def resulting_cluster(cluster: Cluster, run: Scheduler) -> dict[str, Any]:
     items += [n.to_dict() for n in cluster.nodes]
     for p in cluster.pods:
         out = _pod_after(p, cache.get_pod(p.uid), run.results.get(p.key), p.key in evicted)
+        if out is not None and store is not None and out.spec.node_name and p.uid in store.pod_status:
+            # status fields the run's plugins wrote (DynamicResources: extendedResourceClaimStatus)
+            out = out.with_status_fields(store.pod_status[p.uid])
         if out is not None:
             items.append(out.to_dict())
     return {"apiVersion": "v1", "kind": "List", "items": items}

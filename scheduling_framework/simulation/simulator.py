@@ -30,6 +30,7 @@ from scheduling_framework.api.pod import Pod
 from scheduling_framework.cluster import Cluster
 from scheduling_framework.config import KubeSchedulerConfiguration, resolve_config
 from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.dra.extended import requests_dra_candidate
 from scheduling_framework.errors import SnapshotError
 from scheduling_framework.interfaces import QueuedPodInfo
 from scheduling_framework.node_info import NodeInfo, PodInfo
@@ -38,6 +39,7 @@ from scheduling_framework.resource_claims import (
     RESOURCE_CLAIM,
     RESOURCE_SLICE,
     claim_summaries,
+    extended_claim_name,
     generate_claims,
     has_resource_claims,
     needs_generated_claims,
@@ -710,7 +712,12 @@ class Simulator:
         try:
             self.cluster.remove_node(node_name)
             for p in movable:
-                # an evicted pod no longer holds its claims (a claim nobody holds is deallocated)
+                # an evicted pod no longer holds its claims (a claim nobody holds is deallocated); the claim
+                # made for its extended resources goes with it
+                ext = extended_claim_name(p, self.objects.pod_status)
+                if ext is not None:
+                    self.objects.remove(RESOURCE_CLAIM, p.namespace, ext)
+                    self.objects.set_pod_status(p.uid, "extendedResourceClaimStatus", None)
                 if has_resource_claims(p):
                     for c in release_pod_claims(p, self.objects.list(RESOURCE_CLAIM, p.namespace)):
                         self.objects.add(c)
@@ -758,7 +765,9 @@ class Simulator:
         ``pod`` is a Pod or a ``namespace/name`` key of a pod in the snapshot; a pod placed by
         :meth:`schedule_pods` is found with the claims generated for it from templates."""
         p = self._placed_pod(pod)
-        return claim_summaries(p, self.objects.get) if p is not None else []
+        if p is None:
+            return []
+        return claim_summaries(p, self.objects.get, extended_claim_name(p, self.objects.pod_status))
 
     def _placed_pod(self, pod: Pod | str) -> Pod | None:
         key = pod if isinstance(pod, str) else pod.key
@@ -803,7 +812,7 @@ class Simulator:
             self.cluster.on_revert(functools.partial(
                 self._unjournaled, functools.partial(fwk.run_reserve_plugins_unreserve, state, assumed, host)))
             dra = fwk.plugins.get("DynamicResources")
-            if dra is not None and has_resource_claims(assumed):
+            if dra is not None and (has_resource_claims(assumed) or requests_dra_candidate(assumed)):
                 # The claim's reservation for the pod is what makes a shared claim usable by the next pod;
                 # DynamicResources records it at PreBind, which a what-if placement otherwise skips.
                 st = dra.pre_bind(state, assumed, host)
@@ -1002,7 +1011,8 @@ def _same(a: Any, b: Any) -> bool:
 def _memoizable(pod: Pod) -> bool:
     """Pods whose cycles may be remembered: no ResourceClaims, and volumes none of the volume plugins reads
     (claims, CSI and cloud disks bring in bindings and attach limits kept by Reserve or in other objects)."""
-    return not pod.spec.resource_claims and all(v.source_kind in _PLAIN_VOLUMES for v in pod.spec.volumes)
+    return (not pod.spec.resource_claims and all(v.source_kind in _PLAIN_VOLUMES for v in pod.spec.volumes)
+            and not requests_dra_candidate(pod))
 
 
 _PLAIN_VOLUMES = frozenset({"configMap", "secret", "emptyDir", "downwardAPI", "projected", "hostPath"})

@@ -39,7 +39,7 @@ FEATURE_NAMES = {
     "AdminAccess": "admin_access", "PrioritizedList": "prioritized_list",
     "PartitionableDevices": "partitionable_devices", "DeviceTaints": "device_taints",
     "DeviceBinding": "device_binding_and_status", "DeviceBindingAndStatus": "device_binding_and_status",
-    "ConsumableCapacity": "consumable_capacity",
+    "ConsumableCapacity": "consumable_capacity", "FractionalCapacityRange": "fractional_capacity_range",
 }
 
 

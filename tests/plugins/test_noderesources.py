@@ -15,11 +15,14 @@ import yaml
 
 from plugins_intree.noderesources import BalancedAllocation, Fit
 from scheduling_framework.api.node import Node
+from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.config.args import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs
 from scheduling_framework.cycle_state import CycleState
-from scheduling_framework.snapshot import Snapshot
+from scheduling_framework.features import FeatureGates
+from scheduling_framework.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code, Status
+from scheduling_framework.versions import NEWEST_RELEASE
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PLUGINS: dict[str, tuple[type[Any], type[Any]]] = {
@@ -46,14 +49,17 @@ SAMPLES = _load("samples/noderesources-*.yaml")
 def _make_plugin(plugin: str, case: dict[str, Any]) -> Any:
     cls, args_cls = PLUGINS[plugin]
     raw = next((pc.get("args") for pc in case.get("pluginConfig", ()) if pc["name"] == plugin), None)
-    # the release the expectations follow reaches the plugin through its handle, as in a framework
-    handle = _Handle(case["kubernetesVersion"]) if case.get("kubernetesVersion") else None
+    # the release the expectations follow, and the cluster's other objects (DeviceClasses backing extended
+    # resources), reach the plugin through its handle, as in a framework
+    handle = _Handle(case.get("kubernetesVersion") or NEWEST_RELEASE, case.get("extraObjects") or [])
     return cls(args_cls.from_dict(raw or {}), handle)
 
 
 class _Handle:
-    def __init__(self, kubernetes_version: str) -> None:
+    def __init__(self, kubernetes_version: str, objects: list[dict[str, Any]]) -> None:
         self.kubernetes_version = kubernetes_version
+        self.feature_gates = FeatureGates.for_release(kubernetes_version)
+        self.objects = ObjectStore(KubeObject.from_dict(o) for o in objects)
 
 
 def _code(status: Status | None) -> str:

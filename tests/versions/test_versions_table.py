@@ -111,6 +111,37 @@ def check_dra_feature_defaults(release: str) -> None:
     assert flags["prioritized_list"] and flags["admin_access"]
 
 
+def check_dra_extended_resource(release: str) -> None:
+    """The issue's GPU example: scheduled through DRA from 1.36, "Insufficient example.com/gpu" before."""
+    import json
+
+    from scheduling_framework.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["schedule", "--cluster", str(ROOT / "examples" / "dra-extended-resources.yaml"),
+                 "--kubernetes-version", release, "--output", "json"], stdout=out, stderr=err) == 0, err.getvalue()
+    [pod] = json.loads(out.getvalue())["pods"]
+    if at_least(release, "1.36"):
+        assert (pod["outcome"], pod["node"]) == ("Scheduled", "gpu-1")
+        assert pod["claims"][0]["name"].startswith("cuda-extended-resources-")
+    else:
+        assert pod["outcome"] == "Unschedulable"
+        assert pod["message"].startswith("0/2 nodes are available: 2 Insufficient example.com/gpu.")
+
+
+def check_dra_device_taint_rules(release: str) -> None:
+    """examples/dra-device-taint-rules.yaml: the rule keeps gpu-a's GPU from the pods that do not tolerate it."""
+    import json
+
+    from scheduling_framework.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["schedule", "--cluster", str(ROOT / "examples" / "dra-device-taint-rules.yaml"),
+                 "--kubernetes-version", release, "--output", "json"], stdout=out, stderr=err) == 0, err.getvalue()
+    nodes = {p["pod"]: p["node"] for p in json.loads(out.getvalue())["pods"]}
+    assert (nodes["default/burn-in"] == "gpu-a") is at_least(release, "1.37")
+
+
 def check_node_declared_features(release: str) -> None:
     gates = FeatureGates.for_release(release)
     assert gates.enabled("NodeDeclaredFeatures") is at_least(release, "1.36")
@@ -127,6 +158,8 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "portworx-migration": check_portworx_migration,
     "volume-attributes-class": check_volume_attributes_class,
     "dra-feature-defaults": check_dra_feature_defaults,
+    "dra-extended-resource": check_dra_extended_resource,
+    "dra-device-taint-rules": check_dra_device_taint_rules,
     "node-declared-features": check_node_declared_features,
 }
 
