@@ -122,7 +122,7 @@ GATES: Final[Mapping[str, GateSpec]] = {g.name: g for g in (
     _g("MatchLabelKeysInPodTopologySpreadSelectorMerge", ("1.34", True, BETA), effect=HONOURED,
        note="only its default (on) is reproduced"),
     _g("NodeDeclaredFeatures", ("1.35", False, ALPHA), ("1.36", True, BETA), ("1.37", True, GA, True),
-       note="the NodeDeclaredFeatures plugin is not implemented"),
+       effect=HONOURED),
     _g("NodeInclusionPolicyInPodTopologySpread", ("1.26", True, BETA), ("1.33", True, GA, True),
        effect=HONOURED),
     _g("NominatedNodeNameForExpectation", ("1.34", False, ALPHA), ("1.35", True, BETA)),

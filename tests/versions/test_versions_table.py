@@ -115,7 +115,12 @@ def check_node_declared_features(release: str) -> None:
     gates = FeatureGates.for_release(release)
     assert gates.enabled("NodeDeclaredFeatures") is at_least(release, "1.36")
     assert ("NodeDeclaredFeatures" in gates.known()) is at_least(release, "1.35")
-    assert "NodeDeclaredFeatures" not in [n for n, _ in default_multi_point(gates)]  # not implemented here
+    names = [n for n, _ in default_multi_point(gates)]
+    assert (names[-1] == "NodeDeclaredFeatures") is at_least(release, "1.36")
+    plugin = _framework(release).plugins.get("NodeDeclaredFeatures")
+    assert (plugin is not None) is at_least(release, "1.36")
+    if plugin is not None:
+        assert plugin.list_missing is False  # 1.36 on: one fixed reason, the missing features not listed
 
 
 CHECKS: dict[str, Callable[[str], None]] = {
