@@ -67,7 +67,8 @@ REGISTRY: Final[dict[str, tuple[Feature, ...]]] = {
              Feature("InPlacePodVerticalScalingInitContainers"), _USERNS_HOST_NETWORK),
     "1.37": (_RESTART_ALL, _POD_LEVEL_RESIZE, Feature("ExtendWebSocketsToKubelet"),
              Feature("InPlacePodVerticalScalingInitContainers"),
-             Feature("InPlacePodVerticalScalingMemoryBackedVolumes"), _USERNS_HOST_NETWORK, Feature("DRANodeAllocatableResources"),
+             Feature("InPlacePodVerticalScalingMemoryBackedVolumes"), _USERNS_HOST_NETWORK,
+             Feature("DRANodeAllocatableResources"),
              Feature(VOLUME_BIND_MOUNT_OPTIONS, _bind_mount_options), Feature("DRAOptionalNodeOperations")),
 }
 
