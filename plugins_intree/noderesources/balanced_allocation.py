@@ -19,8 +19,10 @@ from plugins_intree.noderesources._args import coerce_args
 from plugins_intree.noderesources.resource_allocation import CPU_MEMORY, NodesScorer, ResourceAllocationScorer
 from plugins_intree.noderesources.shape_score import div_trunc
 from scheduling_framework.api.pod import Pod
+from scheduling_framework.api.resize import RequestRules
 from scheduling_framework.config.args import NodeResourcesBalancedAllocationArgs, ResourceSpec
 from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.features import features_of
 from scheduling_framework.interfaces import MAX_NODE_SCORE
 from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.status import Code, Status
@@ -171,14 +173,16 @@ class BalancedAllocation:
         self.args = ba_args
         self.handle = handle
         self.scores_change = at_least(release_of(handle), SCORES_CHANGE_SINCE)
+        rules = RequestRules.for_gates(features_of(handle))
         if self.scores_change:
             self.scorer = ResourceAllocationScorer(NAME, ba_args.resources, balanced_resource_scorer,
                                                    use_requested=True,
-                                                   nodes_scorer=balanced_nodes_scorer(ba_args.resources))
+                                                   nodes_scorer=balanced_nodes_scorer(ba_args.resources), rules=rules)
         else:
             self.scorer = ResourceAllocationScorer(NAME, ba_args.resources, balance_with_pod_scorer,
                                                    use_requested=True,
-                                                   nodes_scorer=balance_with_pod_nodes_scorer(ba_args.resources))
+                                                   nodes_scorer=balance_with_pod_nodes_scorer(ba_args.resources),
+                                                   rules=rules)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         requests = self.scorer.pod_requests(pod)
