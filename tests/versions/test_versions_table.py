@@ -123,6 +123,15 @@ def check_node_declared_features(release: str) -> None:
         assert plugin.list_missing is False  # 1.36 on: one fixed reason, the missing features not listed
 
 
+def check_in_place_resize(release: str) -> None:
+    from scheduling_framework.api.resize import RequestRules
+
+    rules = RequestRules.for_gates(FeatureGates.for_release(release))
+    assert rules.use_status
+    assert rules.pod_level is at_least(release, "1.36")
+    assert rules.max_of_sums is at_least(release, "1.37")
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "balanced-allocation": check_balanced_allocation,
     "default-profile-dra": check_default_profile_dra,
@@ -133,6 +142,7 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "volume-attributes-class": check_volume_attributes_class,
     "dra-feature-defaults": check_dra_feature_defaults,
     "node-declared-features": check_node_declared_features,
+    "in-place-resize": check_in_place_resize,
 }
 
 BEHAVIOUR_ROWS = _table("Behaviour by release")
