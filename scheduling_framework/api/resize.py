@@ -78,9 +78,7 @@ def resize_infeasible(conditions: tuple[_Condition, ...]) -> bool:
 
 
 def _resources(d: Any, path: str) -> dict[str, Quantity]:
-    from scheduling_framework.api.pod import resource_list  # pod.py imports this module
-
-    return resource_list(d, path)
+    return {str(k): Quantity.parse(v, f"{path}.{k}") for k, v in as_map(d, path).items()}
 
 
 def _same(a: Mapping[str, Quantity] | None, b: Mapping[str, Quantity]) -> bool:
