@@ -119,3 +119,12 @@ def test_cli_reports_a_bad_status_quantity_with_its_path(tmp_path: Path) -> None
     assert p.returncode != 0
     assert "status.containerStatuses[0].allocatedResources.cpu" in p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_simulator_recounts_a_snapshot_built_for_other_rules() -> None:
+    from scheduling_framework.simulation import ClusterSnapshot
+
+    snapshot = ClusterSnapshot([NODE], [_opposite()])  # the newest release's rules: 3 cpus held
+    sim = Simulator(kubernetes_version="1.36", cluster=snapshot)  # 1.36 counts 4
+    assert sim.find_node_for_pod(make_pod().name("new").req(cpu="1").obj()) is None
+    assert snapshot.node_infos()[0].requested.milli_cpu == 4000
