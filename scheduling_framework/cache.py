@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.pod import Pod
+from scheduling_framework.api.resize import DEFAULT_RULES, RequestRules
 from scheduling_framework.errors import SnapshotError
 from scheduling_framework.node_info import NodeInfo, PodInfo
 from scheduling_framework.snapshot import Snapshot, node_tree_order, set_image_states
@@ -28,7 +29,9 @@ class _PodState:
 
 
 class Cache:
-    def __init__(self) -> None:
+    def __init__(self, rules: RequestRules = DEFAULT_RULES) -> None:
+        #: how in-place resizes in pod statuses count (the run's release and gates)
+        self.rules = rules
         self._lock = threading.RLock()
         self._nodes: dict[str, NodeInfo] = {}
         self._node_objs: dict[str, Node] = {}
@@ -97,14 +100,14 @@ class Cache:
                     st.assumed = False
                     return
                 self._remove(st)
-            self._add(PodInfo(pod), pod.spec.node_name, assumed=False)
+            self._add(PodInfo(pod, self.rules), pod.spec.node_name, assumed=False)
 
     def update_pod(self, pod: Pod) -> None:
         with self._lock:
             st = self._pods.get(pod.uid)
             if st is not None:
                 self._remove(st)
-            self._add(PodInfo(pod), pod.spec.node_name, assumed=False)
+            self._add(PodInfo(pod, self.rules), pod.spec.node_name, assumed=False)
 
     def remove_pod(self, pod: Pod) -> bool:
         with self._lock:
@@ -119,7 +122,7 @@ class Cache:
         with self._lock:
             if pod.uid in self._pods:
                 raise SnapshotError(f"pod {pod.key} is in the cache, so can't be assumed")
-            return self._add(PodInfo(pod), pod.spec.node_name, assumed=True)
+            return self._add(PodInfo(pod, self.rules), pod.spec.node_name, assumed=True)
 
     def finish_binding(self, pod: Pod) -> None:
         with self._lock:

@@ -17,6 +17,7 @@ import attrs
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.pod import Pod, PodAffinityTerm
 from scheduling_framework.api.quantity import Quantity
+from scheduling_framework.api.resize import DEFAULT_RULES, RequestRules
 from scheduling_framework.api.resources import (
     CPU,
     EPHEMERAL_STORAGE,
@@ -312,13 +313,16 @@ class PodInfo:
 
     __slots__ = ("pod", "requests", "non0_cpu", "non0_mem", "required_affinity_terms",
                  "required_anti_affinity_terms", "preferred_affinity_terms", "preferred_anti_affinity_terms",
-                 "host_ports", "pvc_keys")
+                 "host_ports", "pvc_keys", "rules")
 
-    def __init__(self, pod: Pod) -> None:
+    def __init__(self, pod: Pod, rules: RequestRules = DEFAULT_RULES) -> None:
+        # ``rules``: how an in-place resize in the pod's status counts (the run's release and gates); pods
+        # without one (status.resize None) do not read them.
         self.pod = pod
-        reqs = pod_requests(pod)
+        self.rules = rules
+        reqs = pod_requests(pod, rules=rules)
         self.requests = Resource.from_list(reqs)
-        self.non0_cpu, self.non0_mem = non_zero_requests(pod, reqs)
+        self.non0_cpu, self.non0_mem = non_zero_requests(pod, reqs, rules)
         aff = pod.spec.affinity
         pa = aff.pod_affinity if aff is not None else None
         paa = aff.pod_anti_affinity if aff is not None else None
@@ -352,7 +356,7 @@ class PodInfo:
 
     def with_pod(self, pod: Pod) -> PodInfo:
         """A PodInfo for an updated copy of the same pod (recomputes everything)."""
-        return PodInfo(pod)
+        return PodInfo(pod, self.rules)
 
     def __repr__(self) -> str:
         return f"PodInfo({self.pod.key})"

@@ -23,6 +23,7 @@ from scheduling_framework.admission import (
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
+from scheduling_framework.api.resize import RequestRules
 from scheduling_framework.cache import Cache
 from scheduling_framework.config import KubeSchedulerConfiguration, expand_profile, resolve_config
 from scheduling_framework.cycle_state import CycleState
@@ -31,7 +32,6 @@ from scheduling_framework.extender.client import HTTPExtender, build_extenders, 
 from scheduling_framework.extender.config import apply_ignored_resources
 from scheduling_framework.features import taint_rules_enabled
 from scheduling_framework.interfaces import QueuedPodInfo
-from scheduling_framework.node_info import PodInfo
 from scheduling_framework.queue import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
@@ -180,7 +180,7 @@ class Scheduler:
         # kubernetes_version / feature_gates: the release whose behaviour to follow (default newest)
         self.config = resolve_config(config, kubernetes_version=kubernetes_version, feature_gates=feature_gates)
         self.registry = registry if registry is not None else default_registry()
-        self.cache = Cache()
+        self.cache = Cache(RequestRules.for_gates(self.config.feature_gates))
         self.objects = ObjectStore()
         self.snapshot = Snapshot()
         self.nominator = Nominator()
@@ -831,12 +831,12 @@ class Scheduler:
                         vr = self.results.get(v)
                         if v not in present and (vr is None or vr.outcome == PREEMPTED):
                             r.victims.append(v)
-                qpi.pod_info = PodInfo(qpi.pod.with_nominated_node_name(pfr.nominated_node_name))
+                qpi.pod_info = qpi.pod_info.with_pod(qpi.pod.with_nominated_node_name(pfr.nominated_node_name))
                 self.nominator.add_nominated_pod(qpi.pod_info, pfr.nominated_node_name)
             elif pfr is not None and pfr.mode != "Noop" and qpi.pod.status.nominated_node_name:
                 # Preemption found no room: the pod keeps no nomination (upstream clears it).
                 self.nominator.delete_nominated_pod_if_exists(qpi.pod)
-                qpi.pod_info = PodInfo(qpi.pod.with_nominated_node_name(""))
+                qpi.pod_info = qpi.pod_info.with_pod(qpi.pod.with_nominated_node_name(""))
                 r.nominated_node = None
         qpi.unschedulable_plugins = set(d.unschedulable_plugins)
         qpi.pending_plugins = set(d.pending_plugins)

@@ -20,9 +20,10 @@ from plugins_intree.noderesources.dra_capacity import DraCapacity, dra_capacity_
 from plugins_intree.noderesources.resource_allocation import CPU_MEMORY, NodesScorer, ResourceAllocationScorer
 from plugins_intree.noderesources.shape_score import div_trunc
 from scheduling_framework.api.pod import Pod
+from scheduling_framework.api.resize import RequestRules
 from scheduling_framework.config.args import NodeResourcesBalancedAllocationArgs, ResourceSpec
 from scheduling_framework.cycle_state import CycleState
-from scheduling_framework.features import gate_enabled
+from scheduling_framework.features import features_of, gate_enabled
 from scheduling_framework.interfaces import MAX_NODE_SCORE
 from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.status import Code, Status
@@ -177,14 +178,16 @@ class BalancedAllocation:
         self._dra_extended_resource = gate_enabled(handle, "DRAExtendedResource")
         self._consumable_capacity = gate_enabled(handle, "DRAConsumableCapacity")
         self._scored_resources = tuple(r.name for r in ba_args.resources)
+        rules = RequestRules.for_gates(features_of(handle))
         if self.scores_change:
             self.scorer = ResourceAllocationScorer(NAME, ba_args.resources, balanced_resource_scorer,
                                                    use_requested=True,
-                                                   nodes_scorer=balanced_nodes_scorer(ba_args.resources))
+                                                   nodes_scorer=balanced_nodes_scorer(ba_args.resources), rules=rules)
         else:
             self.scorer = ResourceAllocationScorer(NAME, ba_args.resources, balance_with_pod_scorer,
                                                    use_requested=True,
-                                                   nodes_scorer=balance_with_pod_nodes_scorer(ba_args.resources))
+                                                   nodes_scorer=balance_with_pod_nodes_scorer(ba_args.resources),
+                                                   rules=rules)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         requests = self.scorer.pod_requests(pod)

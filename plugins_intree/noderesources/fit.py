@@ -20,6 +20,7 @@ from plugins_intree.noderesources.most_allocated import most_nodes_scorer, most_
 from plugins_intree.noderesources.requested_to_capacity_ratio import requested_to_capacity_ratio_scorer
 from plugins_intree.noderesources.resource_allocation import NodesScorer, ResourceAllocationScorer, Scorer
 from scheduling_framework.api.pod import Pod
+from scheduling_framework.api.resize import RequestRules
 from scheduling_framework.api.resources import (
     CPU,
     EPHEMERAL_STORAGE,
@@ -38,7 +39,7 @@ from scheduling_framework.config.args import (
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.dra.extended import DeviceClassResolver, is_dra_extended_resource_name, resolver_for
 from scheduling_framework.errors import PluginError
-from scheduling_framework.features import gate_enabled
+from scheduling_framework.features import features_of, gate_enabled
 from scheduling_framework.interfaces import PreFilterResult
 from scheduling_framework.node_info import NodeInfo, Resource
 from scheduling_framework.resource_claims import DEVICE_CLASS
@@ -252,7 +253,8 @@ class Fit:
         self.ignored_resources = frozenset(fit_args.ignored_resources)
         self.ignored_resource_groups = frozenset(fit_args.ignored_resource_groups)
         self.scorer = ResourceAllocationScorer(strategy.type, strategy.resources, _strategy_scorer(strategy),
-                                               use_requested=False, nodes_scorer=_nodes_scorer(strategy))
+                                               use_requested=False, nodes_scorer=_nodes_scorer(strategy),
+                                               rules=RequestRules.for_gates(features_of(handle)))
         self._pre_filter_states: dict[int, tuple[Pod, _PreFilterState, Any]] = {}  # by id(pod), see pre_filter
         # DRAExtendedResource: extended resources backed by a DeviceClass are DynamicResources' business on
         # nodes that do not list them in allocatable

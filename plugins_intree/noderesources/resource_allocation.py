@@ -16,6 +16,7 @@ from typing import Final
 
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.quantity import Quantity
+from scheduling_framework.api.resize import DEFAULT_RULES, RequestRules
 from scheduling_framework.api.resources import (
     CPU,
     DEFAULT_MEMORY_REQUEST,
@@ -91,12 +92,13 @@ def _kind(name: str) -> int:
     return _OTHER
 
 
-def pod_resource_request(pod: Pod, name: str, *, non_zero: bool) -> int:
+def pod_resource_request(pod: Pod, name: str, *, non_zero: bool, rules: RequestRules = DEFAULT_RULES) -> int:
     """The pod's request of one resource in its integer unit (milli-cpu for cpu), overhead included.
 
-    With ``non_zero`` containers that set no cpu / memory request count with the scheduler's defaults.
+    With ``non_zero`` containers that set no cpu / memory request count with the scheduler's defaults; an
+    in-place resize in the pod's status counts as ``rules`` say (upstream's scorers pass UseStatusResources).
     """
-    reqs = pod_requests(pod, non_missing=NON_ZERO_DEFAULTS if non_zero else None)
+    reqs = pod_requests(pod, non_missing=NON_ZERO_DEFAULTS if non_zero else None, rules=rules)
     q = reqs.get(name)
     if q is None:
         return 0
@@ -110,11 +112,12 @@ class ResourceAllocationScorer:
     non-zero requested cpu/memory (the Fit strategies); the incoming pod's requests follow the same choice.
     """
 
-    __slots__ = ("name", "resources", "scorer", "use_requested", "nodes_scorer", "_slots")
+    __slots__ = ("name", "resources", "scorer", "use_requested", "nodes_scorer", "_slots", "rules")
 
     def __init__(self, name: str, resources: Sequence[ResourceSpec], scorer: Scorer, *, use_requested: bool,
-                 nodes_scorer: NodesScorer | None = None) -> None:
+                 nodes_scorer: NodesScorer | None = None, rules: RequestRules = DEFAULT_RULES) -> None:
         self.name = name
+        self.rules = rules
         self.resources: tuple[ResourceSpec, ...] = tuple(resources)
         self.scorer = scorer
         self.use_requested = use_requested
@@ -124,7 +127,7 @@ class ResourceAllocationScorer:
 
     def pod_requests(self, pod: Pod) -> tuple[int, ...]:
         """The pod's request of each scored resource, in the order of ``resources``."""
-        reqs = pod_requests(pod, non_missing=None if self.use_requested else NON_ZERO_DEFAULTS)
+        reqs = pod_requests(pod, non_missing=None if self.use_requested else NON_ZERO_DEFAULTS, rules=self.rules)
         out: list[int] = []
         for r in self.resources:
             name = r.name

@@ -42,6 +42,8 @@ class NodeStatus:
     allocatable: Mapping[str, Quantity] = attrs.field(factory=dict, converter=freeze_map)
     images: tuple[ContainerImage, ...] = ()
     conditions: tuple[NodeCondition, ...] = ()
+    #: ``status.declaredFeatures``: the features the kubelet says this node supports (NodeDeclaredFeatures).
+    declared_features: tuple[str, ...] = ()
 
 
 @attrs.frozen(slots=True, eq=False)
@@ -79,7 +81,8 @@ class Node(MetadataAccessors):
                 conds.append(NodeCondition(as_str(cm.get("type"), f"status.conditions[{i}].type"),
                                            as_str(cm.get("status"), f"status.conditions[{i}].status"),
                                            as_str(cm.get("reason"), f"status.conditions[{i}].reason")))
-            status = NodeStatus(capacity, allocatable, tuple(images), tuple(conds))
+            declared = str_tuple(st.get("declaredFeatures"), "status.declaredFeatures")
+            status = NodeStatus(capacity, allocatable, tuple(images), tuple(conds), declared)
         except ValidationError as e:
             raise reraise_for("Node", manifest, e) from None
         if not meta.uid:

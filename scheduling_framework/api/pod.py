@@ -25,6 +25,7 @@ from scheduling_framework.api.frozen import deep_freeze, freeze_map
 from scheduling_framework.api.meta import MetadataAccessors, ObjectMeta, check_kind, reraise_for
 from scheduling_framework.api.packed import PackedManifest, unpacked
 from scheduling_framework.api.quantity import Quantity
+from scheduling_framework.api.resize import PodResizeStatus, parse_resize_status
 from scheduling_framework.api.selectors import LabelSelector, NodeSelector, NodeSelectorTerm, PreferredSchedulingTerm
 from scheduling_framework.api.taints import Toleration
 from scheduling_framework.errors import ValidationError, brief_str
@@ -432,9 +433,11 @@ class PodStatus:
     conditions: tuple[PodCondition, ...] = ()
     start_time: datetime | None = None
     resource_claim_statuses: tuple[PodResourceClaimStatus, ...] = ()
+    #: in-place resize: status values that differ from the spec (None: none do); see api.resize
+    resize: PodResizeStatus | None = None
 
     @classmethod
-    def from_dict(cls, d: Any, path: str = "status") -> PodStatus:
+    def from_dict(cls, d: Any, path: str = "status", spec: PodSpec | None = None) -> PodStatus:
         m = as_map(d, path)
         conds = []
         for i, c in enumerate(as_list(m.get("conditions"), f"{path}.conditions")):
@@ -445,9 +448,10 @@ class PodStatus:
         rcs_path = f"{path}.resourceClaimStatuses"
         rcs = tuple(PodResourceClaimStatus.from_dict(c, f"{rcs_path}[{i}]")
                     for i, c in enumerate(as_list(m.get("resourceClaimStatuses"), rcs_path)))
+        resize = parse_resize_status(m, spec if spec is not None else PodSpec(), tuple(conds), path)
         return cls(as_str(m.get("phase"), f"{path}.phase"),
                    as_str(m.get("nominatedNodeName"), f"{path}.nominatedNodeName"), tuple(conds),
-                   as_time(m.get("startTime"), f"{path}.startTime"), rcs)
+                   as_time(m.get("startTime"), f"{path}.startTime"), rcs, resize)
 
 
 def _spec_with_node_name(spec: PodSpec, node_name: str) -> PodSpec:
@@ -489,7 +493,7 @@ class Pod(MetadataAccessors):
             if not meta.name:
                 raise ValidationError("Required value: name is required", "metadata.name")
             spec = PodSpec.from_dict(m.get("spec"), "spec")
-            status = PodStatus.from_dict(m.get("status"), "status")
+            status = PodStatus.from_dict(m.get("status"), "status", spec)
         except ValidationError as e:
             raise reraise_for("Pod", manifest, e) from None
         if not meta.uid:

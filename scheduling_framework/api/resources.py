@@ -8,19 +8,22 @@ needs the maximum of those stages; pod-level requests (cpu, memory, hugepages) o
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from scheduling_framework.api._requests import (
     CPU,
     MEMORY,
     ResourceList,
     _add,
+    _max,
+    _with_defaults,
     aggregate_spec_requests,
     is_supported_pod_level_resource,
 )
 from scheduling_framework.api.names import is_qualified_name
-from scheduling_framework.api.pod import Pod
+from scheduling_framework.api.pod import Container, Pod
 from scheduling_framework.api.quantity import Quantity
+from scheduling_framework.api.resize import ContainerResizeStatus, PodResizeStatus, RequestRules
 
 EPHEMERAL_STORAGE = "ephemeral-storage"
 PODS = "pods"
@@ -43,8 +46,15 @@ def aggregate_container_requests(pod: Pod, non_missing: Mapping[str, Quantity] |
 
 
 def pod_requests(pod: Pod, *, non_missing: Mapping[str, Quantity] | None = None,
-                 exclude_overhead: bool = False) -> ResourceList:
-    """The pod's effective requests (component-helpers PodRequests with default options)."""
+                 exclude_overhead: bool = False, rules: RequestRules | None = None) -> ResourceList:
+    """The pod's effective requests (component-helpers PodRequests).
+
+    ``rules`` None reads the spec alone (a pod not yet running, as NodeResourcesFit's PreFilter does);
+    otherwise an in-place resize in the pod's status counts as those rules say (``UseStatusResources``).
+    """
+    rs = pod.status.resize
+    if rs is not None and rules is not None and rules.use_status:
+        return _resized_pod_requests(pod, rs, rules, non_missing, exclude_overhead)
     reqs = aggregate_container_requests(pod, non_missing)
     res = pod.spec.resources
     if res is not None and pod_level_requests_set(pod):
@@ -56,17 +66,160 @@ def pod_requests(pod: Pod, *, non_missing: Mapping[str, Quantity] | None = None,
     return reqs
 
 
-def non_zero_requests(pod: Pod, requests: Mapping[str, Quantity] | None = None) -> tuple[int, int]:
-    """(milli-cpu, memory bytes) with the scheduler's defaults for containers that request none."""
+# --- in-place resize (status values count) -------------------------------------------------------------------
+
+_ZERO = Quantity.parse("0")
+_Requests = Callable[[Container, "ContainerResizeStatus | None", bool], Mapping[str, Quantity] | None]
+
+
+def _max_of(*lists: Mapping[str, Quantity] | None) -> ResourceList:
+    out: ResourceList = {}
+    for rl in lists:
+        if rl:
+            _max(out, rl)
+    return out
+
+
+def _effective(infeasible: bool, spec: Mapping[str, Quantity], actuated: Mapping[str, Quantity] | None,
+               allocated: Mapping[str, Quantity] | None) -> ResourceList:
+    """Upstream determineEffectiveRequests: the largest of desired, actual and allocated; without the desired
+    values when the resize is infeasible."""
+    return _max_of(actuated, allocated) if infeasible else _max_of(spec, actuated, allocated)
+
+
+def _sum_of_max(pod: Pod, rs: PodResizeStatus, non_missing: Mapping[str, Quantity] | None) -> ResourceList:
+    """Up to 1.36: each container (and sidecar) with a reported ``resources`` counts its largest value."""
+    reqs: ResourceList = {}
+    statuses = rs.containers
+    for c in pod.spec.containers:
+        creqs: Mapping[str, Quantity] = c.resources.requests
+        cs = statuses.get(c.name)
+        if cs is not None and cs.has_resources:
+            creqs = _effective(rs.infeasible, creqs, cs.requests, cs.allocated)
+        _add(reqs, _with_defaults(creqs, non_missing))
+    sidecars: ResourceList = {}
+    init_peak: ResourceList = {}
+    for ic in pod.spec.init_containers:
+        creqs = ic.resources.requests
+        if ic.is_restartable:
+            cs = statuses.get(ic.name)
+            if cs is not None and cs.has_resources:
+                creqs = _effective(rs.infeasible, creqs, cs.requests, cs.allocated)
+        creqs = _with_defaults(creqs, non_missing)
+        if ic.is_restartable:
+            _add(reqs, creqs)
+            _add(sidecars, creqs)
+            stage: Mapping[str, Quantity] = sidecars
+        else:
+            tmp = dict(creqs)
+            _add(tmp, sidecars)
+            stage = tmp
+        _max(init_peak, stage)
+    _max(reqs, init_peak)
+    return reqs
+
+
+def _spec_requests(c: Container, cs: ContainerResizeStatus | None, infeasible: bool) -> Mapping[str, Quantity]:
+    return c.resources.requests
+
+
+def _allocated_requests(c: Container, cs: ContainerResizeStatus | None,
+                        infeasible: bool) -> Mapping[str, Quantity] | None:
+    if cs is not None and cs.allocated is not None:
+        return cs.allocated
+    return None if infeasible else c.resources.requests
+
+
+def _actuated_requests(c: Container, cs: ContainerResizeStatus | None,
+                       infeasible: bool) -> Mapping[str, Quantity] | None:
+    if cs is not None and cs.requests is not None:
+        return cs.requests
+    if cs is not None and cs.allocated is not None:
+        return cs.allocated
+    return None if infeasible else c.resources.requests
+
+
+def _aggregate_by(pod: Pod, rs: PodResizeStatus, fn: _Requests,
+                  non_missing: Mapping[str, Quantity] | None) -> ResourceList:
+    """The containers' total (sidecars and init peaks as usual) of the values ``fn`` picks per container."""
+    reqs: ResourceList = {}
+    statuses, infeasible = rs.containers, rs.infeasible
+    for c in pod.spec.containers:
+        _add(reqs, _with_defaults(fn(c, statuses.get(c.name), infeasible) or {}, non_missing))
+    sidecars: ResourceList = {}
+    init_peak: ResourceList = {}
+    for ic in pod.spec.init_containers:
+        creqs = _with_defaults(fn(ic, statuses.get(ic.name), infeasible) or {}, non_missing)
+        if ic.is_restartable:
+            _add(reqs, creqs)
+            _add(sidecars, creqs)
+            stage: Mapping[str, Quantity] = sidecars
+        else:
+            tmp = dict(creqs)
+            _add(tmp, sidecars)
+            stage = tmp
+        _max(init_peak, stage)
+    _max(reqs, init_peak)
+    return reqs
+
+
+def _max_of_sums(pod: Pod, rs: PodResizeStatus, rules: RequestRules,
+                 non_missing: Mapping[str, Quantity] | None) -> ResourceList:
+    """1.37: the largest of the desired, actual and allocated totals (so that one container growing while
+    another shrinks does not count both at their peak)."""
+    spec_reqs = _aggregate_by(pod, rs, _spec_requests, non_missing)
+    if rules.pod_level and rs.pod_allocated is not None and rs.pod_requests is not None:
+        allocated: Mapping[str, Quantity] = rs.pod_allocated
+        actuated: Mapping[str, Quantity] = rs.pod_requests
+    else:
+        allocated = _aggregate_by(pod, rs, _allocated_requests, non_missing)
+        actuated = _aggregate_by(pod, rs, _actuated_requests, non_missing)
+    if rs.infeasible:
+        return _max_of(actuated, allocated)
+    return _max_of(spec_reqs, actuated, allocated)
+
+
+def _resized_pod_requests(pod: Pod, rs: PodResizeStatus, rules: RequestRules,
+                          non_missing: Mapping[str, Quantity] | None, exclude_overhead: bool) -> ResourceList:
+    if rules.max_of_sums:
+        reqs = _max_of_sums(pod, rs, rules, non_missing)
+    else:
+        reqs = _sum_of_max(pod, rs, non_missing)
+    res = pod.spec.resources
+    if res is not None and pod_level_requests_set(pod):
+        spec_level = res.requests
+        if rules.max_of_sums:
+            effective: Mapping[str, Quantity] = spec_level
+            if rules.pod_level and rs.pod_resources_set:
+                effective = _max_of(None if rs.infeasible else spec_level, rs.pod_requests, rs.pod_allocated)
+            for k, q in effective.items():
+                if is_supported_pod_level_resource(k):
+                    reqs[k] = q
+        else:
+            eff = (_effective(rs.infeasible, spec_level, rs.pod_requests, rs.pod_allocated)
+                   if rules.pod_level and rs.pod_resources_set else None)
+            for k, q in spec_level.items():
+                if is_supported_pod_level_resource(k):
+                    # a resource the effective list lacks is zero (Go's map read of a missing key)
+                    reqs[k] = q if eff is None else eff.get(k, _ZERO)
+    if not exclude_overhead and pod.spec.overhead:
+        _add(reqs, pod.spec.overhead)
+    return reqs
+
+
+def non_zero_requests(pod: Pod, requests: Mapping[str, Quantity] | None = None,
+                      rules: RequestRules | None = None) -> tuple[int, int]:
+    """(milli-cpu, memory bytes) with the scheduler's defaults for containers that request none (``requests``:
+    the pod's requests under the same ``rules``, when already computed)."""
     level_set = pod_level_requests_set(pod)
     if requests is None:
-        requests = pod_requests(pod)
+        requests = pod_requests(pod, rules=rules)
     if not level_set:
         defaults: Mapping[str, Quantity] = _NON_MISSING
     else:
         defaults = {k: q for k, q in _NON_MISSING.items() if k not in requests}
     if defaults:
-        non0 = pod_requests(pod, non_missing=defaults)
+        non0 = pod_requests(pod, non_missing=defaults, rules=rules)
     else:
         non0 = dict(requests)
     cpu = non0.get(CPU)

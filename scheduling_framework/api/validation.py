@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from scheduling_framework.api.declared_features import declared_features_errors, pod_feature_use_errors
 from scheduling_framework.api.names import is_qualified_name, is_valid_label_value
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.pod import Container, Pod, PodSpec, ResourceRequirements
@@ -34,7 +35,7 @@ _NODE_POLICIES = ("Honor", "Ignore")
 
 def validate_pod(pod: Pod) -> list[str]:
     """Every problem with ``pod`` that would change a scheduling decision, each as ``path: problem``."""
-    return validate_pod_spec(pod.spec, "spec")
+    return [*validate_pod_spec(pod.spec, "spec"), *pod_feature_use_errors(pod)]
 
 
 def validate_node(node: Node) -> list[str]:
@@ -46,6 +47,7 @@ def validate_node(node: Node) -> list[str]:
         for name, q in values.items():
             if q.sign() < 0:
                 errs.append(invalid(f"status.{field}[{name}]", str(q), _NEGATIVE))
+    errs.extend(declared_features_errors(node.status.declared_features))
     return errs
 
 

@@ -10,6 +10,7 @@ from scheduling_framework.config.types import MULTI_POINT, POINTS, PluginConfig,
 from scheduling_framework.features import FeatureGates
 
 DYNAMIC_RESOURCES = "DynamicResources"
+NODE_DECLARED_FEATURES = "NodeDeclaredFeatures"
 
 
 def default_multi_point(features: FeatureGates | None = None) -> tuple[tuple[str, int], ...]:
@@ -17,7 +18,7 @@ def default_multi_point(features: FeatureGates | None = None) -> tuple[tuple[str
 
     DynamicResources joins (before DefaultPreemption, as upstream's ``applyFeatureGates`` puts it) while
     the DynamicResourceAllocation gate is on, provided this distribution ships the plugin; it leaves
-    when the gate is off.
+    when the gate is off. NodeDeclaredFeatures is appended at the end while its gate is on (1.36+ by default).
     """
     gates = features if features is not None else FeatureGates()
     entries = list(DEFAULT_MULTI_POINT)
@@ -28,6 +29,8 @@ def default_multi_point(features: FeatureGates | None = None) -> tuple[tuple[str
     elif dra_on and DYNAMIC_RESOURCES not in names and DYNAMIC_RESOURCES in INTREE_POINTS:
         at = names.index("DefaultPreemption") if "DefaultPreemption" in names else len(entries)
         entries.insert(at, (DYNAMIC_RESOURCES, 0))
+    if gates.enabled(NODE_DECLARED_FEATURES) and NODE_DECLARED_FEATURES in INTREE_POINTS:
+        entries.append((NODE_DECLARED_FEATURES, 0))
     return tuple(entries)
 
 

@@ -36,6 +36,7 @@ INTREE_POINTS: dict[str, frozenset[str]] = {
     "NodeResourcesBalancedAllocation": frozenset({"preScore", "score"}),
     "ImageLocality": frozenset({"score"}),
     "DefaultBinder": frozenset({"bind"}),
+    "NodeDeclaredFeatures": frozenset({"preFilter", "filter"}),
 }
 
 #: upstream's default multiPoint list (v1.34+, DynamicResourceAllocation GA) with the score weights it sets.

@@ -43,7 +43,7 @@ def report_data(nodes: Sequence[Node], bound_before: Iterable[Pod], run: Any, re
     for p in bound_before:
         ni_b = before.get(p.spec.node_name)
         if ni_b is not None and p.status.phase not in ("Succeeded", "Failed"):
-            ni_b.add_pod(PodInfo(p))
+            ni_b.add_pod(PodInfo(p, run.cache.rules))  # resizes counted as the run counts them
     resources = ["cpu", "memory", "pods"]
     rows = []
     for n in nodes:

@@ -26,6 +26,7 @@ from typing import Any
 
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.pod import Pod
+from scheduling_framework.api.resize import DEFAULT_RULES, RequestRules
 from scheduling_framework.errors import SnapshotError
 from scheduling_framework.node_info import ImageStateSummary, NodeInfo, PodInfo
 from scheduling_framework.simulation.templates import node_from_template, pod_for_node, template_node_names
@@ -101,8 +102,11 @@ class ClusterSnapshot:
     snapshot as it was.
     """
 
-    def __init__(self, nodes: Iterable[Node] = (), pods: Iterable[Pod] = ()) -> None:
-        """Build from nodes and the pods bound to them (each pod's ``spec.nodeName`` must name one of the nodes)."""
+    def __init__(self, nodes: Iterable[Node] = (), pods: Iterable[Pod] = (),
+                 rules: RequestRules = DEFAULT_RULES) -> None:
+        """Build from nodes and the pods bound to them (each pod's ``spec.nodeName`` must name one of the nodes).
+        ``rules``: how in-place resizes in pod statuses count (the release and gates the simulation follows)."""
+        self.rules = rules
         self._snapshot = Snapshot()
         self._nodes: dict[str, Node] = {}
         self._zone_of: dict[str, str] = {}
@@ -135,7 +139,7 @@ class ClusterSnapshot:
             self._check_new_pod(p, p.spec.node_name, infos, seen)
             seen[p.uid] = p.spec.node_name
         for p in pods:
-            infos[p.spec.node_name].add_pod(p)
+            infos[p.spec.node_name].add_pod(PodInfo(p, self.rules))
         m = self._snapshot.node_info_map
         for n in nodes:
             self._nodes[n.name] = n
@@ -489,7 +493,7 @@ class ClusterSnapshot:
             pod = renamed
         s = self._snapshot
         ni = self._writable(nn)
-        pi = ni.add_pod(info if info is not None and info.pod is pod else pod)
+        pi = ni.add_pod(info if info is not None and info.pod is pod else PodInfo(pod, self.rules))
         self._set(self._pod_nodes, pod.uid, nn)
         if pi.has_affinity:
             s._affinity_list = None
@@ -510,7 +514,7 @@ class ClusterSnapshot:
         if hit is None or hit[0] is not given:
             if len(self._renamed_infos) >= _RENAMED_INFOS:
                 self._renamed_infos.clear()
-            pi = PodInfo(stored)
+            pi = PodInfo(stored, self.rules)
             self._renamed_infos[id(given)] = (given, pi)  # (given is held: its id is not reused meanwhile)
             return pi
         c = PodInfo.__new__(PodInfo)
@@ -518,6 +522,18 @@ class ClusterSnapshot:
             setattr(c, slot, getattr(hit[1], slot))
         c.pod = stored
         return c
+
+    def rebuild_pod_infos(self, rules: RequestRules) -> None:
+        """Follow ``rules`` from now on, and count again the pods whose status holds an in-place resize (the
+        only ones the rules change). Not inside a fork."""
+        if self._forks:
+            raise SnapshotError("cannot change how resizes count inside a fork")
+        self.rules = rules
+        self._renamed_infos.clear()
+        for pod in [p for p in self.pods() if p.status.resize is not None]:
+            node_name = self._pod_nodes[pod.uid]
+            self.remove_pod(pod)
+            self.add_pod(pod, node_name, info=PodInfo(pod, rules))
 
     def remove_pod(self, pod: Pod | str) -> Pod:
         """Remove a pod (or the pod with this uid) from its node; returns the stored pod."""

@@ -27,6 +27,7 @@ from scheduling_framework.api.meta import ObjectMeta
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
+from scheduling_framework.api.resize import RequestRules
 from scheduling_framework.cluster import Cluster
 from scheduling_framework.config import KubeSchedulerConfiguration, resolve_config
 from scheduling_framework.cycle_state import CycleState
@@ -140,7 +141,10 @@ class Simulator:
         # kubernetes_version / feature_gates: the release whose behaviour to follow (default newest)
         self.config = resolve_config(config, kubernetes_version=kubernetes_version, feature_gates=feature_gates)
         self.registry = registry if registry is not None else default_registry()
-        self.cluster = cluster if cluster is not None else ClusterSnapshot()
+        rules = RequestRules.for_gates(self.config.feature_gates)
+        self.cluster = cluster if cluster is not None else ClusterSnapshot(rules=rules)
+        if self.cluster.rules != rules:
+            self.cluster.rebuild_pod_infos(rules)
         self.objects = ObjectStore(objects)
         self.rng = random.Random(seed)
         self.framework: Framework = Framework.from_config(
@@ -212,8 +216,10 @@ class Simulator:
             if refusal:
                 warnings.add_item(WARN_BOUND_REFUSED, refused_item(p, refusal))
             bound.append(p)
-        sim = cls(config, registry, seed, profile=profile, cluster=ClusterSnapshot(cluster.nodes, bound),
-                  objects=cluster.objects, kubernetes_version=kubernetes_version, feature_gates=feature_gates)
+        config = resolve_config(config, kubernetes_version=kubernetes_version, feature_gates=feature_gates)
+        rules = RequestRules.for_gates(config.feature_gates)
+        sim = cls(config, registry, seed, profile=profile, cluster=ClusterSnapshot(cluster.nodes, bound, rules),
+                  objects=cluster.objects)
         warnings.extend(sim.warnings)
         sim.warnings = warnings
         for ext in sim.framework.extenders:
@@ -326,7 +332,7 @@ class Simulator:
         old = next((pi for pi in nom.nominated_pods_for_node(old_node) if pi.pod.uid == uid), None) \
             if old_node else None
         if node_name:
-            nom.add_nominated_pod(PodInfo(pod), node_name)
+            nom.add_nominated_pod(PodInfo(pod, self.cluster.rules), node_name)
         else:
             nom.delete_nominated_pod_if_exists(pod)
         self.cluster.snapshot.generation += 1  # Filter results may change: cached failures are stale
@@ -742,7 +748,7 @@ class Simulator:
         if pi is None or pi.pod is not pod:
             if len(cache) >= _POD_INFO_CACHE_SIZE:
                 cache.clear()
-            pi = cache[pod.uid] = PodInfo(pod)
+            pi = cache[pod.uid] = PodInfo(pod, self.cluster.rules)
         return pi
 
     # objects follow forks ---------------------------------------------------------------------------
@@ -853,7 +859,7 @@ class Simulator:
             return assumed, None
         if len(self._assumed) >= _ASSUMED_SIZE:
             self._assumed.clear()
-        info = PodInfo(assumed)
+        info = PodInfo(assumed, self.cluster.rules)
         self._assumed[pod.uid] = (pod, host, assumed, info)
         return assumed, info
 

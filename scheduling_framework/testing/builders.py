@@ -559,6 +559,11 @@ class NodeBuilder:
         self._status.setdefault("conditions", []).append(c)
         return self
 
+    def declared_features(self, *features: str) -> Self:
+        """Set ``status.declaredFeatures`` (the kubelet publishes them sorted)."""
+        self._status["declaredFeatures"] = list(features)
+        return self
+
     def manifest(self) -> Manifest:
         return copy.deepcopy(self._m)
 

@@ -17,6 +17,7 @@ from scheduling_framework.config import (
     merge_plugin_set,
     merge_plugins,
 )
+from scheduling_framework.features import FeatureGates
 
 
 def ps(enabled: Any = (), disabled: Any = ()) -> PluginSet:
@@ -51,10 +52,11 @@ def test_default_plugins_v1_34() -> None:
         ("DefaultBinder", 0),
     ]
     assert len(want) == 19
-    got = default_plugins()
+    got = default_plugins(FeatureGates.for_release("1.34"))
     assert [(p.name, p.weight) for p in got.multi_point.enabled] == want
     assert got == Plugins(multi_point=got.multi_point)
-    assert {n for n, _ in want} == set(INTREE_POINTS)
+    # NodeDeclaredFeatures joins from 1.36 (its gate's default), at the end
+    assert {n for n, _ in want} | {"NodeDeclaredFeatures"} == set(INTREE_POINTS)
 
 
 # (name, custom, default, expected) per point key; None custom means no custom plugins at all.

@@ -293,8 +293,8 @@ def test_cli_warns_about_gates_without_effect(tmp_path: Path) -> None:
 
 
 def test_scheduler_and_simulator_warn_about_gates_without_effect() -> None:
-    gates = "NodeDeclaredFeatures=false"
+    gates = "SchedulerPopFromBackoffQ=false"
     for warnings in (Scheduler(None, kubernetes_version="1.36", feature_gates=gates).warnings,
                      Simulator(None, kubernetes_version="1.36", feature_gates=gates).warnings):
-        assert list(warnings) == ["feature gate NodeDeclaredFeatures=false is accepted but has no effect in this "
-                                  "library: the NodeDeclaredFeatures plugin is not implemented"]
+        assert list(warnings) == ["feature gate SchedulerPopFromBackoffQ=false is accepted but has no effect in "
+                                  "this library"]

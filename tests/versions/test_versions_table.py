@@ -146,7 +146,21 @@ def check_node_declared_features(release: str) -> None:
     gates = FeatureGates.for_release(release)
     assert gates.enabled("NodeDeclaredFeatures") is at_least(release, "1.36")
     assert ("NodeDeclaredFeatures" in gates.known()) is at_least(release, "1.35")
-    assert "NodeDeclaredFeatures" not in [n for n, _ in default_multi_point(gates)]  # not implemented here
+    names = [n for n, _ in default_multi_point(gates)]
+    assert (names[-1] == "NodeDeclaredFeatures") is at_least(release, "1.36")
+    plugin = _framework(release).plugins.get("NodeDeclaredFeatures")
+    assert (plugin is not None) is at_least(release, "1.36")
+    if plugin is not None:
+        assert plugin.list_missing is False  # 1.36 on: one fixed reason, the missing features not listed
+
+
+def check_in_place_resize(release: str) -> None:
+    from scheduling_framework.api.resize import RequestRules
+
+    rules = RequestRules.for_gates(FeatureGates.for_release(release))
+    assert rules.use_status
+    assert rules.pod_level is at_least(release, "1.36")
+    assert rules.max_of_sums is at_least(release, "1.37")
 
 
 CHECKS: dict[str, Callable[[str], None]] = {
@@ -161,6 +175,7 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "dra-extended-resource": check_dra_extended_resource,
     "dra-device-taint-rules": check_dra_device_taint_rules,
     "node-declared-features": check_node_declared_features,
+    "in-place-resize": check_in_place_resize,
 }
 
 BEHAVIOUR_ROWS = _table("Behaviour by release")
