@@ -23,7 +23,7 @@ from scheduling_framework.admission import (
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
-from scheduling_framework.api.resource import UNMODELLED_FIELDS, unmodelled_fields
+from scheduling_framework.api.resource import UNMODELLED_FIELDS, has_device_taints, unmodelled_fields
 from scheduling_framework.cache import Cache
 from scheduling_framework.config import KubeSchedulerConfiguration, expand_profile, resolve_config
 from scheduling_framework.cycle_state import CycleState
@@ -50,6 +50,7 @@ from scheduling_framework.resource_claims import (
     POD_CLAIM_NAME_ANNOTATION,
     RESOURCE_CLAIM,
     RESOURCE_CLAIM_TEMPLATE,
+    RESOURCE_SLICE,
     claim_summaries,
     extended_claim_name,
     generate_claims,
@@ -88,6 +89,8 @@ WARN_UNMODELLED = ("ignored {field}: not implemented here (feature gate {gate});
 WARN_TAINT_RULE_CEL = ("ignored DeviceTaintRule spec.deviceSelector.deviceClassName / spec.deviceSelector.selectors: "
                        "the API has neither from Kubernetes 1.35 (the API server drops them), so the rule selects by "
                        "driver, pool and device only, as upstream's scheduler does in {release}")
+WARN_DEVICE_TAINTS_OFF = ("ignored device taints (ResourceSlice spec.devices[].taints): the DRADeviceTaints feature "
+                          "gate is off in Kubernetes {release} (--feature-gates DRADeviceTaints=true applies them)")
 WARN_TAINT_RULES_OFF = ("ignored DeviceTaintRule(s): the DRADeviceTaintRules feature gate is off in Kubernetes "
                         "{release} (--feature-gates DRADeviceTaintRules=true applies them)")
 
@@ -457,6 +460,11 @@ class Scheduler:
                     for field, gate in unmodelled_fields(o.kind, o.raw):
                         item = f"{o.kind} {o.namespace}/{o.name}" if o.namespace else f"{o.kind} {o.name}"
                         self.warnings.add_item(WARN_UNMODELLED.format(field=field, gate=gate), item)
+                    if (o.kind == RESOURCE_SLICE and not self.config.feature_gates.enabled("DRADeviceTaints")
+                            and has_device_taints(o.raw)):
+                        # the allocator of that release does not look at them (upstream's API server drops them)
+                        self.warnings.add_item(
+                            WARN_DEVICE_TAINTS_OFF.format(release=self.config.feature_gates.release), o.name)
                 elif o.kind == DEVICE_TAINT_RULE:
                     self._check_taint_rule(o)
             for n in nodes:

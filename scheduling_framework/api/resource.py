@@ -1051,6 +1051,12 @@ def unmodelled_fields(kind: str, manifest: Any) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def has_device_taints(manifest: Any) -> bool:
+    """Whether a ResourceSlice manifest has a device with ``taints`` (under ``basic`` in v1beta1)."""
+    beta1 = isinstance(manifest, Mapping) and manifest.get("apiVersion") == "resource.k8s.io/v1beta1"
+    return _present(manifest, ["spec", "devices[]", "basic", "taints"] if beta1 else ["spec", "devices[]", "taints"])
+
+
 __all__ = [
     "ALLOCATION_MODE_ALL", "ALLOCATION_MODE_EXACT_COUNT", "API_VERSION", "AllocationResult", "CapacityRequirements",
     "CounterSet", "Device", "DeviceAllocationConfiguration", "DeviceAttribute", "DeviceCapacity", "DeviceClaim",
@@ -1059,5 +1065,6 @@ __all__ = [
     "DeviceTaintRule", "DeviceTaintSelector",
     "DeviceToleration", "ExactDeviceRequest", "OpaqueDeviceConfiguration", "ResourceClaim",
     "ResourceClaimConsumerReference", "ResourceClaimSpec", "ResourceClaimStatus", "ResourceClaimTemplate",
-    "ResourcePool", "ResourceSlice", "ResourceSliceSpec", "UNMODELLED_FIELDS", "unmodelled_fields",
+    "ResourcePool", "ResourceSlice", "ResourceSliceSpec", "UNMODELLED_FIELDS", "has_device_taints",
+    "unmodelled_fields",
 ]
