@@ -24,6 +24,7 @@ from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.resize import RequestRules
+from scheduling_framework.api.resource import UNMODELLED_FIELDS, has_device_taints, unmodelled_fields
 from scheduling_framework.cache import Cache
 from scheduling_framework.config import KubeSchedulerConfiguration, expand_profile, resolve_config
 from scheduling_framework.cycle_state import CycleState
@@ -49,6 +50,7 @@ from scheduling_framework.resource_claims import (
     POD_CLAIM_NAME_ANNOTATION,
     RESOURCE_CLAIM,
     RESOURCE_CLAIM_TEMPLATE,
+    RESOURCE_SLICE,
     claim_summaries,
     extended_claim_name,
     generate_claims,
@@ -61,6 +63,7 @@ from scheduling_framework.runtime.algorithm import Algorithm, CycleError, FitErr
 from scheduling_framework.runtime.framework import Framework, Nominator
 from scheduling_framework.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code, Status
+from scheduling_framework.versions import at_least
 from scheduling_framework.warning_list import Warnings
 
 SCHEDULED = "Scheduled"
@@ -81,6 +84,13 @@ _FAILED_ERROR = "error"
 WARN_TERMINATING = "skipped pending pod(s) being deleted (metadata.deletionTimestamp is set)"
 WARN_FINISHED = "ignored pending pod(s) that have finished (status.phase Succeeded or Failed)"
 WARN_ORPHANS = "ignored bound pod(s) whose node is not in the input (they take no room)"
+WARN_UNMODELLED = ("ignored {field}: not implemented here (feature gate {gate}); upstream's scheduler reads it when "
+                   "the gate is on")
+WARN_TAINT_RULE_CEL = ("ignored DeviceTaintRule spec.deviceSelector.deviceClassName / spec.deviceSelector.selectors: "
+                       "the API has neither from Kubernetes 1.35 (the API server drops them), so the rule selects by "
+                       "driver, pool and device only, as upstream's scheduler does in {release}")
+WARN_DEVICE_TAINTS_OFF = ("ignored device taints (ResourceSlice spec.devices[].taints): the DRADeviceTaints feature "
+                          "gate is off in Kubernetes {release} (--feature-gates DRADeviceTaints=true applies them)")
 WARN_TAINT_RULES_OFF = ("ignored DeviceTaintRule(s): the DRADeviceTaintRules feature gate is off in Kubernetes "
                         "{release} (--feature-gates DRADeviceTaintRules=true applies them)")
 
@@ -446,10 +456,17 @@ class Scheduler:
             self._progress += 1
             for o in objects:
                 self.objects.add(o)
-                if o.kind == DEVICE_TAINT_RULE and not taint_rules_enabled(self.config.feature_gates):
-                    # upstream's scheduler does not read them either; say so, as the user may expect them to count
-                    self.warnings.add_item(WARN_TAINT_RULES_OFF.format(release=self.config.feature_gates.release),
-                                           o.name)
+                if o.kind in UNMODELLED_FIELDS:
+                    for field, gate in unmodelled_fields(o.kind, o.raw):
+                        item = f"{o.kind} {o.namespace}/{o.name}" if o.namespace else f"{o.kind} {o.name}"
+                        self.warnings.add_item(WARN_UNMODELLED.format(field=field, gate=gate), item)
+                    if (o.kind == RESOURCE_SLICE and not self.config.feature_gates.enabled("DRADeviceTaints")
+                            and has_device_taints(o.raw)):
+                        # the allocator of that release does not look at them (upstream's API server drops them)
+                        self.warnings.add_item(
+                            WARN_DEVICE_TAINTS_OFF.format(release=self.config.feature_gates.release), o.name)
+                elif o.kind == DEVICE_TAINT_RULE:
+                    self._check_taint_rule(o)
             for n in nodes:
                 self.cache.add_node(n)
             pending = []
@@ -464,6 +481,18 @@ class Scheduler:
                     pending.append(p)
             for p in pending:
                 self.add_pod(p)
+
+    def _check_taint_rule(self, rule: KubeObject) -> None:
+        gates = self.config.feature_gates
+        if not taint_rules_enabled(gates):
+            # upstream's scheduler does not read them either; say so, as the user may expect them to count
+            self.warnings.add_item(WARN_TAINT_RULES_OFF.format(release=gates.release), rule.name)
+            return
+        spec = rule.raw.get("spec")
+        sel = spec.get("deviceSelector") if isinstance(spec, Mapping) else None
+        if (isinstance(sel, Mapping) and at_least(gates.release, "1.35")
+                and (sel.get("deviceClassName") is not None or sel.get("selectors"))):
+            self.warnings.add_item(WARN_TAINT_RULE_CEL.format(release=gates.release), rule.name)
 
     # the loop ---------------------------------------------------------------------------------
     def run(self, max_cycles: int | None = None) -> list[PodResult]:

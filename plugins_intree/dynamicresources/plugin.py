@@ -64,6 +64,7 @@ from scheduling_framework.resource_claims import (
 )
 from scheduling_framework.snapshot import ObjectStore
 from scheduling_framework.status import Code, Status
+from scheduling_framework.versions import at_least
 
 NAME: Final = "DynamicResources"
 #: the pod status field PreBind writes for the claim made for the pod's extended resources
@@ -209,6 +210,8 @@ class DynamicResources:
         # they came with DRADeviceTaints
         self.taint_rules = (on("DRADeviceTaintRules") if "DRADeviceTaintRules" in overrides
                             or "DRADeviceTaintRules" in gates.known() else on("DRADeviceTaints"))
+        # a rule's deviceClassName and CEL selectors left the API in 1.35 (the 1.34 tracker evaluates them)
+        self.taint_rule_cel_selectors = not at_least(gates.release, "1.35")
         store = getattr(handle, "objects", None)
         self._store: ObjectStore = store if isinstance(store, ObjectStore) else ObjectStore()
         self.manager: DraManager = manager_for(self._store)
@@ -399,7 +402,7 @@ class DynamicResources:
         alloc_mod: Any = importlib.import_module("scheduling_framework.dra.allocator")
         mgr = self.manager
         classes = {c.name: mgr.typed(c) for c in mgr.device_classes()}
-        slices = mgr.typed_slices(self.taint_rules)
+        slices = mgr.typed_slices(self.taint_rules, self.taint_rule_cel_selectors)
         # the allocator's features follow the DRA gates of the release the profile follows
         # The memo reuses a node's outcome while its inputs are unchanged; see AllocationMemo.
         return alloc_mod.Allocator(alloc_mod.Features(**self._features), mgr.allocated_state(), classes, slices,

@@ -85,21 +85,23 @@ class DraManager:
     def slices(self) -> list[KubeObject]:
         return self.store.list(RESOURCE_SLICE)
 
-    def typed_slices(self, taint_rules: bool) -> list[Any]:
+    def typed_slices(self, taint_rules: bool, rule_cel_selectors: bool) -> list[Any]:
         """The typed ResourceSlices; with ``taint_rules`` (DRADeviceTaintRules) each device carries, after its
-        own taints, the taints of the DeviceTaintRules that select it (upstream's slice tracker does the same).
+        own taints, the taints of the DeviceTaintRules that select it (upstream's slice tracker does the same;
+        ``rule_cel_selectors``: see ``apply_taint_rules``).
         The list is kept while the slices and rules are the same objects, so that the allocator's memo, which
         compares slices by identity, keeps its outcomes."""
         slices = self.store.list(RESOURCE_SLICE)
         rules = self.store.list(DEVICE_TAINT_RULE) if taint_rules else []
-        key = (tuple(map(id, slices)), tuple(map(id, rules)))
+        key = (tuple(map(id, slices)), tuple(map(id, rules)), rule_cel_selectors)
         hit = self._tainted
         if hit is not None and hit[0] == key:
             return list(hit[2])
         typed = self.typed_all(slices)
         if rules:
             classes = {c.name: self.typed(c) for c in self.device_classes()}
-            typed = apply_taint_rules(typed, [self.typed(r) for r in rules], classes, self.cel_cache())
+            typed = apply_taint_rules(typed, [self.typed(r) for r in rules], classes, self.cel_cache(),
+                                      cel_selectors=rule_cel_selectors)
         self._tainted = (key, (slices, rules), typed)  # holding the objects keeps their ids unique
         return list(typed)
 
@@ -250,12 +252,15 @@ class DraManager:
         return [self.typed(o) for o in objs]
 
 
-def apply_taint_rules(slices: list[Any], rules: list[Any], classes: Mapping[str, Any], cel: Any) -> list[Any]:
+def apply_taint_rules(slices: list[Any], rules: list[Any], classes: Mapping[str, Any], cel: Any, *,
+                      cel_selectors: bool) -> list[Any]:
     """``slices`` (typed) with each device's taints extended by those of the ``rules`` (typed DeviceTaintRules,
-    in order) that select it, as upstream's ResourceSlice tracker does: driver, pool and device name must match;
-    a rule naming a DeviceClass that does not exist taints nothing; the class's and the rule's CEL selectors must
-    all be true (a runtime error leaves the device untainted). A selector that does not compile makes the
-    tracker fail on the slice, which then is not listed at all. Untouched slices are returned as they are."""
+    in order) that select it, as upstream's ResourceSlice tracker does: driver, pool and device name must match.
+    With ``cel_selectors`` (the 1.34 tracker; the API dropped both fields in 1.35) a rule's ``deviceClassName``
+    and ``selectors`` count too: a rule naming a DeviceClass that does not exist taints nothing; the class's and
+    the rule's CEL selectors must all be true (a runtime error leaves the device untainted), and a selector that
+    does not compile makes the tracker fail on the slice, which then is not listed at all. Without it they are
+    ignored. Untouched slices are returned as they are."""
     out = []
     for s in slices:
         spec = s.spec
@@ -265,7 +270,7 @@ def apply_taint_rules(slices: list[Any], rules: list[Any], classes: Mapping[str,
         try:
             for d in spec.devices:
                 extra = tuple(r.taint for r in rules if r.matches(driver, pool, d.name)
-                              and _cel_selects(r, d, driver, classes, cel))
+                              and (not cel_selectors or _cel_selects(r, d, driver, classes, cel)))
                 if extra:
                     d = attrs.evolve(d, taints=(*d.taints, *extra))
                     changed = True

@@ -300,6 +300,11 @@ class DeviceAttribute:
         if m.get("version") is not None:
             found.append(cls("version", as_str(m.get("version"), f"{path}.version")))
         if len(found) != 1:
+            lists = [k for k in ("ints", "bools", "strings", "versions") if m.get(k) is not None]
+            if lists and not found:
+                # DRAListTypeAttributes (alpha from 1.36) is not implemented: refuse rather than drop the device
+                raise ValidationError("Unsupported value: list-type attributes (DRAListTypeAttributes) are not "
+                                      "supported here", f"{path}.{lists[0]}")
             raise ValidationError("Invalid value: exactly one value must be specified", path)
         return found[0]
 
@@ -993,6 +998,65 @@ class DeviceTaintRule(MetadataAccessors):
         return f"DeviceTaintRule({self.name})"
 
 
+# --- fields read by upstream's scheduler that are not modelled -------------------------------------
+
+#: (field path with ``[]`` for list items, the feature gate behind it) per kind, for fields of the 1.36 / 1.37 API
+#: that upstream's scheduler reads (the allocator, or NodeResourcesFit for node-allocatable resources) and the
+#: parsers above do not: ``unmodelled_fields`` finds them in a manifest so that the caller can warn.
+UNMODELLED_FIELDS: Mapping[str, tuple[tuple[str, str], ...]] = {
+    "ResourceSlice": (
+        ("spec.devices[].nodeAllocatableResources", "DRANodeAllocatableResources"),
+        ("spec.devices[].nodeAllocatableResourceMappings", "DRANodeAllocatableResources"),
+        ("spec.devices[].consumesCounters[].compatibilityGroups", "DRADeviceCompatibilityGroups"),
+        ("spec.skipNodeOperations", "DRAOptionalNodeOperations"),
+    ),
+    "ResourceClaim": (
+        ("spec.devices.requests[].exactly.derivedAttributes", "DRADerivedAttributes"),
+        ("spec.devices.requests[].firstAvailable[].derivedAttributes", "DRADerivedAttributes"),
+    ),
+    "ResourceClaimTemplate": (
+        ("spec.spec.devices.requests[].exactly.derivedAttributes", "DRADerivedAttributes"),
+        ("spec.spec.devices.requests[].firstAvailable[].derivedAttributes", "DRADerivedAttributes"),
+    ),
+}
+
+
+def _present(value: Any, steps: list[str]) -> bool:
+    """Whether the field at ``steps`` (``name`` or ``name[]``) is set somewhere under ``value``."""
+    if not steps:
+        return value is not None and value != [] and value != {}
+    if not isinstance(value, Mapping):
+        return False
+    step, rest = steps[0], steps[1:]
+    if step.endswith("[]"):
+        items = value.get(step[:-2])
+        return isinstance(items, list) and any(_present(i, rest) for i in items)
+    return _present(value.get(step), rest)
+
+
+def unmodelled_fields(kind: str, manifest: Any) -> tuple[tuple[str, str], ...]:
+    """The (field path, feature gate) entries of ``UNMODELLED_FIELDS`` set in ``manifest`` (v1beta1 shapes
+    included: device fields under ``basic``, request fields on the request)."""
+    out = []
+    beta1 = isinstance(manifest, Mapping) and manifest.get("apiVersion") == "resource.k8s.io/v1beta1"
+    for path, gate in UNMODELLED_FIELDS.get(kind, ()):
+        steps = path.split(".")
+        if beta1:
+            steps = [x for x in steps if x != "exactly"]
+            if "devices[]" in steps and kind == "ResourceSlice":
+                i = steps.index("devices[]") + 1
+                steps = [*steps[:i], "basic", *steps[i:]]
+        if _present(manifest, steps):
+            out.append((path, gate))
+    return tuple(out)
+
+
+def has_device_taints(manifest: Any) -> bool:
+    """Whether a ResourceSlice manifest has a device with ``taints`` (under ``basic`` in v1beta1)."""
+    beta1 = isinstance(manifest, Mapping) and manifest.get("apiVersion") == "resource.k8s.io/v1beta1"
+    return _present(manifest, ["spec", "devices[]", "basic", "taints"] if beta1 else ["spec", "devices[]", "taints"])
+
+
 __all__ = [
     "ALLOCATION_MODE_ALL", "ALLOCATION_MODE_EXACT_COUNT", "API_VERSION", "AllocationResult", "CapacityRequirements",
     "CounterSet", "Device", "DeviceAllocationConfiguration", "DeviceAttribute", "DeviceCapacity", "DeviceClaim",
@@ -1001,5 +1065,6 @@ __all__ = [
     "DeviceTaintRule", "DeviceTaintSelector",
     "DeviceToleration", "ExactDeviceRequest", "OpaqueDeviceConfiguration", "ResourceClaim",
     "ResourceClaimConsumerReference", "ResourceClaimSpec", "ResourceClaimStatus", "ResourceClaimTemplate",
-    "ResourcePool", "ResourceSlice", "ResourceSliceSpec",
+    "ResourcePool", "ResourceSlice", "ResourceSliceSpec", "UNMODELLED_FIELDS", "has_device_taints",
+    "unmodelled_fields",
 ]

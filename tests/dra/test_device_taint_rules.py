@@ -50,16 +50,36 @@ def _rule(i: int, rule: dict[str, Any]) -> DeviceTaintRule:
                                       "metadata": {"name": f"rule-{i}"}, "spec": spec})
 
 
-@pytest.mark.parametrize("case", TABLE["cases"], ids=[c["name"] for c in TABLE["cases"]])
-def test_upstream_tracker_case(case: dict[str, Any]) -> None:
-    classes = {n: DeviceClass.from_dict({"apiVersion": V1, "kind": "DeviceClass", "metadata": {"name": n},
-                                         "spec": {"selectors": [{"cel": {"expression": TABLE["classes"][n]}}]}})
-               for n in case.get("classes") or []}
+RELEASES = ("1.34", "1.35", "1.36", "1.37")
+CASES = [(c, rel) for c in TABLE["cases"] for rel in c.get("releases", RELEASES)]
+
+
+def _classes(names: list[str]) -> dict[str, DeviceClass]:
+    return {n: DeviceClass.from_dict({"apiVersion": V1, "kind": "DeviceClass", "metadata": {"name": n},
+                                      "spec": {"selectors": [{"cel": {"expression": TABLE["classes"][n]}}]}})
+            for n in names}
+
+
+def _taint_keys(slices: list[ResourceSlice], rules: list[DeviceTaintRule], classes: dict[str, DeviceClass],
+                release: str) -> dict[str, dict[str, list[str]]]:
+    return {s.name: {d.name: [t.key for t in d.taints] for d in s.spec.devices}
+            for s in apply_taint_rules(slices, rules, classes, CELCache(), cel_selectors=release == "1.34")}
+
+
+@pytest.mark.parametrize(("case", "release"), CASES, ids=[f"{c['name']}-{rel}" for c, rel in CASES])
+def test_upstream_tracker_case(case: dict[str, Any], release: str) -> None:
     slices = [_slice(n) for n in case["slices"]]
     rules = [_rule(i, r) for i, r in enumerate(case.get("rules") or [])]
-    got = {s.name: {d.name: [t.key for t in d.taints] for d in s.spec.devices}
-           for s in apply_taint_rules(slices, rules, classes, CELCache())}
-    assert got == case["expect"]
+    assert _taint_keys(slices, rules, _classes(case.get("classes") or []), release) == case["expect"]
+
+
+@pytest.mark.parametrize("selector", [{"deviceClassName": "device-class-1"}, {"selectors": ["false"]},
+                                      {"selectors": ["invalid"]}], ids=["device-class", "cel-false", "cel-invalid"])
+def test_from_1_35_class_and_cel_criteria_are_not_part_of_the_selector(selector: dict[str, Any]) -> None:
+    # the 1.35 API has neither field: a rule holding only them selects every device, as an empty selector does
+    got = _taint_keys([_slice("s1"), _slice("s2")], [_rule(0, {"selector": selector})],
+                      _classes(["device-class-1"]), "1.35")
+    assert got == {"s1": {"device-1": ["example.com/taint"]}, "s2": {"device-2": ["example.com/taint"]}}
 
 
 RULE = {"apiVersion": V1, "kind": "DeviceTaintRule", "metadata": {"name": "r"},
@@ -137,3 +157,46 @@ def test_effect_none_does_not_keep_devices_away(tmp_path: Any) -> None:
     out = io.StringIO()
     assert main(["schedule", "--cluster", str(path), "--output", "json"], stdout=out, stderr=io.StringIO()) == 0
     assert all(p["outcome"] == "Scheduled" for p in json.loads(out.getvalue())["pods"][:2])
+
+
+def _with_rule_selector(tmp_path: Any, selector: dict[str, Any]) -> str:
+    docs = list(yaml.safe_load_all(EXAMPLE.read_text()))
+    for d in docs:
+        if d["kind"] == "DeviceTaintRule":
+            d["spec"]["deviceSelector"] = selector
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    return str(path)
+
+
+CEL_FALSE = {"pool": "gpu-a", "selectors": [{"cel": {"expression": "false"}}]}
+
+
+@pytest.mark.parametrize(("argv", "applied"), [
+    (("--kubernetes-version", "1.34", "--feature-gates", "DRADeviceTaints=true"), False),
+    (("--kubernetes-version", "1.35", "--feature-gates", "DRADeviceTaints=true,DRADeviceTaintRules=true"), True),
+    (("--kubernetes-version", "1.36", "--feature-gates", "DRADeviceTaintRules=true"), True),
+    (("--kubernetes-version", "1.37"), True),
+], ids=["1.34", "1.35", "1.36", "1.37"])
+def test_rule_cel_selectors_count_in_1_34_only(tmp_path: Any, argv: tuple[str, ...], applied: bool) -> None:
+    out = io.StringIO()
+    assert main(["schedule", "--cluster", _with_rule_selector(tmp_path, CEL_FALSE), "--output", "json", *argv],
+                stdout=out, stderr=io.StringIO()) == 0
+    doc = json.loads(out.getvalue())
+    nodes = {p["pod"]: p["node"] for p in doc["pods"]}
+    warned = [w for w in doc["warnings"] if w.startswith("ignored DeviceTaintRule spec.deviceSelector.deviceClassName")]
+    if applied:
+        # the selector that is false in 1.34 is not part of the rule from 1.35: pool gpu-a is tainted
+        assert nodes == APPLIED
+        assert len(warned) == 1 and warned[0].endswith(": gpu-a-maintenance")
+    else:
+        assert nodes["default/burn-in"] is None and not warned
+
+
+def test_rule_device_class_is_ignored_with_a_warning_from_1_35(tmp_path: Any) -> None:
+    out = io.StringIO()
+    path = _with_rule_selector(tmp_path, {"pool": "gpu-a", "deviceClassName": "no-such-class"})
+    assert main(["schedule", "--cluster", path, "--output", "json"], stdout=out, stderr=io.StringIO()) == 0
+    doc = json.loads(out.getvalue())
+    assert {p["pod"]: p["node"] for p in doc["pods"]} == APPLIED
+    assert any("deviceSelector.deviceClassName" in w for w in doc["warnings"])

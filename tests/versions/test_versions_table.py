@@ -142,6 +142,36 @@ def check_dra_device_taint_rules(release: str) -> None:
     assert (nodes["default/burn-in"] == "gpu-a") is at_least(release, "1.37")
 
 
+def _run_taints_example(*argv: str) -> dict[str, Any]:
+    import json
+
+    from scheduling_framework.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["schedule", "--cluster", str(ROOT / "examples" / "dra-device-taints.yaml"), "--output", "json",
+                 *argv], stdout=out, stderr=err) == 0, err.getvalue()
+    doc: dict[str, Any] = json.loads(out.getvalue())
+    return doc
+
+
+def check_dra_taint_rule_class_selectors(release: str) -> None:
+    """examples/dra-device-taints.yaml with the rules and device taints on: the rule naming a missing class taints
+    nothing in 1.34 and all of pool gpu-b from 1.35, where its deviceClassName is not part of the API."""
+    gates = {"1.34": "DRADeviceTaints=true", "1.35": "DRADeviceTaints=true,DRADeviceTaintRules=true",
+             "1.36": "DRADeviceTaintRules=true", "1.37": "DRADeviceTaintRules=true"}[release]
+    doc = _run_taints_example("--kubernetes-version", release, "--feature-gates", gates)
+    train = next(p for p in doc["pods"] if p["pod"] == "default/train")
+    ignored = any("spec.deviceSelector.deviceClassName" in w for w in doc["warnings"])
+    assert (train["node"] is None) is ignored is at_least(release, "1.35")
+
+
+def check_dra_device_taints(release: str) -> None:
+    """examples/dra-device-taints.yaml, default gates: gpu-a's taint is honoured from 1.36, warned about before."""
+    doc = _run_taints_example("--kubernetes-version", release)
+    warned = any(w.startswith("ignored device taints") for w in doc["warnings"])
+    assert warned is not at_least(release, "1.36")
+
+
 def check_node_declared_features(release: str) -> None:
     gates = FeatureGates.for_release(release)
     assert gates.enabled("NodeDeclaredFeatures") is at_least(release, "1.36")
@@ -174,6 +204,8 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "dra-feature-defaults": check_dra_feature_defaults,
     "dra-extended-resource": check_dra_extended_resource,
     "dra-device-taint-rules": check_dra_device_taint_rules,
+    "dra-taint-rule-class-selectors": check_dra_taint_rule_class_selectors,
+    "dra-device-taints": check_dra_device_taints,
     "node-declared-features": check_node_declared_features,
     "in-place-resize": check_in_place_resize,
 }
