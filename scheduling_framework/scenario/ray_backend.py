@@ -33,6 +33,25 @@ def _ray() -> Any:
         raise SchedulingFrameworkError("the ray backend needs Ray: pip install 'scheduling-framework[ray]'") from None
 
 
+def _signal_handlers() -> dict[int, Any]:
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _restore(handlers: dict[int, Any]) -> None:
+    """``ray.init`` replaces the driver's SIGTERM handler (with one that exits at once, and a C++ one beneath it);
+    put back the handlers in place before (the CLI's stop the sweep cleanly and stop the runtime)."""
+    import signal
+
+    for sig, handler in handlers.items():
+        if handler is not None:
+            signal.signal(sig, handler)
+
+
 def run_ray(sweep: Sweep, todo: Iterator[int], address: str | None, workers: int,
             run: Callable[[Sweep, list[int]], list[dict[str, Any]]], failed: Callable[[int, str], dict[str, Any]],
             notify: Callable[[str], None] | None = None) -> Iterator[dict[str, Any]]:
@@ -49,8 +68,10 @@ def run_ray(sweep: Sweep, todo: Iterator[int], address: str | None, workers: int
             kw["_node_ip_address"] = "127.0.0.1"
             if workers > 0:
                 kw["num_cpus"] = workers
+        handlers = _signal_handlers()
         ray.init(**kw)
         started = True
+        _restore(handlers)
     pending: dict[Any, list[int]] = {}
     clean = False
     try:
