@@ -16,17 +16,24 @@ that dies, even by SIGKILL, leaves none behind once their current task ends.
 from __future__ import annotations
 
 import collections
+import contextlib
 import multiprocessing
 import multiprocessing.connection
 import signal
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
+from scheduling_framework.errors import SchedulingFrameworkError
+
 P = TypeVar("P")
 R = TypeVar("R")
 
 #: seconds a worker gets to exit after SIGTERM before it is sent SIGKILL
 STOP_GRACE = 3.0
+
+
+class PoolError(SchedulingFrameworkError):
+    """The worker pool cannot go on (its workers keep dying before finishing anything)."""
 
 
 def exit_cause(exitcode: int | None) -> str:
@@ -99,6 +106,10 @@ def run_pool(fn: Callable[[P, int], R], payload: P, tasks: Iterator[int], worker
     attempts: dict[int, int] = {}
     exhausted = False
     clean = False
+    # Workers dying one after another with nothing finished between (a worker that cannot even start, say):
+    # past a few, the sweep stops instead of failing every scenario twice.
+    deaths_in_a_row = 0
+    max_deaths = 2 * workers + 2
     try:
         while True:
             # Hand a task to every idle worker; start workers lazily, up to the limit.
@@ -134,14 +145,21 @@ def run_pool(fn: Callable[[P, int], R], payload: P, tasks: Iterator[int], worker
                     except (EOFError, OSError):
                         status, value = "dead", None
                     if status != "dead":
-                        task, w.task = w.task, None
-                        assert task is not None
-                        yield value if status == "ok" else failed(task, f"worker error: {value}")
+                        ran = w.task
+                        w.task = None
+                        deaths_in_a_row = 0
+                        assert ran is not None
+                        yield value if status == "ok" else failed(ran, f"worker error: {value}")
                         continue
                 if w.process.sentinel in ready or w.conn in ready:
                     w.process.join(STOP_GRACE)
                     cause = exit_cause(w.process.exitcode)
                     _drop(pool, w)
+                    deaths_in_a_row += 1
+                    if deaths_in_a_row >= max_deaths:
+                        raise PoolError(f"{deaths_in_a_row} worker processes died in a row with no task finished "
+                                        f"between (the last {cause}); a worker that cannot start — a script "
+                                        "without an `if __name__ == \"__main__\":` guard? — prints why on stderr")
                     if w.task is None:
                         continue
                     n = attempts[w.task] = attempts.get(w.task, 0) + 1
@@ -168,10 +186,8 @@ def _stop(pool: list[_Worker], clean: bool) -> None:
     """Stop every worker: politely when all went well, otherwise SIGTERM then SIGKILL; always reaped."""
     for w in pool:
         if clean:
-            try:
+            with contextlib.suppress(OSError):
                 w.conn.send(None)
-            except OSError:
-                pass
         else:
             w.process.terminate()
     for w in pool:

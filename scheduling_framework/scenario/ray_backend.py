@@ -11,6 +11,7 @@ shuts down the runtime this sweep started.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -115,9 +116,7 @@ def run_ray(sweep: Sweep, todo: Iterator[int], address: str | None, workers: int
     finally:
         if not clean:
             for r in pending:
-                try:
+                with contextlib.suppress(Exception):  # already finished or gone: nothing to cancel
                     ray.cancel(r, force=True)
-                except Exception:  # already finished or gone: nothing to cancel
-                    pass
         if started:
             ray.shutdown()

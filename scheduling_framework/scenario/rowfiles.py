@@ -10,6 +10,7 @@ Every row carries the scenario's ``id``; resuming reads the ids already written 
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import errno
 import io
@@ -187,10 +188,8 @@ class RowFile:
 
     def _truncate(self, size: int) -> None:
         if self._regular:
-            try:
+            with contextlib.suppress(OSError):
                 os.ftruncate(self._fd, size)
-            except OSError:
-                pass
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -246,4 +245,9 @@ def read_rows(path: str, kind: str | None = None) -> list[dict[str, Any]]:
     else:
         f.param_keys = ()
     f._read_existing()
-    return sorted(f.rows, key=lambda r: (r.get("index") if isinstance(r.get("index"), int) else -1))
+    return sorted(f.rows, key=_index)
+
+
+def _index(row: Mapping[str, Any]) -> int:
+    i = row.get("index")
+    return i if isinstance(i, int) else -1

@@ -136,7 +136,7 @@ class Sweep:
         combo = index // len(self.seeds)
         if self._last[0] != combo:
             self._last[:] = [combo, self._build(digits)]
-        built = self._last[1]
+        built: Scenario | ScenarioError = self._last[1]
         if isinstance(built, ScenarioError):
             raise built
         return attrs.evolve(built, seed=self.seeds[seed_i])
@@ -329,8 +329,8 @@ def sweep_from_dict(doc: Mapping[str, Any], base_dir: str = ".", source: str = "
             inlined[field] = _inline(field, inlined[field], scenario_dir)
     axes = []
     for key, parsed, values in raw_axes:
-        field = parsed[0] if len(parsed) == 1 and parsed[0] in ("cluster", "config") else None
-        applied = tuple(_inline(str(field), v, scenario_dir) if field else v for v in values)
+        ref = str(parsed[0]) if len(parsed) == 1 and parsed[0] in ("cluster", "config") else ""
+        applied = tuple(_inline(ref, v, scenario_dir) if ref else v for v in values)
         axes.append(Axis(key, tuple(parsed), tuple(values), applied,
                          tuple(_digest(_canonical(v))[:16] for v in applied)))
     sweep = Sweep(name, inlined, tuple(axes), tuple(seeds), scenario_dir, source, _digest(_canonical(inlined)))

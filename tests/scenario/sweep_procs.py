@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -74,10 +75,8 @@ class Cli:
 
     def kill_all(self) -> None:
         for pid in marked(self.mark):
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
 
 
 def marked(mark: str) -> list[int]:
@@ -88,9 +87,8 @@ def marked(mark: str) -> list[int]:
             continue
         try:
             with open(f"/proc/{d}/environ", "rb") as fh:
-                if needle in fh.read():
-                    if _state(int(d)) != "Z":
-                        out.append(int(d))
+                if needle in fh.read() and _state(int(d)) != "Z":
+                    out.append(int(d))
         except OSError:
             continue
     return out

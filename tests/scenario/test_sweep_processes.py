@@ -50,7 +50,7 @@ def test_a_killed_worker_costs_nothing_after_its_retry(tmp_path: Path) -> None:
     try:
         first = wait_for(lambda: pool_workers(cli.mark) if len(pool_workers(cli.mark)) == 2 else None)
         os.kill(first[0], signal.SIGKILL)
-        rc, out, err = cli.wait()
+        rc, _out, err = cli.wait()
         assert rc == 0, err
         assert f"worker process {first[0]} killed by SIGKILL while running task" in err and "retrying" in err
         rows = jsonl_rows(jl)
@@ -70,7 +70,7 @@ def test_a_worker_killed_twice_fails_only_its_scenario(tmp_path: Path) -> None:
         # Its scenario goes to a new worker (the other one is busy): kill that one too.
         new = wait_for(lambda: [p for p in pool_workers(cli.mark) if p not in first])
         os.kill(new[0], signal.SIGKILL)
-        rc, out, err = cli.wait()
+        rc, _out, err = cli.wait()
         assert rc == 4, err
         rows = sorted(jsonl_rows(jl), key=lambda r: r["index"])
         failed = [r for r in rows if r["error"]]
@@ -123,3 +123,23 @@ def test_the_pool_never_forks_the_driver() -> None:
 def test_exit_causes_name_the_signal() -> None:
     assert pool.exit_cause(-signal.SIGKILL) == "killed by SIGKILL"
     assert pool.exit_cause(3) == "exited with code 3"
+
+
+def _exit_at_once(_: object, task: int) -> int:
+    os._exit(3)
+
+
+def test_workers_that_keep_dying_stop_the_pool() -> None:
+    failed: list[int] = []
+    with pytest.raises(pool.PoolError, match=r"6 worker processes died in a row .* exited with code 3"):
+        for _ in pool.run_pool(_exit_at_once, None, iter(range(100)), 2, lambda t, c: failed.append(t)):
+            pass
+    assert len(failed) <= 3  # not every task failed twice: the pool gave up
+
+
+def _double(_: object, task: int) -> int:
+    return task * 2
+
+
+def test_pool_results_cover_every_task_once() -> None:
+    assert sorted(pool.run_pool(_double, None, iter(range(50)), 2, lambda t, c: -1)) == [2 * i for i in range(50)]

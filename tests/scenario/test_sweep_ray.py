@@ -24,7 +24,7 @@ def test_ray_worker_killed_mid_scenario_is_retried(tmp_path: Path) -> None:
     try:
         busy = wait_for(lambda: ray_workers(cli.mark, "run_indexes"), timeout=180)
         os.kill(busy[0], signal.SIGKILL)
-        rc, out, err = cli.wait()
+        rc, _out, err = cli.wait()
         assert rc == 0, err
         rows = jsonl_rows(jl)
         assert sorted(r["index"] for r in rows) == [0, 1] and all(r["error"] is None for r in rows)
