@@ -146,7 +146,9 @@ def _sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     write_error: RowFileError | None = None
     try:
         show = should_show(err, args.progress)
-        with Progress(err, total, lambda: done[0], unit="rows") if show else _nothing():
+        # On resuming, the bar counts the scenarios left (so that rows/s and the ETA are this run's).
+        left = total - len(_written_ids(args, sweep)) if show and args.resume else total
+        with Progress(err, max(left, 0), lambda: done[0], unit="rows") if show else _nothing():
             run_sweep(sweep, backend=args.backend, workers=args.workers, address=args.address, on_row=on_row,
                       jsonl=args.jsonl, csv=args.csv, resume=args.resume, notify=notify)
     except _Stopped as e:
@@ -215,14 +217,9 @@ class _nothing:
 def _dry_run(args: argparse.Namespace, sweep: Any, out: TextIO) -> int:
     import os
 
-    from scheduling_framework.scenario.rowfiles import RowFile
     from scheduling_framework.scenario.sweep import estimate
 
-    skip: frozenset[str] = frozenset()
-    if args.resume:
-        keys = [a.key for a in sweep.axes]
-        ids = [RowFile.read_ids(p, k, keys) for p, k in ((args.jsonl, "jsonl"), (args.csv, "csv")) if p]
-        skip = frozenset(set.intersection(*ids))
+    skip = frozenset(_written_ids(args, sweep)) if args.resume else frozenset()
     est = estimate(sweep, sample=args.sample, skip=skip)
     workers = args.workers or os.cpu_count() or 1
     already = f" ({len(sweep) - est.scenarios} already done)" if args.resume else ""
@@ -231,6 +228,15 @@ def _dry_run(args: argparse.Namespace, sweep: Any, out: TextIO) -> int:
               f"{_duration(est.cpu_seconds)} of CPU in all, about {_duration(est.cpu_seconds / workers)} on "
               f"{workers} worker(s)\n")
     return 0
+
+
+def _written_ids(args: argparse.Namespace, sweep: Any) -> set[str]:
+    """The ids every result file already holds (what --resume will skip)."""
+    from scheduling_framework.scenario.rowfiles import RowFile
+
+    keys = [a.key for a in sweep.axes]
+    ids = [RowFile.read_ids(p, k, keys) for p, k in ((args.jsonl, "jsonl"), (args.csv, "csv")) if p]
+    return set.intersection(*ids) if ids else set()
 
 
 def _duration(seconds: float) -> str:
