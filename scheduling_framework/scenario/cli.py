@@ -120,6 +120,8 @@ def _sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     if args.workers is not None and args.workers < 1:
         raise SchedulingFrameworkError("--workers: must be at least 1")
+    if args.sample < 1:
+        raise SchedulingFrameworkError("--sample: must be at least 1")
     if args.resume and not (args.jsonl or args.csv):
         raise SchedulingFrameworkError("--resume: needs --jsonl or --csv (the rows already written are read there)")
     sweep = load_sweep(args.sweep)
@@ -128,17 +130,18 @@ def _sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     total = len(sweep)
     done = [0]
     collected: list[dict[str, Any]] = []
+    cr = [""]  # "\r" while a progress bar is drawn: a message starts at the line's beginning
 
     def on_row(row: dict[str, Any]) -> None:
         done[0] += 1
         if not (args.jsonl or args.csv):
             collected.append(row)
         if row.get("error"):
-            print(f"\rscenario {row['index']} {json.dumps(row['params'], default=str)} seed {row['seed']} failed: "
+            print(f"{cr[0]}scenario {row['index']} {json.dumps(row['params'], default=str)} seed {row['seed']} failed: "
                   f"{row['error']}", file=err)
 
     def notify(msg: str) -> None:
-        print(f"\rwarning: {msg}", file=err)
+        print(f"{cr[0]}warning: {msg}", file=err)
 
     main_thread = threading.current_thread() is threading.main_thread()
     previous = ({s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)} if main_thread else {})
@@ -146,6 +149,7 @@ def _sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     write_error: RowFileError | None = None
     try:
         show = should_show(err, args.progress)
+        cr[0] = "\r" if show else ""
         # On resuming, the bar counts the scenarios left (so that rows/s and the ETA are this run's).
         left = total - len(_written_ids(args, sweep)) if show and args.resume else total
         with Progress(err, max(left, 0), lambda: done[0], unit="rows") if show else _nothing():

@@ -200,10 +200,17 @@ def test_resume_refuses_files_it_cannot_trust(tmp_path: Path, kind: str, text: s
     assert path.read_text() == text  # nothing was touched
 
 
-def test_cli_resume_needs_a_file() -> None:
+CLI_BAD = [
+    ("resume-without-file", ["--resume"], "--resume: needs --jsonl or --csv"),
+    ("sample-zero", ["--dry-run", "--sample", "0"], "--sample: must be at least 1"),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), [c[1:] for c in CLI_BAD], ids=[c[0] for c in CLI_BAD])
+def test_cli_refuses_bad_flags(args: list[str], expected: str) -> None:
     err = io.StringIO()
-    assert main(["sweep", str(NODE_SIZES), "--resume"], io.StringIO(), err) == 2
-    assert "--resume: needs --jsonl or --csv" in err.getvalue()
+    assert main(["sweep", str(NODE_SIZES), *args], io.StringIO(), err) == 2
+    assert expected in err.getvalue()
 
 
 def test_cli_resume_prints_the_summary_of_every_row(tmp_path: Path) -> None:
