@@ -159,13 +159,17 @@ class RowFile:
             self.rows.append(row)
 
     @classmethod
-    def read_ids(cls, path: str, kind: str, param_keys: Sequence[str]) -> set[str]:
-        """The ids a result file holds (none when it does not exist), without opening it for writing."""
+    def reader(cls, path: str, kind: str, param_keys: Sequence[str]) -> RowFile:
+        """The rows and ids a result file holds (none when it does not exist), without opening it for writing."""
         f = cls.__new__(cls)
-        f.path, f.kind, f.param_keys, f.rows, f.ids, f.repaired, f._regular = path, kind, tuple(param_keys), [], \
-            set(), 0, True
+        f.path, f.kind, f.param_keys = path, kind, tuple(param_keys)
+        f.rows, f.ids, f.repaired, f._regular, f._fd = [], set(), 0, True, -1
         f._read_existing()
-        return f.ids
+        return f
+
+    @classmethod
+    def read_ids(cls, path: str, kind: str, param_keys: Sequence[str]) -> set[str]:
+        return cls.reader(path, kind, param_keys).ids
 
     def write_row(self, row: Mapping[str, Any]) -> None:
         self.write(json_line(row) if self.kind == "jsonl" else csv_line(row, self.param_keys))
@@ -232,20 +236,15 @@ def read_rows(path: str, kind: str | None = None) -> list[dict[str, Any]]:
         return []
     except OSError as e:
         raise RowFileError(path, f"cannot read: {_why(e)}") from None
-    f = RowFile.__new__(RowFile)
-    f.path, f.kind, f.rows, f.ids, f.repaired, f._regular = path, k, [], set(), 0, True
-    if k == "csv":
+    keys: tuple[str, ...] = ()
+    if k == "csv":  # the parameter columns are the file's own
         try:
             with open(path, encoding="utf-8", newline="") as fh:
                 first = fh.readline()
         except OSError as e:
             raise RowFileError(path, f"cannot read: {_why(e)}") from None
-        f.param_keys = tuple(h.removeprefix("param:") for h in next(csv.reader([first]), [])
-                             if h.startswith("param:"))
-    else:
-        f.param_keys = ()
-    f._read_existing()
-    return sorted(f.rows, key=_index)
+        keys = tuple(h.removeprefix("param:") for h in next(csv.reader([first]), []) if h.startswith("param:"))
+    return sorted(RowFile.reader(path, k, keys).rows, key=_index)
 
 
 def _index(row: Mapping[str, Any]) -> int:
