@@ -8,6 +8,8 @@ from typing import Any, TextIO
 
 # A sweep that ran to the end but in which some scenarios failed (each reported in its row).
 EXIT_SCENARIOS_FAILED = 4
+# A result file could not be written (a full disk, ulimit -f): the sweep stopped, every whole row is kept.
+EXIT_OUTPUT_FAILED = 1
 
 REPLAY_EPILOG = """examples:
   scheduling-framework replay examples/scenarios/scale-down.yaml
@@ -17,6 +19,8 @@ REPLAY_EPILOG = """examples:
 SWEEP_EPILOG = """examples:
   scheduling-framework sweep examples/scenarios/node-sizes.yaml
   scheduling-framework sweep examples/scenarios/node-sizes.yaml --workers 4 --jsonl rows.jsonl --csv rows.csv
+  scheduling-framework sweep examples/scenarios/node-sizes.yaml --jsonl rows.jsonl --resume  # after an interrupt
+  scheduling-framework sweep examples/scenarios/node-sizes.yaml --dry-run
   scheduling-framework sweep examples/scenarios/node-sizes.yaml --backend ray            # local Ray runtime
   scheduling-framework sweep examples/scenarios/node-sizes.yaml --backend ray --address ray://head:10001
 """
@@ -39,6 +43,14 @@ def add_parsers(sub: Any) -> None:
     s.add_argument("--workers", type=int, default=None, help="parallel scenarios (default: all cores)")
     s.add_argument("--jsonl", help="write one JSON object per scenario to this file")
     s.add_argument("--csv", help="write one CSV row per scenario to this file")
+    s.add_argument("--resume", action="store_true",
+                   help="keep the rows already in --jsonl/--csv and run only the scenarios they lack")
+    s.add_argument("--dry-run", action="store_true",
+                   help="print how many scenarios would run and an estimate of their CPU time (from a sample)")
+    s.add_argument("--sample", type=int, default=5, metavar="N",
+                   help="with --dry-run: scenarios to time for the estimate (default 5)")
+    s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar with rows/s and ETA on stderr (default: only when stderr is a terminal)")
     s.add_argument("--output", choices=("table", "json"), default="table")
 
 
@@ -80,32 +92,85 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+class _Stopped(BaseException):
+    """SIGTERM (or SIGINT) during a sweep: unwinds the run like KeyboardInterrupt, naming the signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_signal(signum: int, _frame: Any) -> None:
+    import signal
+
+    # Once stopping, a second signal must not cut the clean-up (stopping the workers) short.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise _Stopped(signum)
+
+
 def _sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import signal
+    import threading
+
     from scheduling_framework.errors import SchedulingFrameworkError
-    from scheduling_framework.scenario.sweep import load_sweep, run_sweep, summary, to_csv, to_jsonl
+    from scheduling_framework.report.progress import Progress, should_show
+    from scheduling_framework.scenario.rowfiles import RowFileError, read_rows
+    from scheduling_framework.scenario.sweep import load_sweep, run_sweep, summary
 
     if args.workers is not None and args.workers < 1:
         raise SchedulingFrameworkError("--workers: must be at least 1")
+    if args.sample < 1:
+        raise SchedulingFrameworkError("--sample: must be at least 1")
+    if args.resume and not (args.jsonl or args.csv):
+        raise SchedulingFrameworkError("--resume: needs --jsonl or --csv (the rows already written are read there)")
     sweep = load_sweep(args.sweep)
-    total = len(sweep.cases)
+    if args.dry_run:
+        return _dry_run(args, sweep, out)
+    total = len(sweep)
     done = [0]
-    tty = hasattr(err, "isatty") and err.isatty()
+    collected: list[dict[str, Any]] = []
+    cr = [""]  # "\r" while a progress bar is drawn: a message starts at the line's beginning
 
     def on_row(row: dict[str, Any]) -> None:
         done[0] += 1
+        if not (args.jsonl or args.csv):
+            collected.append(row)
         if row.get("error"):
-            print(f"scenario {row['index']} {json.dumps(row['params'], default=str)} seed {row['seed']} failed: "
+            print(f"{cr[0]}scenario {row['index']} {json.dumps(row['params'], default=str)} seed {row['seed']} failed: "
                   f"{row['error']}", file=err)
-        elif tty:
-            print(f"\r{done[0]}/{total} scenarios", end="", file=err, flush=True)
 
-    rows = run_sweep(sweep, backend=args.backend, workers=args.workers, address=args.address, on_row=on_row)
-    if tty:
-        print(file=err)
+    def notify(msg: str) -> None:
+        print(f"{cr[0]}warning: {msg}", file=err)
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = ({s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)} if main_thread else {})
+    stopped: int | None = None
+    write_error: RowFileError | None = None
+    try:
+        show = should_show(err, args.progress)
+        cr[0] = "\r" if show else ""
+        # On resuming, the bar counts the scenarios left (so that rows/s and the ETA are this run's).
+        left = total - len(_written_ids(args, sweep)) if show and args.resume else total
+        with Progress(err, max(left, 0), lambda: done[0], unit="rows") if show else _nothing():
+            run_sweep(sweep, backend=args.backend, workers=args.workers, address=args.address, on_row=on_row,
+                      jsonl=args.jsonl, csv=args.csv, resume=args.resume, notify=notify)
+    except _Stopped as e:
+        stopped = e.signum
+    except KeyboardInterrupt:
+        stopped = signal.SIGINT
+    except RowFileError as e:
+        write_error = e
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+    # The table is made from what was written: every row of the files, those of earlier runs included.
     if args.jsonl:
-        _write(args.jsonl, to_jsonl(rows))
-    if args.csv:
-        _write(args.csv, to_csv(rows))
+        rows = read_rows(args.jsonl, "jsonl")
+    elif args.csv:
+        rows = read_rows(args.csv, "csv")
+    else:
+        rows = sorted(collected, key=lambda r: r["index"])
     summ = summary(rows)
     if args.output == "json":
         json.dump({"sweep": sweep.name, "backend": args.backend, "rows": rows, "summary": summ}, out, indent=2,
@@ -114,24 +179,73 @@ def _sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         # Cycle times (p50/p99) vary from run to run: they are in --jsonl/--csv/--output json, not the table.
         head = ["#", "params", "seed", "scheduled", "unsched", "evicted", "used", "cpu", "error"]
-        table = [[str(r["index"]), ", ".join(f"{k}={v}" for k, v in r["params"].items()), str(r["seed"]),
-                  str(r.get("scheduled", "-")), str(r.get("unschedulable", "-")), str(r.get("evicted", "-")),
-                  str(r.get("nodesUsed", "-")),
-                  f"{r['cpuUtilization']:.0%}" if "cpuUtilization" in r else "-",
+        order = [a.key for a in sweep.axes]
+        table = [[str(r["index"]), _params(r["params"], order), str(r["seed"]),
+                  _opt(r.get("scheduled")), _opt(r.get("unschedulable")), _opt(r.get("evicted")),
+                  _opt(r.get("nodesUsed")),
+                  f"{r['cpuUtilization']:.0%}" if isinstance(r.get("cpuUtilization"), float | int) else "-",
                   (r.get("error") or "")[:60]] for r in rows]
         out.write(f"sweep {sweep.name}: {summ['scenarios']} scenarios, {summ['failed']} failed, "
                   f"{summ['allScheduled']} with every pod scheduled ({args.backend} backend)\n")
         out.write(_table(head, table))
+    kept = f"{len(rows)} of {total} scenarios done" + (f", kept in {args.jsonl or args.csv}"
+                                                      if args.jsonl or args.csv else "")
+    again = "; run again with --resume to finish" if args.jsonl or args.csv else ""
+    if write_error is not None:
+        print(f"error: {write_error}; {kept}{again}", file=err)
+        return EXIT_OUTPUT_FAILED
+    if stopped is not None:
+        print(f"interrupted by {signal.Signals(stopped).name}: {kept}{again}", file=err)
+        return 128 + int(stopped)
     return 0 if summ["failed"] == 0 else EXIT_SCENARIOS_FAILED
 
 
-def _write(path: str, text: str) -> None:
-    from scheduling_framework.errors import SchedulingFrameworkError
-
-    try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as e:
-        raise SchedulingFrameworkError(f"cannot write {path}: {e.strerror or e}") from None
+def _params(params: dict[str, Any], order: list[str]) -> str:
+    """``k=v, ...`` in the matrix's order (rows read back from JSON Lines have their keys sorted)."""
+    keys = [k for k in order if k in params] + [k for k in params if k not in order]
+    return ", ".join(f"{k}={params[k]}" for k in keys)
 
 
+def _opt(v: Any) -> str:
+    return "-" if v is None else str(v)
+
+
+class _nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+
+def _dry_run(args: argparse.Namespace, sweep: Any, out: TextIO) -> int:
+    import os
+
+    from scheduling_framework.scenario.sweep import estimate
+
+    skip = frozenset(_written_ids(args, sweep)) if args.resume else frozenset()
+    est = estimate(sweep, sample=args.sample, skip=skip)
+    workers = args.workers or os.cpu_count() or 1
+    already = f" ({len(sweep) - est.scenarios} already done)" if args.resume else ""
+    out.write(f"sweep {sweep.name}: {len(sweep)} scenarios, {est.scenarios} to run{already}\n")
+    out.write(f"estimate from a sample of {est.sample}: {est.cpu_seconds_per_scenario:.3g} CPU-s per scenario, "
+              f"{_duration(est.cpu_seconds)} of CPU in all, about {_duration(est.cpu_seconds / workers)} on "
+              f"{workers} worker(s)\n")
+    return 0
+
+
+def _written_ids(args: argparse.Namespace, sweep: Any) -> set[str]:
+    """The ids every result file already holds (what --resume will skip)."""
+    from scheduling_framework.scenario.rowfiles import RowFile
+
+    keys = [a.key for a in sweep.axes]
+    ids = [RowFile.read_ids(p, k, keys) for p, k in ((args.jsonl, "jsonl"), (args.csv, "csv")) if p]
+    return set.intersection(*ids) if ids else set()
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -51,6 +51,9 @@ class ScenarioError(SchedulingFrameworkError, ValueError):
         self.problems = list(problems)
         super().__init__(f"{source}: " + "; ".join(self.problems))
 
+    def __reduce__(self) -> tuple[Any, ...]:  # travels between processes (sweep workers)
+        return (type(self), (self.source, self.problems))
+
 
 @attrs.frozen
 class Step:

@@ -11,31 +11,43 @@ Schema (``kind: Sweep``)::
     seeds: [1, 2, 3]             # or N for seeds 1..N (default [the scenario's seed])
 
 Field paths use ``.`` between keys, ``[N]`` for list items and ``["key.with.dots"]`` for keys holding dots.
-Each expanded scenario is validated when the sweep is read (errors name the scenario's parameters), then
-travels by content to the backend: a local process pool (default, no extra dependency) or Ray
-(``pip install 'scheduling-framework[ray]'``). Rows stream back as scenarios finish; a failing scenario
-becomes a row with its ``error`` and never loses the others.
+
+A sweep is kept as its base scenario, its axes and its seeds, never as the list of every scenario: the
+scenario at index ``i`` is built when it is needed (by the worker that runs it), so a million-scenario matrix
+starts running at once. Reading the sweep parses every field path, reads the files it names (the base's
+``cluster`` and ``config``, and matrix values for ``cluster`` / ``config``) once and inlines them, and validates
+the first scenario; a later combination that turns out invalid becomes that scenario's row with its ``error``.
+
+Every row carries an ``id``: a hash of the base scenario's content, the parameter values and the seed, so
+the same scenario gets the same id in any run of any sweep (adding values to a matrix keeps the ids of the
+scenarios already there). Rows are streamed to JSON Lines / CSV files as they finish
+(:mod:`~scheduling_framework.scenario.rowfiles`), and ``resume`` skips the ids those files already hold.
+Backends: a local pool of worker processes (:mod:`~scheduling_framework.scenario.pool`), or Ray.
 """
 
 from __future__ import annotations
 
 import copy
-import csv
-import io
-import itertools
+import hashlib
 import json
 import os
 import re
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, overload
 
 import attrs
 
 from scheduling_framework.errors import SchedulingFrameworkError
 from scheduling_framework.scenario.model import Scenario, ScenarioError, scenario_from_dict
+from scheduling_framework.scenario.rowfiles import CSV_FIELDS, RowFile, csv_header_line, csv_line, json_line
 
 MAX_SCENARIOS = 1_000_000
 _SEGMENT = re.compile(r'\s*(?:\[\s*(\d+)\s*\]|\[\s*"([^"]*)"\s*\]|\[\s*\'([^\']*)\'\s*\]|\.?([^.\[\]]+))')
+
+__all__ = ["CSV_FIELDS", "MAX_SCENARIOS", "TIMING_FIELDS", "Axis", "Estimate", "Sweep", "SweepCase", "estimate",
+           "load_sweep", "parse_path", "run_case", "run_cases", "run_index", "run_sweep", "set_path", "summary",
+           "sweep_from_dict", "to_csv", "to_jsonl"]
 
 
 @attrs.frozen
@@ -46,12 +58,126 @@ class SweepCase:
     params: Mapping[str, Any]
     seed: int
     scenario: Scenario
+    id: str = ""
 
 
 @attrs.frozen
+class Axis:
+    """One matrix entry: the field path and its values (``applied``: file references read and inlined)."""
+
+    key: str
+    path: tuple[str | int, ...]
+    values: tuple[Any, ...]
+    applied: tuple[Any, ...]
+    digests: tuple[str, ...]
+
+
+def _canonical(v: Any) -> str:
+    return json.dumps(v, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@attrs.frozen(eq=False)
 class Sweep:
+    """A matrix of scenarios, expanded on demand: ``len(sweep)`` scenarios, ``sweep.cases[i]`` the i-th."""
+
     name: str
-    cases: tuple[SweepCase, ...]
+    base: Mapping[str, Any]
+    axes: tuple[Axis, ...] = ()
+    seeds: tuple[int, ...] = (0,)
+    base_dir: str = "."
+    source: str = "<sweep>"
+    #: hash of the base scenario's content (part of every scenario id)
+    fingerprint: str = ""
+    # The last combination built (consecutive indexes differ by seed only): [combination, Scenario or error].
+    _last: list[Any] = attrs.field(factory=lambda: [None, None], init=False, repr=False)
+
+    def __len__(self) -> int:
+        n = len(self.seeds)
+        for a in self.axes:
+            n *= len(a.values)
+        return n
+
+    @property
+    def cases(self) -> _Cases:
+        return _Cases(self)
+
+    def _digits(self, index: int) -> tuple[int, list[int]]:
+        if not 0 <= index < len(self):
+            raise IndexError(f"sweep {self.name} has {len(self)} scenarios, no index {index}")
+        combo, seed_i = divmod(index, len(self.seeds))
+        digits = []
+        rest = combo
+        for a in reversed(self.axes):  # the last axis varies fastest, as in itertools.product
+            rest, d = divmod(rest, len(a.values))
+            digits.append(d)
+        digits.reverse()
+        return seed_i, digits
+
+    def params(self, index: int) -> dict[str, Any]:
+        _, digits = self._digits(index)
+        return {a.key: a.values[d] for a, d in zip(self.axes, digits, strict=True)}
+
+    def seed(self, index: int) -> int:
+        return self.seeds[index % len(self.seeds)]
+
+    def case_id(self, index: int) -> str:
+        """The scenario's stable id: base content, parameter values (by content) and seed, hashed."""
+        seed_i, digits = self._digits(index)
+        parts = sorted(f"{_canonical(a.key)}={a.digests[d]}" for a, d in zip(self.axes, digits, strict=True))
+        return _digest(f"{self.fingerprint}|{'|'.join(parts)}|seed={self.seeds[seed_i]}")[:16]
+
+    def scenario(self, index: int) -> Scenario:
+        """The scenario at ``index``, built and validated; raises ScenarioError naming its parameters."""
+        seed_i, digits = self._digits(index)
+        combo = index // len(self.seeds)
+        if self._last[0] != combo:
+            self._last[:] = [combo, self._build(digits)]
+        built: Scenario | ScenarioError = self._last[1]
+        if isinstance(built, ScenarioError):
+            raise built
+        return attrs.evolve(built, seed=self.seeds[seed_i])
+
+    def _build(self, digits: Sequence[int]) -> Scenario | ScenarioError:
+        raw: Any = self.base
+        params = {a.key: a.values[d] for a, d in zip(self.axes, digits, strict=True)}
+        label = f"{self.source} {json.dumps(params, default=str)}"
+        try:
+            for a, d in zip(self.axes, digits, strict=True):
+                try:
+                    raw = _replaced(raw, a.path, 0, copy.deepcopy(a.applied[d]))
+                except ValueError as e:
+                    raise ScenarioError(self.source, [f"matrix[{a.key!r}]: {e}"]) from None
+            return scenario_from_dict(raw, base_dir=self.base_dir, source=label, default_name=self.name)
+        except ScenarioError as e:
+            return ScenarioError(self.source, e.problems if e.source == self.source else [str(e)])
+
+    def case(self, index: int) -> SweepCase:
+        return SweepCase(index, self.params(index), self.seed(index), self.scenario(index), self.case_id(index))
+
+
+class _Cases(Sequence[SweepCase]):
+    """The sweep's scenarios as a read-only sequence; each one is built when it is read."""
+
+    def __init__(self, sweep: Sweep) -> None:
+        self._sweep = sweep
+
+    def __len__(self) -> int:
+        return len(self._sweep)
+
+    @overload
+    def __getitem__(self, i: int) -> SweepCase: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[SweepCase]: ...
+
+    def __getitem__(self, i: int | slice) -> SweepCase | list[SweepCase]:
+        if isinstance(i, slice):
+            return [self._sweep.case(j) for j in range(*i.indices(len(self)))]
+        return self._sweep.case(i + len(self) if i < 0 else i)
 
 
 def parse_path(path: str) -> list[str | int]:
@@ -94,6 +220,27 @@ def set_path(doc: Any, path: Sequence[str | int], value: Any) -> None:
                 cur = nxt
 
 
+def _replaced(cur: Any, path: Sequence[str | int], i: int, value: Any) -> Any:
+    """``cur`` with ``value`` at ``path[i:]``: the containers on the path are copied, the rest is shared."""
+    seg = path[i]
+    last = i == len(path) - 1
+    if isinstance(seg, int):
+        if not isinstance(cur, list) or not -len(cur) <= seg < len(cur):
+            raise ValueError(f"[{seg}]: no such list item")
+        new_list = list(cur)
+        new_list[seg] = value if last else _replaced(cur[seg], path, i + 1, value)
+        return new_list
+    if not isinstance(cur, Mapping):
+        raise ValueError(f"{seg}: parent is not a mapping")
+    new = dict(cur)
+    if last:
+        new[seg] = value
+    else:
+        nxt = cur.get(seg)
+        new[seg] = _replaced({} if nxt is None else nxt, path, i + 1, value)
+    return new
+
+
 def load_sweep(path: str | os.PathLike[str]) -> Sweep:
     from scheduling_framework.scenario.io import read_yaml_mapping
 
@@ -101,8 +248,25 @@ def load_sweep(path: str | os.PathLike[str]) -> Sweep:
     return sweep_from_dict(read_yaml_mapping(p, "sweep"), base_dir=os.path.dirname(os.path.abspath(p)), source=p)
 
 
+def _inline(field: str, value: Any, base_dir: str) -> Any:
+    """A ``cluster`` / ``config`` file reference replaced by the file's content (left as is when unreadable:
+    validation then reports it in the scenario's own words)."""
+    from scheduling_framework.scenario.io import read_yaml_documents, read_yaml_mapping
+
+    if not isinstance(value, str):
+        return value
+    try:
+        full = os.path.join(base_dir, value)
+        return read_yaml_documents(full, "cluster") if field == "cluster" else dict(read_yaml_mapping(full, "config"))
+    except SchedulingFrameworkError:
+        return value
+
+
 def sweep_from_dict(doc: Mapping[str, Any], base_dir: str = ".", source: str = "<sweep>") -> Sweep:
-    """Expand and validate a sweep; raises ScenarioError listing every problem with its field path."""
+    """Read and check a sweep; raises ScenarioError listing every problem with its field path.
+
+    The matrix is not expanded: the first scenario is built and validated now, every other one when it runs.
+    """
     from scheduling_framework.scenario.io import read_yaml_mapping
 
     problems: list[str] = []
@@ -125,7 +289,7 @@ def sweep_from_dict(doc: Mapping[str, Any], base_dir: str = ".", source: str = "
     if not isinstance(base, Mapping):
         raise ScenarioError(source, [*problems, "scenario: Required value: a scenario file path or mapping"])
     matrix = doc.get("matrix", {}) or {}
-    axes: list[tuple[str, list[str | int], list[Any]]] = []
+    raw_axes: list[tuple[str, list[str | int], list[Any]]] = []
     if not isinstance(matrix, Mapping):
         problems.append("matrix: Invalid value: expected a mapping of field path to a list of values")
     else:
@@ -138,7 +302,7 @@ def sweep_from_dict(doc: Mapping[str, Any], base_dir: str = ".", source: str = "
             if not isinstance(values, list) or not values:
                 problems.append(f"matrix[{key!r}]: Invalid value: expected a non-empty list of values")
                 continue
-            axes.append((str(key), parsed, values))
+            raw_axes.append((str(key), parsed, values))
     seeds_v = doc.get("seeds")
     if seeds_v is None:
         seeds = [base.get("seed", 0)]
@@ -151,44 +315,43 @@ def sweep_from_dict(doc: Mapping[str, Any], base_dir: str = ".", source: str = "
         problems.append("seeds: Invalid value: expected N (seeds 1..N) or a list of non-negative integers")
         seeds = [0]
     total = len(seeds)
-    for _, _, values in axes:
+    for _, _, values in raw_axes:
         total *= len(values)
     if total > MAX_SCENARIOS:
         problems.append(f"matrix: Too many: {total} scenarios (at most {MAX_SCENARIOS})")
     if problems:
         raise ScenarioError(source, problems)
     name = str(doc.get("name") or os.path.splitext(os.path.basename(source))[0])
-    cases: list[SweepCase] = []
-    # Validation of one combination is shared by every seed (only the seed differs).
-    for combo in itertools.product(*(values for _, _, values in axes)):
-        params = {key: v for (key, _, _), v in zip(axes, combo, strict=True)}
-        raw = copy.deepcopy(dict(base))
-        try:
-            for (key, parsed, _), v in zip(axes, combo, strict=True):
-                try:
-                    set_path(raw, parsed, copy.deepcopy(v))
-                except ValueError as e:
-                    raise ScenarioError(source, [f"matrix[{key!r}]: {e}"]) from None
-            sc = scenario_from_dict(raw, base_dir=scenario_dir, source=f"{source} {json.dumps(params, default=str)}",
-                                    default_name=name)
-        except ScenarioError as e:
-            raise ScenarioError(source, e.problems if e.source == source else [str(e)]) from None
-        for seed in seeds:
-            cases.append(SweepCase(len(cases), params, seed, attrs.evolve(sc, seed=seed)))
-    return Sweep(name, tuple(cases))
+    # Files named by the scenario are read here, once, so that scenarios travel by content.
+    inlined = dict(base)
+    for field in ("cluster", "config"):
+        if field in inlined:
+            inlined[field] = _inline(field, inlined[field], scenario_dir)
+    axes = []
+    for key, parsed, values in raw_axes:
+        ref = str(parsed[0]) if len(parsed) == 1 and parsed[0] in ("cluster", "config") else ""
+        applied = tuple(_inline(ref, v, scenario_dir) if ref else v for v in values)
+        axes.append(Axis(key, tuple(parsed), tuple(values), applied,
+                         tuple(_digest(_canonical(v))[:16] for v in applied)))
+    sweep = Sweep(name, inlined, tuple(axes), tuple(seeds), scenario_dir, source, _digest(_canonical(inlined)))
+    sweep.scenario(0)  # every field path applies, and the first scenario is valid
+    return sweep
 
 
 # --- running ------------------------------------------------------------------------------------
 
 
-def run_case(case: SweepCase) -> dict[str, Any]:
-    """Run one case and return its result row; never raises (an error becomes the row's ``error``)."""
+def _row(index: int, case_id: str, name: str, seed: int, params: Mapping[str, Any],
+         scenario: Scenario | None, error: str | None) -> dict[str, Any]:
     from scheduling_framework.scenario.replay import _percentile, run_scenario
 
-    row: dict[str, Any] = {"index": case.index, "scenario": case.scenario.name, "seed": case.seed,
-                           "params": dict(case.params)}
+    row: dict[str, Any] = {"index": index, "id": case_id, "scenario": scenario.name if scenario else name,
+                           "seed": seed, "params": dict(params)}
+    if scenario is None:
+        row["error"] = error
+        return row
     try:
-        r = run_scenario(case.scenario)
+        r = run_scenario(scenario)
     except Exception as e:  # a scenario's failure is its own row, never the sweep's
         row["error"] = f"{type(e).__name__}: {e}"
         return row
@@ -203,116 +366,159 @@ def run_case(case: SweepCase) -> dict[str, Any]:
     return row
 
 
+def run_case(case: SweepCase) -> dict[str, Any]:
+    """Run one case and return its result row; never raises (an error becomes the row's ``error``)."""
+    return _row(case.index, case.id, case.scenario.name, case.seed, case.params, case.scenario, None)
+
+
 def run_cases(cases: Sequence[SweepCase]) -> list[dict[str, Any]]:
     """Run several cases in one task (see :func:`run_case`)."""
     return [run_case(c) for c in cases]
 
 
+def run_index(sweep: Sweep, index: int) -> dict[str, Any]:
+    """Build and run the scenario at ``index``; never raises (an invalid combination is the row's ``error``)."""
+    try:
+        sc: Scenario | None = sweep.scenario(index)
+        error = None
+    except ScenarioError as e:
+        sc, error = None, f"invalid scenario: {e}"
+    return _row(index, sweep.case_id(index), sweep.name, sweep.seed(index), sweep.params(index), sc, error)
+
+
+def run_indexes(sweep: Sweep, indexes: Sequence[int]) -> list[dict[str, Any]]:
+    return [run_index(sweep, i) for i in indexes]
+
+
+def failed_row(sweep: Sweep, index: int, error: str) -> dict[str, Any]:
+    """The row of a scenario that could not be run at all (its worker died)."""
+    return {"index": index, "id": sweep.case_id(index), "scenario": sweep.name, "seed": sweep.seed(index),
+            "params": sweep.params(index), "error": error}
+
+
 # Fields that depend on the machine, not on the scenario: left out when comparing backends.
 TIMING_FIELDS = ("p50Ms", "p99Ms", "seconds")
 
+# Modules a pool worker needs: imported once by the fork server, not once per worker.
+_PRELOAD = ("scheduling_framework.scenario.sweep", "scheduling_framework.scenario.replay")
 
-def _run_local(cases: Sequence[SweepCase], workers: int) -> Iterator[dict[str, Any]]:
-    if workers <= 1 or len(cases) <= 1:
-        for c in cases:
-            yield run_case(c)
+
+def _run_local(sweep: Sweep, todo: Iterator[int], workers: int,
+               notify: Callable[[str], None] | None) -> Iterator[dict[str, Any]]:
+    if workers <= 1 or len(sweep) <= 1:
+        for i in todo:
+            yield run_index(sweep, i)
         return
-    import concurrent.futures as cf
-    import multiprocessing
+    from scheduling_framework.scenario.pool import run_pool
 
-    # "spawn" would re-import the world per worker; "fork" is cheap where the platform has it.
-    methods = multiprocessing.get_all_start_methods()
-    ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    ex = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
-    try:
-        futures = {ex.submit(run_case, c): c for c in cases}
-        for fut in cf.as_completed(futures):
-            c = futures[fut]
-            try:
-                yield fut.result()
-            except Exception as e:  # the worker process died (e.g. killed): report, keep the others
-                yield {"index": c.index, "scenario": c.scenario.name, "seed": c.seed, "params": dict(c.params),
-                       "error": f"worker failed: {type(e).__name__}: {e}"}
-    except BaseException:
-        ex.shutdown(wait=False, cancel_futures=True)
-        raise
-    ex.shutdown(wait=True)
+    def failed(index: int, cause: str) -> dict[str, Any]:
+        return failed_row(sweep, index, cause)
 
-
-def _run_ray(cases: Sequence[SweepCase], address: str | None, workers: int) -> Iterator[dict[str, Any]]:
-    import importlib
-
-    try:
-        # Typed as Any: Ray is an optional extra, and the core type-checks without it.
-        ray: Any = importlib.import_module("ray")
-    except ImportError:
-        raise SchedulingFrameworkError("the ray backend needs Ray: pip install 'scheduling-framework[ray]'") from None
-    started = False
-    if not ray.is_initialized():
-        kw: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
-        if address:
-            kw["address"] = address
-        else:
-            # A local runtime stays on the loopback interface.
-            kw["_node_ip_address"] = "127.0.0.1"
-            if workers > 0:
-                kw["num_cpus"] = workers
-        ray.init(**kw)
-        started = True
-    # Several scenarios per task: a Ray task costs the driver about a millisecond, which would dominate a
-    # sweep of millions of small scenarios; a few chunks per worker keep every CPU busy to the end.
-    cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
-    size = max(1, min(64, len(cases) // (cpus * 4)))
-    chunks = [list(cases[i:i + size]) for i in range(0, len(cases), size)]
-    remote = ray.remote(run_cases)
-    pending = {remote.remote(chunk): chunk for chunk in chunks}
-    try:
-        while pending:
-            done, _ = ray.wait(list(pending), num_returns=1)
-            for ref in done:
-                chunk = pending.pop(ref)
-                try:
-                    yield from ray.get(ref)
-                except Exception as e:
-                    for c in chunk:
-                        yield {"index": c.index, "scenario": c.scenario.name, "seed": c.seed,
-                               "params": dict(c.params), "error": f"ray task failed: {type(e).__name__}: {e}"}
-    except BaseException:
-        for ref in pending:
-            ray.cancel(ref, force=True)
-        raise
-    finally:
-        if started:
-            ray.shutdown()
+    yield from run_pool(run_index, sweep, todo, min(workers, len(sweep)), failed, preload=_PRELOAD,
+                        notify=notify)
 
 
 def run_sweep(sweep: Sweep, backend: str = "local", workers: int | None = None, address: str | None = None,
-              on_row: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
-    """Run every case; rows are passed to ``on_row`` as they finish and returned sorted by index."""
-    n = workers if workers is not None else (os.cpu_count() or 1)
-    if backend == "local":
-        it = _run_local(sweep.cases, n)
-    elif backend == "ray":
-        it = _run_ray(sweep.cases, address, n if workers is not None else 0)
-    else:
+              on_row: Callable[[dict[str, Any]], None] | None = None, *, jsonl: str | None = None,
+              csv: str | None = None, resume: bool = False,
+              notify: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Run every scenario; rows go to ``on_row`` and are appended to ``jsonl`` / ``csv`` as they finish.
+
+    With ``resume`` the files are kept and the scenarios whose ids they hold are skipped; otherwise they are
+    started afresh. Returns every row (those found on resuming included), sorted by index. An exception
+    (KeyboardInterrupt, a write error) stops the workers before it propagates; the rows written stay.
+    ``notify`` hears of retries after a worker died and of repaired files.
+    """
+    if backend not in ("local", "ray"):
         raise SchedulingFrameworkError(f'unknown sweep backend "{backend}" (expected "local" or "ray")')
-    rows = []
-    for row in it:
-        if on_row is not None:
-            on_row(row)
-        rows.append(row)
-    rows.sort(key=lambda r: r["index"])
+    n = workers if workers is not None else (os.cpu_count() or 1)
+    keys = [a.key for a in sweep.axes]
+    files: list[RowFile] = []
+    try:
+        for path, kind in ((jsonl, "jsonl"), (csv, "csv")):
+            if path is not None:
+                files.append(RowFile(path, kind, keys, resume))
+                if files[-1].repaired and notify is not None:
+                    notify(f"{path}: dropped a cut-short last line ({files[-1].repaired} bytes)")
+        done = set.intersection(*(f.ids for f in files)) if files else set()
+        previous = {r["id"]: r for f in reversed(files) for r in f.rows}
+        matched = [0]
+
+        def pending() -> Iterator[int]:
+            for i in range(len(sweep)):
+                if done and sweep.case_id(i) in done:
+                    matched[0] += 1
+                else:
+                    yield i
+            if len(done) > matched[0] and notify is not None:
+                notify(f"{len(done) - matched[0]} row(s) already written are not scenarios of this sweep "
+                       "(another base scenario or matrix?); kept")
+
+        todo = pending()
+        if backend == "local":
+            it = _run_local(sweep, todo, n, notify)
+        else:
+            from scheduling_framework.scenario.ray_backend import run_ray
+
+            def failed(index: int, cause: str) -> dict[str, Any]:
+                return failed_row(sweep, index, cause)
+
+            it = run_ray(sweep, todo, address, n if workers is not None else 0, run_indexes, failed, notify)
+        rows = [r for r in previous.values() if r["id"] in done]
+        try:
+            for row in it:
+                for f in files:
+                    if row["id"] not in f.ids:  # a row one file lacks (its write failed last time) goes there only
+                        f.write_row(row)
+                if on_row is not None:
+                    on_row(row)
+                rows.append(row)
+        finally:
+            close = getattr(it, "close", None)
+            if close is not None:
+                close()
+    finally:
+        for f in files:
+            f.close()
+    rows.sort(key=lambda r: r["index"] if isinstance(r.get("index"), int) else -1)
     return rows
+
+
+# --- estimates -----------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Estimate:
+    """``--dry-run``: how many scenarios, and the CPU time of a small sample of them."""
+
+    scenarios: int
+    sample: int
+    cpu_seconds_per_scenario: float
+
+    @property
+    def cpu_seconds(self) -> float:
+        return self.scenarios * self.cpu_seconds_per_scenario
+
+
+def estimate(sweep: Sweep, sample: int = 5, skip: frozenset[str] = frozenset()) -> Estimate:
+    """Count the scenarios to run (ids in ``skip`` left out) and time ``sample`` of them, spread over the matrix,
+    on this process."""
+    total = len(sweep)
+    todo = total if not skip else sum(1 for i in range(total) if sweep.case_id(i) not in skip)
+    k = min(sample, total)
+    picks = sorted({i * total // k for i in range(k)}) if k else []
+    t0 = time.process_time()
+    for i in picks:
+        run_index(sweep, i)
+    per = (time.process_time() - t0) / len(picks) if picks else 0.0
+    return Estimate(todo, len(picks), per)
 
 
 # --- output --------------------------------------------------------------------------------------
 
-CSV_FIELDS = ("index", "scenario", "seed", "scheduled", "unschedulable", "pending", "errors", "evicted", "nodes",
-              "nodesUsed", "cpuUtilization", "memoryUtilization", "cycles", "p50Ms", "p99Ms", "seconds", "error")
-
 
 def to_jsonl(rows: Sequence[Mapping[str, Any]]) -> str:
-    return "".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in rows)
+    return "".join(json_line(r) for r in rows)
 
 
 def to_csv(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -321,20 +527,7 @@ def to_csv(rows: Sequence[Mapping[str, Any]]) -> str:
         for k in r.get("params", {}):
             if k not in params:
                 params.append(k)
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow([*CSV_FIELDS, *(f"param:{p}" for p in params)])
-    for r in rows:
-        w.writerow([_cell(r.get(f)) for f in CSV_FIELDS] + [_cell(r.get("params", {}).get(p)) for p in params])
-    return buf.getvalue()
-
-
-def _cell(v: Any) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, dict | list):
-        return json.dumps(v, sort_keys=True)
-    return str(v)
+    return csv_header_line(params) + "".join(csv_line(r, params) for r in rows)
 
 
 def summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

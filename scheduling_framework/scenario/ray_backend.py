@@ -1,0 +1,122 @@
+"""The Ray backend of sweeps: the same guarantees as the local pool, on a Ray cluster or a local Ray runtime.
+
+The sweep (base scenario, axes, seeds) is put in Ray's object store once; tasks carry a few indexes each (a Ray
+task costs the driver about a millisecond, which would dominate a sweep of millions of small scenarios), and a
+bounded number of tasks is in flight, so a million-scenario sweep starts at once and its memory stays flat.
+Results stream back through ``ray.wait`` as tasks finish. A task whose worker dies is retried once by Ray; if it
+dies again, its scenarios are run again one per task (each retried once more by Ray), so that only the
+scenario that kills its worker fails. Stopping early (an interrupt, an error) cancels every task in flight and
+shuts down the runtime this sweep started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from scheduling_framework.errors import SchedulingFrameworkError
+
+if TYPE_CHECKING:
+    from scheduling_framework.scenario.sweep import Sweep
+
+#: tasks in flight per CPU of the cluster (enough to keep every CPU busy between two ray.wait calls)
+IN_FLIGHT_PER_CPU = 4
+MAX_CHUNK = 64
+
+
+def _ray() -> Any:
+    try:
+        # Typed as Any: Ray is an optional extra, and the core type-checks without it.
+        return importlib.import_module("ray")
+    except ImportError:
+        raise SchedulingFrameworkError("the ray backend needs Ray: pip install 'scheduling-framework[ray]'") from None
+
+
+def _signal_handlers() -> dict[int, Any]:
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _restore(handlers: dict[int, Any]) -> None:
+    """``ray.init`` replaces the driver's SIGTERM handler (with one that exits at once, and a C++ one beneath it);
+    put back the handlers in place before (the CLI's stop the sweep cleanly and stop the runtime)."""
+    import signal
+
+    for sig, handler in handlers.items():
+        if handler is not None:
+            signal.signal(sig, handler)
+
+
+def run_ray(sweep: Sweep, todo: Iterator[int], address: str | None, workers: int,
+            run: Callable[[Sweep, list[int]], list[dict[str, Any]]], failed: Callable[[int, str], dict[str, Any]],
+            notify: Callable[[str], None] | None = None) -> Iterator[dict[str, Any]]:
+    """Yield ``run(sweep, chunk)``'s rows for every index of ``todo``, run as Ray tasks, in completion order;
+    ``failed(index, cause)`` stands for a scenario whose worker died on every try."""
+    ray = _ray()
+    started = False
+    if not ray.is_initialized():
+        kw: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+        if address:
+            kw["address"] = address
+        else:
+            # A local runtime stays on the loopback interface.
+            kw["_node_ip_address"] = "127.0.0.1"
+            if workers > 0:
+                kw["num_cpus"] = workers
+        handlers = _signal_handlers()
+        ray.init(**kw)
+        started = True
+        _restore(handlers)
+    pending: dict[Any, list[int]] = {}
+    clean = False
+    try:
+        cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
+        size = max(1, min(MAX_CHUNK, len(sweep) // (cpus * IN_FLIGHT_PER_CPU)))
+        limit = cpus * IN_FLIGHT_PER_CPU
+        remote = ray.remote(max_retries=1)(run)
+        ref = ray.put(sweep)
+        singles: list[int] = []  # scenarios of a chunk that died twice, to run one per task
+        exhausted = False
+        while True:
+            while len(pending) < limit and (singles or not exhausted):
+                if singles:
+                    chunk = [singles.pop(0)]
+                else:
+                    chunk = [i for _, i in zip(range(size), todo, strict=False)]
+                    if len(chunk) < size:
+                        exhausted = True
+                    if not chunk:
+                        break
+                pending[remote.remote(ref, chunk)] = chunk
+            if not pending:
+                break
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for r in done:
+                chunk = pending.pop(r)
+                try:
+                    rows = ray.get(r)
+                except Exception as e:  # the worker died twice (or the task could not run at all)
+                    cause = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+                    if len(chunk) > 1:
+                        if notify is not None:
+                            notify(f"Ray task of scenarios {chunk[0]}..{chunk[-1]} failed ({cause}); "
+                                   "running them one per task")
+                        singles.extend(chunk)
+                        continue
+                    yield failed(chunk[0], f"Ray worker failed twice running this scenario: {cause}")
+                    continue
+                yield from rows
+        clean = True
+    finally:
+        if not clean:
+            for r in pending:
+                with contextlib.suppress(Exception):  # already finished or gone: nothing to cancel
+                    ray.cancel(r, force=True)
+        if started:
+            ray.shutdown()
