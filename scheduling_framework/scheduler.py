@@ -195,7 +195,8 @@ class Scheduler:
         self._binders = [e for e in self.extenders if e.is_binder()]
         ignored = ignored_resources(self.config)
         for prof in self.config.profiles:
-            eff = apply_ignored_resources(expand_profile(prof, self.registry.points_of), ignored)
+            eff = apply_ignored_resources(
+                expand_profile(prof, self.registry.points_of, self.config.kubernetes_version), ignored)
             fwk = Framework(eff, self.registry, snapshot=self.snapshot, objects=self.objects,
                             parallelism=self.config.parallelism,
                             percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,

@@ -17,6 +17,7 @@ from scheduling_framework.config import (
     merge_plugin_set,
     merge_plugins,
 )
+from scheduling_framework.features import FeatureGates
 
 
 def ps(enabled: Any = (), disabled: Any = ()) -> PluginSet:
@@ -51,7 +52,7 @@ def test_default_plugins_v1_34() -> None:
         ("DefaultBinder", 0),
     ]
     assert len(want) == 19
-    got = default_plugins()
+    got = default_plugins(FeatureGates.for_release("1.34"))
     assert [(p.name, p.weight) for p in got.multi_point.enabled] == want
     assert got == Plugins(multi_point=got.multi_point)
     assert {n for n, _ in want} == set(INTREE_POINTS)

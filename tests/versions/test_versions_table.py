@@ -47,11 +47,14 @@ def check_balanced_allocation(release: str) -> None:
 
 
 def check_default_profile_dra(release: str) -> None:
-    names = [n for n, _ in default_multi_point(FeatureGates.for_release(release))]
+    entries = default_multi_point(FeatureGates.for_release(release))
+    names = [n for n, _ in entries]
     shipped = "DynamicResources" in INTREE_POINTS
     assert ("DynamicResources" in names) is shipped
     if shipped:
         assert names.index("DynamicResources") == names.index("DefaultPreemption") - 1
+        assert dict(entries)["DynamicResources"] == (2 if at_least(release, "1.35") else 0)
+        assert ("DynamicResources" in _framework(release).score_weights) is at_least(release, "1.35")
     off = "DynamicResourceAllocation=false"
     if release == "1.34":
         assert "DynamicResources" not in [n for n, _ in default_multi_point(FeatureGates.for_release(release, off))]
