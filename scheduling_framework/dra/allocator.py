@@ -123,6 +123,11 @@ class Features:
     device_taints: bool = True
     device_binding_and_status: bool = True
     consumable_capacity: bool = True
+    #: the 1.34/1.35 allocator's slip (fixed in 1.36, upstream PR #137347): after the first device of an
+    #: ``All`` subrequest, the search goes on with the first subrequest of the ``firstAvailable`` list instead
+    #: of that one; for an ``All`` subrequest at position >= 1 it fails, or allocates too few devices, where
+    #: the API says it succeeds. Not a gate: the release decides (``dra_allocator_flags``).
+    all_subrequest_index_reset: bool = False
 
 
 class AllocatorError(SchedulingFrameworkError):
@@ -881,7 +886,8 @@ class _Run:
             if undo is None:
                 return False
             try:
-                done = self._allocate_one(ci, ri, si, di + 1, in_sub, (0, 0, 0))
+                nxt = 0 if self.features.all_subrequest_index_reset else si
+                done = self._allocate_one(ci, ri, nxt, di + 1, in_sub, (0, 0, 0))
             except BaseException:
                 undo()
                 raise

@@ -121,6 +121,13 @@ def check_node_declared_features(release: str) -> None:
     assert "NodeDeclaredFeatures" not in [n for n, _ in default_multi_point(gates)]  # not implemented here
 
 
+def check_dra_all_subrequest(release: str) -> None:
+    flags = dra_allocator_flags(FeatureGates.for_release(release))
+    assert flags["all_subrequest_index_reset"] is (not at_least(release, "1.36"))
+    plugin = _framework(release).plugins["DynamicResources"]
+    assert plugin._features["all_subrequest_index_reset"] is flags["all_subrequest_index_reset"]
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "balanced-allocation": check_balanced_allocation,
     "default-profile-dra": check_default_profile_dra,
@@ -131,6 +138,7 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "volume-attributes-class": check_volume_attributes_class,
     "dra-feature-defaults": check_dra_feature_defaults,
     "node-declared-features": check_node_declared_features,
+    "dra-all-subrequest": check_dra_all_subrequest,
 }
 
 BEHAVIOUR_ROWS = _table("Behaviour by release")
