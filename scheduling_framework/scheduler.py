@@ -29,6 +29,7 @@ from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ConfigError, PluginError, SchedulerBusyError, SchedulingFrameworkError
 from scheduling_framework.extender.client import HTTPExtender, build_extenders, ignored_resources
 from scheduling_framework.extender.config import apply_ignored_resources
+from scheduling_framework.features import UnreproducedInput
 from scheduling_framework.interfaces import QueuedPodInfo
 from scheduling_framework.node_info import PodInfo
 from scheduling_framework.queue import (
@@ -234,6 +235,8 @@ class Scheduler:
         for ext in self.extenders:
             ext.warnings = self.warnings  # failures skipped as kube-scheduler skips them are reported
         self.warnings.extend(self.config.feature_gates.warnings())  # gates set without effect here
+        # input governed by gates that are on but not reproduced here earns a warning (features.GOVERNED_INPUT)
+        self._unreproduced = UnreproducedInput(self.config.feature_gates, lambda m: self.warnings.add(m))
         self._admission: Admission | None = None  # built from the PriorityClasses on first use
 
     # events from the embedding application ----------------------------------------------------
@@ -242,12 +245,14 @@ class Scheduler:
     def add_node(self, node: Node) -> None:
         with self._lock:
             self._progress += 1
+            self._unreproduced.saw_node(node)
             self.cache.add_node(node)
             self.queue.move_all_to_active_or_backoff(NODE_ADD)
 
     def update_node(self, node: Node) -> None:
         with self._lock:
             self._progress += 1
+            self._unreproduced.saw_node(node)
             self.cache.update_node(node)
             self.queue.move_all_to_active_or_backoff(NODE_UPDATE)
 
@@ -260,6 +265,7 @@ class Scheduler:
     def add_object(self, obj: KubeObject) -> None:
         with self._lock:
             self._progress += 1
+            self._unreproduced.saw_object(obj)
             self.objects.add(obj)
             if obj.kind in ADMISSION_KINDS:
                 self._admission = None
@@ -305,6 +311,7 @@ class Scheduler:
             return
         with self._lock:
             self._progress += 1
+            self._unreproduced.saw_pod(pod)
             pod, refusal = self.admit(pod)
             if refusal and pod.spec.node_name:
                 self.warnings.add_item(WARN_BOUND_REFUSED, refused_item(pod, refusal))
@@ -435,9 +442,12 @@ class Scheduler:
 
         with self._lock, gc_paused():  # a big cluster is millions of objects and no cycles
             self._progress += 1
+            watch = self._unreproduced
             for o in objects:
+                watch.saw_object(o)
                 self.objects.add(o)
             for n in nodes:
+                watch.saw_node(n)
                 self.cache.add_node(n)
             pending = []
             for p in pods:
