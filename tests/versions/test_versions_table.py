@@ -12,11 +12,13 @@ from typing import Any
 import pytest
 
 from plugins_intree.noderesources.balanced_allocation import BalancedAllocation
+from scheduling_framework.api import Node, Pod
 from scheduling_framework.config import load_config
 from scheduling_framework.config.defaults import default_multi_point
 from scheduling_framework.config.intree import INTREE_POINTS
 from scheduling_framework.features import GATES, FeatureGateError, FeatureGates, dra_allocator_flags
 from scheduling_framework.scheduler import Scheduler
+from scheduling_framework.testing import make_node
 from scheduling_framework.versions import SUPPORTED_RELEASES, at_least
 from tests.fixture_runner import ROOT
 
@@ -128,6 +130,24 @@ def check_dra_all_subrequest(release: str) -> None:
     assert plugin._features["all_subrequest_index_reset"] is flags["all_subrequest_index_reset"]
 
 
+def check_image_locality_image_volumes(release: str) -> None:
+    # a 500 MiB image volume on one of two nodes (scaled to 250 MiB), the pod's container image on neither
+    mib = 1024 * 1024
+    nodes = [make_node().name(n).capacity(cpu="4", memory="8Gi").obj() for n in ("n1", "n2")]
+    nodes[0] = Node.from_dict({**nodes[0].to_dict(), "status": {
+        **nodes[0].to_dict()["status"], "images": [{"names": ["gcr.io/model:v1"], "sizeBytes": 500 * mib}]}})
+    pod = Pod.from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                         "spec": {"containers": [{"name": "c", "image": "gcr.io/app:v1"}],
+                                  "volumes": [{"name": "m", "image": {"reference": "gcr.io/model:v1"}}]}})
+    sched = Scheduler(kubernetes_version=release, explain=True, seed=1)
+    sched.load(nodes, [pod])
+    sched.run()
+    scores = sched.results[pod.key].scores or {}
+    raw = scores["n1"]["ImageLocality"]["raw"]
+    # (250 - 23) MiB over a scale of one (1.36) or two (1.37) images of 1000 MiB above 23 MiB
+    assert raw == {"1.34": 0, "1.35": 0, "1.36": 100 * 227 // 977, "1.37": 100 * 227 // 1977}[release]
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "balanced-allocation": check_balanced_allocation,
     "default-profile-dra": check_default_profile_dra,
@@ -139,6 +159,7 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "dra-feature-defaults": check_dra_feature_defaults,
     "node-declared-features": check_node_declared_features,
     "dra-all-subrequest": check_dra_all_subrequest,
+    "image-locality-image-volumes": check_image_locality_image_volumes,
 }
 
 BEHAVIOUR_ROWS = _table("Behaviour by release")
