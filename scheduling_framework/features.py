@@ -331,6 +331,8 @@ def dra_allocator_flags(gates: FeatureGates) -> dict[str, bool]:
         "consumable_capacity": gates.enabled("DRAConsumableCapacity"),
         # not a gate: the allocator of 1.34 and 1.35 loses an All subrequest's index (fixed in 1.36)
         "all_subrequest_index_reset": not at_least(gates.release, "1.36"),
+        # not a gate: from 1.36 the allocator searches pools and slices in name order
+        "sorted_pools": at_least(gates.release, "1.36"),
     }
 
 

@@ -165,3 +165,18 @@ def test_all_subrequest_after_the_first(first: dict[str, Any], want: list[str], 
     else:
         assert got is not None
         assert [(r.request, r.device) for r in got[0].results] == [("req/all", d) for d in expected]
+
+
+@pytest.mark.parametrize(("sorted_pools", "want"), [(False, "n1-b"), (True, "n1-a")], ids=["listed-1.35", "sorted-1.36"])
+def test_pool_search_order(sorted_pools: bool, want: str) -> None:
+    # two single-device pools of one driver, listed "b" then "a": 1.35 takes the first listed, 1.36 the first by name
+    def pool_slice(pool: str) -> ResourceSlice:
+        return ResourceSlice.from_dict({
+            "apiVersion": V1, "kind": "ResourceSlice", "metadata": {"name": f"slice-{pool}"},
+            "spec": {"driver": "gpu.example.com", "pool": {"name": pool, "resourceSliceCount": 1}, "nodeName": "n1",
+                     "devices": [{"name": "gpu-0"}]}})
+
+    a = Allocator(Features(sorted_pools=sorted_pools), AllocatedState(), {"gpu": gpu_class()},
+                  [pool_slice("n1-b"), pool_slice("n1-a")])
+    got = a.allocate(NODE, [claim()])
+    assert got is not None and [r.pool for r in got[0].results] == [want]

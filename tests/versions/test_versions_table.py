@@ -148,6 +148,12 @@ def check_image_locality_image_volumes(release: str) -> None:
     assert raw == {"1.34": 0, "1.35": 0, "1.36": 100 * 227 // 977, "1.37": 100 * 227 // 1977}[release]
 
 
+def check_dra_pool_order(release: str) -> None:
+    flags = dra_allocator_flags(FeatureGates.for_release(release))
+    assert flags["sorted_pools"] is at_least(release, "1.36")
+    assert _framework(release).plugins["DynamicResources"]._features["sorted_pools"] is flags["sorted_pools"]
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "balanced-allocation": check_balanced_allocation,
     "default-profile-dra": check_default_profile_dra,
@@ -160,6 +166,7 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "node-declared-features": check_node_declared_features,
     "dra-all-subrequest": check_dra_all_subrequest,
     "image-locality-image-volumes": check_image_locality_image_volumes,
+    "dra-pool-order": check_dra_pool_order,
 }
 
 BEHAVIOUR_ROWS = _table("Behaviour by release")
