@@ -10,7 +10,8 @@ are off by default in a release (GangScheduling/GenericWorkload, TopologyAwareWo
 InPlacePodVerticalScalingSchedulerPreemption) add nothing.
 
 Per release: DynamicResources has no Score in 1.34 (and no weight); from 1.35 it has Score, weight 2, and
-never PreScore. DefaultPreemption has PreEnqueue in every release.
+never PreScore. DefaultPreemption has PreEnqueue in every release. The PodGroup points of 1.36+
+(placementScore, where upstream also expands NodeResourcesFit) are not modelled (docs/differences.md).
 """
 
 from __future__ import annotations
