@@ -329,6 +329,10 @@ def dra_allocator_flags(gates: FeatureGates) -> dict[str, bool]:
                                       and gates.enabled("DRAResourceClaimDeviceStatus")),
         "consumable_capacity": gates.enabled("DRAConsumableCapacity"),
         "fractional_capacity_range": gates.enabled("DRAFractionalCapacityRange"),
+        # not a gate: the allocator of 1.34 and 1.35 loses an All subrequest's index (fixed in 1.36)
+        "all_subrequest_index_reset": not at_least(gates.release, "1.36"),
+        # not a gate: from 1.36 the allocator searches pools and slices in name order
+        "sorted_pools": at_least(gates.release, "1.36"),
     }
 
 
@@ -358,3 +362,149 @@ def gate_enabled(handle: Any, name: str) -> bool:
     if isinstance(gates, Mapping) and name in gates:
         return bool(gates[name])
     return features_of(handle).enabled(name)
+# --- input governed by gates whose effect is not reproduced -----------------------------------------------
+
+
+def _mapping(v: Any) -> Mapping[str, Any]:
+    return v if isinstance(v, Mapping) else {}
+
+
+def _spec(obj: Any) -> Mapping[str, Any]:
+    return _mapping(_mapping(getattr(obj, "raw", None)).get("spec"))
+
+
+def _resize_pending(pod: Any) -> bool:
+    """The kubelet's resize conditions (or the older ``status.resize``): requests differ from what runs."""
+    status = getattr(pod, "status", None)
+    return any(c.type in ("PodResizePending", "PodResizeInProgress") for c in getattr(status, "conditions", ()))
+
+
+def _pod_level_resize(pod: Any) -> bool:
+    return getattr(getattr(pod, "spec", None), "resources", None) is not None and _resize_pending(pod)
+
+
+def _declares_features(node: Any) -> bool:
+    raw = node.raw_manifest() if callable(getattr(node, "raw_manifest", None)) else {}
+    return bool(_mapping(_mapping(raw).get("status")).get("declaredFeatures"))
+
+
+def _has_workload_ref(pod: Any) -> bool:
+    raw = pod.raw_manifest() if callable(getattr(pod, "raw_manifest", None)) else {}
+    spec = _mapping(_mapping(raw).get("spec"))
+    return bool(spec.get("workloadRef") or spec.get("schedulingGroup"))
+
+
+@attrs.frozen
+class GovernedInput:
+    """What a gate governs in a cluster: object kinds (each, or those ``obj`` accepts), or nodes / pods that
+    ``node`` / ``pod`` accept. ``what`` names it in the warning."""
+
+    what: str
+    kinds: frozenset[str] = frozenset()
+    obj: Any = None  # Callable[[KubeObject], bool] | None: None accepts every object of ``kinds``
+    node: Any = None  # Callable[[Node], bool] | None
+    pod: Any = None  # Callable[[Pod], bool] | None
+
+
+#: gate -> the input it governs. A gate enabled in a run, whose effect here is NOT_REPRODUCED, earns a warning
+#: as soon as the input holds what it governs (:class:`UnreproducedInput`); once its effect is reproduced
+#: (``GATES[name].effect`` no longer NOT_REPRODUCED) the warning stops by itself.
+GOVERNED_INPUT: Final[Mapping[str, GovernedInput]] = {
+    "DRADeviceTaintRules": GovernedInput("DeviceTaintRule objects", frozenset({"DeviceTaintRule"})),
+    "DRAExtendedResource": GovernedInput(
+        "DeviceClasses with spec.extendedResourceName", frozenset({"DeviceClass"}),
+        obj=lambda o: bool(_spec(o).get("extendedResourceName"))),
+    "NodeDeclaredFeatures": GovernedInput("nodes with status.declaredFeatures", node=_declares_features),
+    "InPlacePodVerticalScaling": GovernedInput(
+        "pods with a pending or in-progress resize (PodResizePending/PodResizeInProgress)", pod=_resize_pending),
+    "InPlacePodLevelResourcesVerticalScaling": GovernedInput(
+        "pods with pod-level resources and a pending or in-progress resize", pod=_pod_level_resize),
+    "GenericWorkload": GovernedInput("Workload or PodGroup objects", frozenset({"Workload", "PodGroup"})),
+    "GangScheduling": GovernedInput("pods with spec.workloadRef", pod=_has_workload_ref),
+    "TopologyAwareWorkloadScheduling": GovernedInput(
+        "PodGroups with spec.schedulingConstraints", frozenset({"PodGroup"}),
+        obj=lambda o: bool(_spec(o).get("schedulingConstraints"))),
+    "DRAWorkloadResourceClaims": GovernedInput(
+        "PodGroups with spec.resourceClaims", frozenset({"PodGroup"}),
+        obj=lambda o: bool(_spec(o).get("resourceClaims"))),
+}
+
+
+def unreproduced_gate_message(name: str, release: str, what: str) -> str:
+    spec = GATES[name]
+    why = f" ({spec.note})" if spec.note else ""
+    return (f"feature gate {name} is on in this run (Kubernetes {release}) but its effect is not reproduced"
+            f"{why}: the input has {what}; the real scheduler's decisions for them may differ")
+
+
+class UnreproducedInput:
+    """Watches the objects, nodes and pods a run loads for input governed by an enabled gate whose effect is
+    not reproduced, and reports each such gate once through ``report(message)``. A gate stops being watched
+    once reported, so a big cluster costs a few attribute reads per object at most (nothing when no gate
+    applies)."""
+
+    __slots__ = ("release", "_report", "_by_kind", "_nodes", "_pods")
+
+    def __init__(self, gates: FeatureGates, report: Any) -> None:
+        self.release = gates.release
+        self._report = report
+        self._by_kind: dict[str, list[tuple[str, GovernedInput]]] = {}
+        self._nodes: list[tuple[str, GovernedInput]] = []
+        self._pods: list[tuple[str, GovernedInput]] = []
+        for name, gi in GOVERNED_INPUT.items():
+            spec = GATES.get(name)
+            if spec is None or spec.effect != NOT_REPRODUCED or not gates.enabled(name):
+                continue
+            for kind in gi.kinds:
+                self._by_kind.setdefault(kind, []).append((name, gi))
+            if gi.node is not None:
+                self._nodes.append((name, gi))
+            if gi.pod is not None:
+                self._pods.append((name, gi))
+
+    @property
+    def active(self) -> bool:
+        return bool(self._by_kind or self._nodes or self._pods)
+
+    def _hit(self, name: str, gi: GovernedInput) -> None:
+        for kind in gi.kinds:
+            rest = [e for e in self._by_kind.get(kind, ()) if e[0] != name]
+            if rest:
+                self._by_kind[kind] = rest
+            else:
+                self._by_kind.pop(kind, None)
+        self._nodes = [e for e in self._nodes if e[0] != name]
+        self._pods = [e for e in self._pods if e[0] != name]
+        self._report(unreproduced_gate_message(name, self.release, gi.what))
+
+    def saw_object(self, obj: Any) -> None:
+        watchers = self._by_kind.get(getattr(obj, "kind", ""))
+        if watchers:
+            for name, gi in list(watchers):
+                if gi.obj is None or gi.obj(obj):
+                    self._hit(name, gi)
+
+    def saw_node(self, node: Any) -> None:
+        for name, gi in list(self._nodes):
+            if gi.node(node):
+                self._hit(name, gi)
+
+    def saw_pod(self, pod: Any) -> None:
+        for name, gi in list(self._pods):
+            if gi.pod(pod):
+                self._hit(name, gi)
+
+    def scan(self, nodes: Iterable[Any] = (), pods: Iterable[Any] = (), objects: Iterable[Any] = ()) -> None:
+        """:meth:`saw_object`, :meth:`saw_node` and :meth:`saw_pod` over a whole cluster."""
+        if not self.active:
+            return
+        for o in objects:
+            self.saw_object(o)
+        for n in nodes:
+            if not self._nodes:
+                break
+            self.saw_node(n)
+        for p in pods:
+            if not self._pods:
+                break
+            self.saw_pod(p)

@@ -31,7 +31,7 @@ from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ConfigError, PluginError, SchedulerBusyError, SchedulingFrameworkError
 from scheduling_framework.extender.client import HTTPExtender, build_extenders, ignored_resources
 from scheduling_framework.extender.config import apply_ignored_resources
-from scheduling_framework.features import taint_rules_enabled
+from scheduling_framework.features import UnreproducedInput, taint_rules_enabled
 from scheduling_framework.interfaces import QueuedPodInfo
 from scheduling_framework.queue import (
     ASSIGNED_POD_ADD,
@@ -210,7 +210,8 @@ class Scheduler:
         self._binders = [e for e in self.extenders if e.is_binder()]
         ignored = ignored_resources(self.config)
         for prof in self.config.profiles:
-            eff = apply_ignored_resources(expand_profile(prof, self.registry.points_of), ignored)
+            eff = apply_ignored_resources(
+                expand_profile(prof, self.registry.points_of, self.config.kubernetes_version), ignored)
             fwk = Framework(eff, self.registry, snapshot=self.snapshot, objects=self.objects,
                             parallelism=self.config.parallelism,
                             percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
@@ -248,6 +249,8 @@ class Scheduler:
         for ext in self.extenders:
             ext.warnings = self.warnings  # failures skipped as kube-scheduler skips them are reported
         self.warnings.extend(self.config.feature_gates.warnings())  # gates set without effect here
+        # input governed by gates that are on but not reproduced here earns a warning (features.GOVERNED_INPUT)
+        self._unreproduced = UnreproducedInput(self.config.feature_gates, lambda m: self.warnings.add(m))
         self._admission: Admission | None = None  # built from the PriorityClasses on first use
 
     # events from the embedding application ----------------------------------------------------
@@ -256,12 +259,14 @@ class Scheduler:
     def add_node(self, node: Node) -> None:
         with self._lock:
             self._progress += 1
+            self._unreproduced.saw_node(node)
             self.cache.add_node(node)
             self.queue.move_all_to_active_or_backoff(NODE_ADD)
 
     def update_node(self, node: Node) -> None:
         with self._lock:
             self._progress += 1
+            self._unreproduced.saw_node(node)
             self.cache.update_node(node)
             self.queue.move_all_to_active_or_backoff(NODE_UPDATE)
 
@@ -274,6 +279,7 @@ class Scheduler:
     def add_object(self, obj: KubeObject) -> None:
         with self._lock:
             self._progress += 1
+            self._unreproduced.saw_object(obj)
             self.objects.add(obj)
             if obj.kind in ADMISSION_KINDS:
                 self._admission = None
@@ -319,6 +325,7 @@ class Scheduler:
             return
         with self._lock:
             self._progress += 1
+            self._unreproduced.saw_pod(pod)
             pod, refusal = self.admit(pod)
             if refusal and pod.spec.node_name:
                 self.warnings.add_item(WARN_BOUND_REFUSED, refused_item(pod, refusal))
@@ -454,7 +461,9 @@ class Scheduler:
 
         with self._lock, gc_paused():  # a big cluster is millions of objects and no cycles
             self._progress += 1
+            watch = self._unreproduced
             for o in objects:
+                watch.saw_object(o)
                 self.objects.add(o)
                 if o.kind in UNMODELLED_FIELDS:
                     for field, gate in unmodelled_fields(o.kind, o.raw):
@@ -468,6 +477,7 @@ class Scheduler:
                 elif o.kind == DEVICE_TAINT_RULE:
                     self._check_taint_rule(o)
             for n in nodes:
+                watch.saw_node(n)
                 self.cache.add_node(n)
             pending = []
             for p in pods:

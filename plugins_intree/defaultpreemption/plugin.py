@@ -62,6 +62,12 @@ class DefaultPreemption:
         self.more_important_pod: MoreImportantPodFunc = more_important_pod
         self.evaluator = Evaluator(NAME, handle, self)
 
+    # PreEnqueue ----------------------------------------------------------------------------------
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        """Admits every pod: upstream's only holds back a pod whose asynchronous preemption is still
+        evicting victims, and preemption here completes within the cycle."""
+        return None
+
     # PostFilter ----------------------------------------------------------------------------------
     def post_filter(self, state: CycleState, pod: Pod, filtered_node_status_map: Mapping[str, Status | None]
                     ) -> tuple[PostFilterResult | None, Status]:

@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from plugins_intree.dynamicresources.state import DraManager, manager_for
 from plugins_intree.nodeaffinity.matching import CompiledNodeSelector
-from plugins_intree.tainttoleration.plugin import default_normalize_score
+from plugins_intree.tainttoleration.plugin import default_normalize_score, default_normalize_values
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.selectors import NodeSelector
@@ -175,7 +175,7 @@ def _gate_overrides(handle: Any) -> Mapping[str, bool]:
 
 
 class DynamicResources:
-    """PreEnqueue, PreFilter, Filter, PostFilter, PreScore/Score, Reserve/Unreserve and PreBind for DRA."""
+    """PreEnqueue, PreFilter, Filter, PostFilter, Score, Reserve/Unreserve and PreBind for DRA."""
 
     name = NAME
     #: the fast paths (AllocationMemo reusing per-node outcomes across cycles, Score's shortcut); False runs the
@@ -503,17 +503,7 @@ class DynamicResources:
             return None, Status(Code.UNSCHEDULABLE, "deletion of ResourceClaim completed")
         return None, Status(Code.UNSCHEDULABLE, "still not schedulable")
 
-    # Score -----------------------------------------------------------------------------------------
-    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
-        if not self.enabled:
-            return None
-        s = _read(state)
-        if isinstance(s, Status):
-            return s
-        if not s.claims or s.allocator is None:
-            return Status(Code.SKIP)
-        return None
-
+    # Score (upstream's plugin has no PreScore, so Score runs for every pod; from 1.35 on) ---------------
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         if not self.enabled:
             return 0, None
@@ -531,12 +521,25 @@ class DynamicResources:
             return 0, None
         return compute_score(s.typed_to_allocate, allocations), None
 
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int] | None:
+        """Score's zeros for a pod with no claims (most pods) or none with firstAvailable requests, in one go;
+        None (node by node) otherwise."""
+        if self.enabled:
+            s = _read(state)
+            if isinstance(s, Status) or (s.claims and (s.prioritized or not self.fast_paths)):
+                return None
+        return [0] * len(nodes)
+
     def score_extensions(self) -> DynamicResources:
         return self
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
         return None
+
+    def normalize_values(self, state: CycleState, pod: Pod, node_names: list[str], scores: list[int]) -> list[int]:
+        """``normalize_score`` on plain scores, for the framework."""
+        return default_normalize_values(MAX_NODE_SCORE, False, scores)
 
     # Reserve / Unreserve ---------------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:

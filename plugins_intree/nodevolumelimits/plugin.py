@@ -4,8 +4,10 @@ allows (``spec.drivers[].allocatable.count``).
 Volumes are counted by unique ``<driver>/<volume handle>``: the volumes of the pods already on the node, then
 VolumeAttachments to the node for volumes no such pod uses; a volume the incoming pod shares with a pod on the
 node costs nothing more. Bound claims count under their PV's CSI source, unbound claims under their
-StorageClass's provisioner (with a handle unique to the claim), and in-tree volumes migrated to CSI on the
-node (CSINode ``storage.alpha.kubernetes.io/migrated-plugins``) under their CSI driver.
+StorageClass's provisioner (with a handle unique to the claim), and in-tree volumes under the CSI driver they
+migrated to: AWS EBS, GCE PD, Azure Disk and Cinder volumes always (once the node has a CSINode), Portworx
+volumes when the node's CSINode lists the plugin in ``storage.alpha.kubernetes.io/migrated-plugins``, as
+upstream's ``isCSIMigrationOn`` of this plugin decides (VolumeBinding reads the annotation for all of them).
 
 The per-plugin limits of EBSLimits, GCEPDLimits, AzureDiskLimits and CinderLimits were removed upstream once
 those plugins migrated to CSI; their volumes are counted here, against the CSI driver's limit.
@@ -19,7 +21,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from plugins_intree.volumebinding.csi_translation import (
+    AWS_EBS,
+    AZURE_DISK,
     BY_NAME,
+    CINDER,
+    GCE_PD,
+    PORTWORX,
     TranslationError,
     migrated_on_node,
     plugin_for_pv,
@@ -54,6 +61,20 @@ from scheduling_framework.status import Code, Status
 NAME: Final = "NodeVolumeLimits"
 STATE_KEY: Final = "PreFilter" + NAME
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED: Final = "node(s) exceed max volume count"
+
+
+# in-tree plugins whose volumes this plugin counts under their CSI driver without the CSINode annotation
+_ALWAYS_MIGRATED: Final = frozenset({AWS_EBS, GCE_PD, AZURE_DISK, CINDER})
+
+
+def csi_migration_on(plugin: str, migrated: frozenset[str], has_csi_node: bool, handle: Any) -> bool:
+    """upstream nodevolumelimits ``isCSIMigrationOn``: the node needs a CSINode; EBS, GCE PD, Azure Disk and
+    Cinder count as migrated outright; Portworx needs its gate and the CSINode's migrated-plugins annotation."""
+    if not has_csi_node or not plugin:
+        return False
+    if plugin in _ALWAYS_MIGRATED:
+        return True
+    return plugin == PORTWORX and migrated_on_node(plugin, migrated, has_csi_node, handle)
 
 
 class _PVCNotFound(Exception):
@@ -192,7 +213,7 @@ class NodeVolumeLimits:
             name = claim_name(pod, v)
             if name is None:
                 plugin = plugin_for_volume(v)
-                if plugin is None or not migrated_on_node(plugin.name, migrated, has_csi_node, self.handle):
+                if plugin is None or not csi_migration_on(plugin.name, migrated, has_csi_node, self.handle):
                     continue
                 try:
                     translated = translate_inline(v, plugin)
@@ -227,7 +248,7 @@ class NodeVolumeLimits:
         if isinstance(pv.spec.get("csi"), Mapping):
             return pv.csi_driver, pv.csi_handle
         plugin = plugin_for_pv(pv)
-        if plugin is None or not migrated_on_node(plugin.name, migrated, csi_node is not None, self.handle):
+        if plugin is None or not csi_migration_on(plugin.name, migrated, csi_node is not None, self.handle):
             return "", ""
         try:
             translated = translate_pv(pv, plugin)
@@ -248,7 +269,7 @@ class NodeVolumeLimits:
         provisioner = provisioner if isinstance(provisioner, str) else ""
         plugin = BY_NAME.get(provisioner)
         if plugin is not None:
-            if not migrated_on_node(provisioner, migrated, csi_node is not None, self.handle):
+            if not csi_migration_on(provisioner, migrated, csi_node is not None, self.handle):
                 return "", ""
             return plugin.driver, handle
         return provisioner, handle

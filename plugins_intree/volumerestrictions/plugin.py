@@ -22,8 +22,9 @@ NAME: Final = "VolumeRestrictions"
 PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
 
 ERR_REASON_DISK_CONFLICT: Final = "node(s) had no available disk"
+# upstream's wording from 1.34 on (every supported release)
 ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT: Final = (
-    "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode")
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod")
 READ_WRITE_ONCE_POD: Final = "ReadWriteOncePod"
 
 # Volume sources the shared-disk rules apply to.

@@ -8,6 +8,7 @@ from scheduling_framework.config.args import ARGS_TYPES, default_args
 from scheduling_framework.config.intree import DEFAULT_MULTI_POINT, INTREE_POINTS
 from scheduling_framework.config.types import MULTI_POINT, POINTS, PluginConfig, PluginRef, Plugins, PluginSet
 from scheduling_framework.features import FeatureGates
+from scheduling_framework.versions import at_least
 
 DYNAMIC_RESOURCES = "DynamicResources"
 NODE_DECLARED_FEATURES = "NodeDeclaredFeatures"
@@ -18,17 +19,15 @@ def default_multi_point(features: FeatureGates | None = None) -> tuple[tuple[str
 
     DynamicResources joins (before DefaultPreemption, as upstream's ``applyFeatureGates`` puts it) while
     the DynamicResourceAllocation gate is on, provided this distribution ships the plugin; it leaves
-    when the gate is off. NodeDeclaredFeatures is appended at the end while its gate is on (1.36+ by default).
+    when the gate is off. Its weight is 2 from 1.35 on; 1.34 sets none (its plugin has no Score there).
+    NodeDeclaredFeatures is appended at the end while its gate is on (1.36+ by default).
     """
     gates = features if features is not None else FeatureGates()
-    entries = list(DEFAULT_MULTI_POINT)
-    names = [n for n, _ in entries]
-    dra_on = gates.enabled("DynamicResourceAllocation")
-    if not dra_on and DYNAMIC_RESOURCES in names:
-        entries = [e for e in entries if e[0] != DYNAMIC_RESOURCES]
-    elif dra_on and DYNAMIC_RESOURCES not in names and DYNAMIC_RESOURCES in INTREE_POINTS:
+    entries = [e for e in DEFAULT_MULTI_POINT if e[0] != DYNAMIC_RESOURCES]
+    if gates.enabled("DynamicResourceAllocation") and DYNAMIC_RESOURCES in INTREE_POINTS:
+        names = [n for n, _ in entries]
         at = names.index("DefaultPreemption") if "DefaultPreemption" in names else len(entries)
-        entries.insert(at, (DYNAMIC_RESOURCES, 0))
+        entries.insert(at, (DYNAMIC_RESOURCES, 2 if at_least(gates.release, "1.35") else 0))
     if gates.enabled(NODE_DECLARED_FEATURES) and NODE_DECLARED_FEATURES in INTREE_POINTS:
         entries.append((NODE_DECLARED_FEATURES, 0))
     return tuple(entries)

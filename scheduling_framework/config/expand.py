@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from scheduling_framework.config.intree import points_at_release
 from scheduling_framework.config.types import (
     POINTS,
     EffectivePlugin,
@@ -18,6 +19,7 @@ from scheduling_framework.config.types import (
     Profile,
 )
 from scheduling_framework.errors import ConfigError
+from scheduling_framework.versions import NEWEST_RELEASE
 
 PointsOf = Callable[[str], "frozenset[str] | None"]
 
@@ -57,13 +59,15 @@ MAX_NODE_SCORE = 100
 MAX_TOTAL_SCORE = 2**63 - 1
 
 
-def expand_profile(profile: Profile, points_of: PointsOf) -> EffectiveProfile:
+def expand_profile(profile: Profile, points_of: PointsOf, release: str | None = None) -> EffectiveProfile:
     """The effective plugins of ``profile`` at every extension point, in run order.
 
     ``points_of(name)`` returns the point keys the named plugin implements, or None when no such
-    plugin is registered.  Raises ConfigError (one message, upstream's wording, prefixed with the
-    profile's scheduler name) when the profile cannot be built.
+    plugin is registered.  ``release`` (default the newest) leaves out the points upstream's in-tree
+    plugins gained after it (``POINTS_SINCE``).  Raises ConfigError (one message, upstream's wording,
+    prefixed with the profile's scheduler name) when the profile cannot be built.
     """
+    points_of = points_at_release(points_of, NEWEST_RELEASE if release is None else release)
     try:
         points = _expand(profile, points_of)
     except _BuildError as exc:

@@ -8,6 +8,10 @@ methods, so this table must stay in step with the plugins in ``plugins_intree``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from scheduling_framework.versions import at_least
+
 #: plugin name -> extension point keys it implements.
 INTREE_POINTS: dict[str, frozenset[str]] = {
     "SchedulingGates": frozenset({"preEnqueue"}),
@@ -24,22 +28,27 @@ INTREE_POINTS: dict[str, frozenset[str]] = {
     "VolumeZone": frozenset({"preFilter", "filter"}),
     "PodTopologySpread": frozenset({"preFilter", "filter", "preScore", "score"}),
     "InterPodAffinity": frozenset({"preFilter", "filter", "preScore", "score"}),
-    # Upstream's DefaultPreemption also has a PreEnqueue hook, but it only gates pods while an
-    # asynchronous preemption is in flight; this library preempts synchronously, so the plugin
-    # has no PreEnqueue and the effective default profile keeps SchedulingGates alone there.
-    # Upstream's DynamicResources has Score without PreScore. Here it also has a PreScore (Skip for pods
-    # with nothing to allocate, else a no-op) so that configurations naming it at preScore load; the
-    # decisions are the same (docs/differences.md).
-    "DynamicResources": frozenset({"preEnqueue", "preFilter", "filter", "postFilter", "preScore", "score",
-                                   "reserve", "preBind"}),
-    "DefaultPreemption": frozenset({"postFilter"}),
+    # Upstream's DynamicResources has no PreScore; its Score exists from 1.35 on (POINTS_SINCE).
+    "DynamicResources": frozenset({"preEnqueue", "preFilter", "filter", "postFilter", "score", "reserve",
+                                   "preBind"}),
+    # Upstream's PreEnqueue only holds back pods whose asynchronous preemption is in flight; preemption
+    # runs synchronously here, so it admits every pod, but the point is there as upstream's is.
+    "DefaultPreemption": frozenset({"preEnqueue", "postFilter"}),
     "NodeResourcesBalancedAllocation": frozenset({"preScore", "score"}),
     "ImageLocality": frozenset({"score"}),
     "DefaultBinder": frozenset({"bind"}),
     "NodeDeclaredFeatures": frozenset({"preFilter", "filter"}),
 }
 
-#: upstream's default multiPoint list (v1.34+, DynamicResourceAllocation GA) with the score weights it sets.
+#: extension points an in-tree plugin implements here that upstream's plugin only has from a later release on:
+#: (plugin, point) -> that release. Profiles of older releases do not expand the plugin to the point, and naming
+#: it there is refused as upstream refuses it ("does not extend").
+POINTS_SINCE: dict[tuple[str, str], str] = {
+    ("DynamicResources", "score"): "1.35",
+}
+
+#: upstream's default multiPoint list of the newest release with the score weights it sets (DynamicResources
+#: is inserted by its gate; ``scheduling_framework.config.defaults.default_multi_point`` gives each release's).
 DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
     ("SchedulingGates", 0),
     ("PrioritySort", 0),
@@ -55,7 +64,7 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
     ("VolumeZone", 0),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
-    ("DynamicResources", 0),
+    ("DynamicResources", 2),
     ("DefaultPreemption", 0),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
@@ -64,6 +73,24 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
 
 #: plugins removed from the v1 API; naming them is a validation error worded as upstream's.
 REMOVED_PLUGINS: tuple[str, ...] = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
+
+
+def points_at_release(points_of: Callable[[str], frozenset[str] | None], release: str
+                      ) -> Callable[[str], frozenset[str] | None]:
+    """``points_of`` less the points :data:`POINTS_SINCE` says upstream's plugin lacks at ``release``."""
+    missing: dict[str, frozenset[str]] = {}
+    for (name, point), since in POINTS_SINCE.items():
+        if not at_least(release, since):
+            missing[name] = missing.get(name, frozenset()) | {point}
+    if not missing:
+        return points_of
+
+    def of(name: str) -> frozenset[str] | None:
+        points = points_of(name)
+        drop = missing.get(name)
+        return points - drop if points is not None and drop else points
+
+    return of
 
 
 def intree_points_of(name: str) -> frozenset[str] | None:

@@ -18,7 +18,8 @@ searches, for one node, a set of devices satisfying every request of every claim
 The search is upstream's: claims in order, requests in order, devices in pool/slice/device order, the first
 complete solution wins, with backtracking; within one request only combinations (not permutations) are tried.
 Pools are visited in the order their first slice appears in ``slices`` (upstream iterates a Go map, whose
-order is unspecified).
+order is unspecified) up to 1.35; from 1.36 (``Features.sorted_pools``) pools are visited by driver, then pool
+name, and the slices of a pool by name, as upstream sorts them (PR #136641).
 """
 
 from __future__ import annotations
@@ -125,6 +126,14 @@ class Features:
     consumable_capacity: bool = True
     #: DRAFractionalCapacityRange: request-policy ranges computed in milli units (fractional steps)
     fractional_capacity_range: bool = True
+    #: the 1.34/1.35 allocator's slip (fixed in 1.36, upstream PR #137347): after the first device of an
+    #: ``All`` subrequest, the search goes on with the first subrequest of the ``firstAvailable`` list instead
+    #: of that one; for an ``All`` subrequest at position >= 1 it fails, or allocates too few devices, where
+    #: the API says it succeeds. Not a gate: the release decides (``dra_allocator_flags``).
+    all_subrequest_index_reset: bool = False
+    #: 1.36+: pools searched by (driver, pool name) and each pool's slices by name (upstream PR #136641);
+    #: before, in the order they are listed. Not a gate: the release decides (``dra_allocator_flags``).
+    sorted_pools: bool = True
 
 
 class AllocatorError(SchedulingFrameworkError):
@@ -197,7 +206,10 @@ def gather_pools(slices_for_node: Sequence[ResourceSlice], node: Node, features:
         # Anything else is an unknown future form of node selection: skipped.
 
     pools: list[_Pool] = []
-    for (driver, name), pool_slices in by_pool.items():
+    entries = sorted(by_pool.items()) if features.sorted_pools else by_pool.items()
+    for (driver, name), pool_slices in entries:
+        if features.sorted_pools:
+            pool_slices.sort(key=_slice_name)
         generation = pool_slices[0].spec.pool.generation
         count = pool_slices[0].spec.pool.resource_slice_count
         if len(pool_slices) == count:
@@ -215,6 +227,10 @@ def gather_pools(slices_for_node: Sequence[ResourceSlice], node: Node, features:
     for i, p in enumerate(pools):
         p.index = i
     return pools
+
+
+def _slice_name(s: ResourceSlice) -> str:
+    return s.metadata.name
 
 
 def _add_slice(by_pool: dict[tuple[str, str], list[ResourceSlice]], s: ResourceSlice) -> None:
@@ -932,7 +948,8 @@ class _Run:
             if undo is None:
                 return False
             try:
-                done = self._allocate_one(ci, ri, si, di + 1, in_sub, (0, 0, 0))
+                nxt = 0 if self.features.all_subrequest_index_reset else si
+                done = self._allocate_one(ci, ri, nxt, di + 1, in_sub, (0, 0, 0))
             except BaseException:
                 undo()
                 raise

@@ -111,7 +111,7 @@ class PluginExtender:
         if prof is None:
             names = ", ".join(p.scheduler_name for p in profiles)
             raise ConfigError(f"profile {profile!r} not found (the configuration has: {names})")
-        self.profile: EffectiveProfile = expand_profile(prof, self.registry.points_of)
+        self.profile: EffectiveProfile = expand_profile(prof, self.registry.points_of, self.config.kubernetes_version)
         self.cluster_nodes = {n.name: n for n in cluster_nodes}
         self.cluster_pods = [p for p in cluster_pods if p.spec.node_name]
         self.objects = list(objects)

@@ -57,6 +57,9 @@ NODE_LOCAL_PLUGINS = frozenset({
 #: existing pods' required anti-affinity and its Score only existing pods' affinity terms, and copies of
 #: such a pod carry neither.
 INTER_POD_AFFINITY = "InterPodAffinity"
+#: Score plugins without PreScore that score every node 0 for a pod their PreFilter skipped (DynamicResources
+#: for a pod without claims): node-local for such a pod.
+ZERO_SCORE_WHEN_FILTER_SKIPPED = frozenset({"DynamicResources"})
 
 
 @attrs.frozen
@@ -239,7 +242,8 @@ class _FastPath:
             if not all(local(pl.name, skip_s) for pl in fwk.plugins_at("preScore")):
                 return None
             score_plugins = [pl for pl in fwk.plugins_at("score") if pl.name not in skip_s]
-            if not all(local(pl.name, set()) for pl in score_plugins):
+            zero = ZERO_SCORE_WHEN_FILTER_SKIPPED & skip_f
+            if not all(local(pl.name, set()) or pl.name in zero for pl in score_plugins):
                 return None
         fp = cls(sim, template, state, names, len(all_nodes), score_plugins)
         # Every node's verdict up front (Filter has no side effects; a cycle would only reach some of them).

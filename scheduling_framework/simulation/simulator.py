@@ -33,6 +33,7 @@ from scheduling_framework.config import KubeSchedulerConfiguration, resolve_conf
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.dra.extended import requests_dra_candidate
 from scheduling_framework.errors import SnapshotError
+from scheduling_framework.features import UnreproducedInput
 from scheduling_framework.interfaces import QueuedPodInfo
 from scheduling_framework.node_info import NodeInfo, PodInfo
 from scheduling_framework.registry import Registry, default_registry
@@ -170,6 +171,10 @@ class Simulator:
         for ext in self.framework.extenders:
             ext.warnings = self.warnings  # extender failures skipped as kube-scheduler skips them
         self.warnings.extend(self.config.feature_gates.warnings())  # gates set without effect here
+        # input governed by gates that are on but not reproduced here earns a warning (features.GOVERNED_INPUT)
+        self._unreproduced = UnreproducedInput(self.config.feature_gates, lambda m: self.warnings.add(m))
+        self._unreproduced.scan(self.cluster.nodes(), self.cluster.pods(),
+                                (o for k in self.objects.kinds() for o in self.objects.list(k)))
         self._admission: Admission | None = None
         self._admitted: dict[str, tuple[Pod, Pod, str]] = {}
         # DRA: claims generated from templates get seeded suffixes; changes to objects (claim allocations,
@@ -230,6 +235,7 @@ class Simulator:
     def admit(self, pod: Pod) -> tuple[Pod, str]:
         """Priority admission with the simulator's PriorityClasses (see scheduling_framework.admission):
         the admitted pod and "", or the pod and why the API server would refuse it."""
+        self._unreproduced.saw_pod(pod)
         if pod.spec.priority is not None and not pod.spec.priority_class_name:
             return pod, ""
         # what-if loops pass the same pods again and again: give back the same admitted Pod object, so

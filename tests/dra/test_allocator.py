@@ -133,3 +133,50 @@ def test_timeout_aborts_an_exhaustive_search() -> None:
     with pytest.raises(AllocatorError, match="filter operation aborted: context deadline exceeded") as ei:
         a.allocate(NODE, [c], timeout=0.05)
     assert ei.value.timed_out
+
+
+def _prioritized_claim(first: dict[str, Any]) -> ResourceClaim:
+    """One request whose firstAvailable is ``first`` then "all" GPUs."""
+    return ResourceClaim.from_dict({
+        "apiVersion": V1, "kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "ns"},
+        "spec": {"devices": {"requests": [{"name": "req", "firstAvailable": [
+            {"name": "first", **first}, {"name": "all", "deviceClassName": "gpu", "allocationMode": "All"}]}]}}})
+
+
+# (first subrequest, devices the API allocates, devices 1.34/1.35's allocator allocates (None: fails))
+ALL_AT_INDEX_ONE = [
+    pytest.param({"deviceClassName": "nothing", "allocationMode": "All"}, ["gpu-0", "gpu-1"], None,
+                 id="first-all-without-devices"),
+    pytest.param({"deviceClassName": "nothing", "allocationMode": "ExactCount", "count": 1},
+                 ["gpu-0", "gpu-1"], ["gpu-0"], id="first-exact-count-one-unsatisfiable"),
+]
+
+
+@pytest.mark.parametrize(("first", "want", "want_reset"), ALL_AT_INDEX_ONE)
+@pytest.mark.parametrize("reset", [False, True], ids=["fixed-1.36", "index-reset-1.35"])
+def test_all_subrequest_after_the_first(first: dict[str, Any], want: list[str], want_reset: list[str] | None,
+                                        reset: bool) -> None:
+    classes = {"gpu": gpu_class(), "nothing": gpu_class('device.driver == "none.example.com"')}
+    a = Allocator(Features(all_subrequest_index_reset=reset), AllocatedState(), classes, [gpu_slice()])
+    got = a.allocate(NODE, [_prioritized_claim(first)])
+    expected = want_reset if reset else want
+    if expected is None:
+        assert got is None
+    else:
+        assert got is not None
+        assert [(r.request, r.device) for r in got[0].results] == [("req/all", d) for d in expected]
+
+
+@pytest.mark.parametrize(("sorted_pools", "want"), [(False, "n1-b"), (True, "n1-a")], ids=["listed-1.35", "sorted-1.36"])
+def test_pool_search_order(sorted_pools: bool, want: str) -> None:
+    # two single-device pools of one driver, listed "b" then "a": 1.35 takes the first listed, 1.36 the first by name
+    def pool_slice(pool: str) -> ResourceSlice:
+        return ResourceSlice.from_dict({
+            "apiVersion": V1, "kind": "ResourceSlice", "metadata": {"name": f"slice-{pool}"},
+            "spec": {"driver": "gpu.example.com", "pool": {"name": pool, "resourceSliceCount": 1}, "nodeName": "n1",
+                     "devices": [{"name": "gpu-0"}]}})
+
+    a = Allocator(Features(sorted_pools=sorted_pools), AllocatedState(), {"gpu": gpu_class()},
+                  [pool_slice("n1-b"), pool_slice("n1-a")])
+    got = a.allocate(NODE, [claim()])
+    assert got is not None and [r.pool for r in got[0].results] == [want]

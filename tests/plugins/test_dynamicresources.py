@@ -206,7 +206,7 @@ def test_config_view_lists_19_default_plugins(capsys: pytest.CaptureFixture[str]
     names = {p["name"] for point in plugins.values() for p in point}
     assert len(names) == 19 and "DynamicResources" in names  # 1.36 on: NodeDeclaredFeatures makes 20
     assert [p["name"] for p in plugins["postFilter"]] == ["DynamicResources", "DefaultPreemption"]
-    assert [p["name"] for p in plugins["preEnqueue"]] == ["SchedulingGates", "DynamicResources"]
+    assert [p["name"] for p in plugins["preEnqueue"]] == ["SchedulingGates", "DynamicResources", "DefaultPreemption"]
 
 
 @pytest.mark.usefixtures("allocator_module")

@@ -153,3 +153,67 @@ def test_pod_without_volumes_skips() -> None:
     assert st is not None and st.code == Code.SKIP
     assert plugin.filter(CycleState(), Pod.from_dict({"apiVersion": "v1", "kind": "Pod",
                                                       "metadata": {"name": "q"}}), NodeInfo()) is None
+
+
+# Upstream's table annotates every CSINode with the migrated EBS plugin. Its isCSIMigrationOn does not read
+# that annotation for EBS, GCE PD, Azure Disk or Cinder, so the in-tree cases decide the same without it.
+ANNOTATION = "storage.alpha.kubernetes.io/migrated-plugins"
+IN_TREE_CASES = [c.values[0] for c in CASES if "in-tree" in c.values[0]["name"]
+                 or "inline migratable" in c.values[0]["name"]]
+
+
+def _without_annotation(case: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(case)
+    for o in out.get("extraObjects") or []:
+        if o["kind"] == "CSINode":
+            (o["metadata"].get("annotations") or {}).pop(ANNOTATION, None)
+    return out
+
+
+@pytest.mark.parametrize("case", IN_TREE_CASES, ids=[c["name"] for c in IN_TREE_CASES])
+def test_in_tree_cases_without_the_migrated_plugins_annotation(case: dict[str, Any]) -> None:
+    stripped = _without_annotation(case)
+    assert stripped != case  # the case had the annotation to remove
+    drive_case(stripped, NodeVolumeLimits)
+
+
+def _inline_pod(name: str, source: str, volume: dict[str, Any], node: str = "") -> Pod:
+    spec: dict[str, Any] = {"volumes": [{"name": name, source: volume}]}
+    if node:
+        spec["nodeName"] = node
+    return Pod.from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec})
+
+
+INLINE = [
+    pytest.param("awsElasticBlockStore", {"volumeID": "vol-1"}, {"volumeID": "vol-2"}, EBS, id="aws-ebs"),
+    pytest.param("gcePersistentDisk", {"pdName": "pd-1"}, {"pdName": "pd-2"}, "pd.csi.storage.gke.io", id="gce-pd"),
+    pytest.param("azureDisk", {"diskName": "d1", "diskURI": "/sub/d1"}, {"diskName": "d2", "diskURI": "/sub/d2"},
+                 "disk.csi.azure.com", id="azure-disk"),
+    pytest.param("cinder", {"volumeID": "c1"}, {"volumeID": "c2"}, "cinder.csi.openstack.org", id="cinder"),
+]
+
+
+@pytest.mark.parametrize(("source", "existing", "incoming", "driver"), INLINE)
+def test_inline_in_tree_volumes_count_without_the_annotation(source: str, existing: dict[str, Any],
+                                                             incoming: dict[str, Any], driver: str) -> None:
+    # one volume attached by a pod on the node, a limit of 1: the second in-tree volume does not fit
+    st = _run(_objects(_csi_node({driver: 1})), _inline_pod("p", source, incoming),
+              [_inline_pod("e", source, existing, "n1")])
+    assert st is not None and st.code == Code.UNSCHEDULABLE
+    assert st.reasons == [ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED]
+
+
+def test_inline_in_tree_volumes_need_a_csinode() -> None:
+    source, volume = "awsElasticBlockStore", {"volumeID": "vol-2"}
+    assert _run(_objects(), _inline_pod("p", source, volume),
+                [_inline_pod("e", source, {"volumeID": "vol-1"}, "n1")]) is None
+
+
+@pytest.mark.parametrize("annotated", [False, True], ids=["no-annotation", "annotated"])
+def test_portworx_needs_the_migrated_plugins_annotation(annotated: bool) -> None:
+    csi_node = _csi_node({"pxd.portworx.com": 1})
+    if annotated:
+        csi_node["metadata"]["annotations"] = {ANNOTATION: "kubernetes.io/portworx-volume"}
+    st = _run(_objects(csi_node), _inline_pod("p", "portworxVolume", {"volumeID": "px-2"}),
+              [_inline_pod("e", "portworxVolume", {"volumeID": "px-1"}, "n1")])
+    assert (st is not None) is annotated

@@ -12,11 +12,13 @@ from typing import Any
 import pytest
 
 from plugins_intree.noderesources.balanced_allocation import BalancedAllocation
+from scheduling_framework.api import Node, Pod
 from scheduling_framework.config import load_config
 from scheduling_framework.config.defaults import default_multi_point
 from scheduling_framework.config.intree import INTREE_POINTS
 from scheduling_framework.features import GATES, FeatureGateError, FeatureGates, dra_allocator_flags
 from scheduling_framework.scheduler import Scheduler
+from scheduling_framework.testing import make_node
 from scheduling_framework.versions import SUPPORTED_RELEASES, at_least
 from tests.fixture_runner import ROOT
 
@@ -47,11 +49,14 @@ def check_balanced_allocation(release: str) -> None:
 
 
 def check_default_profile_dra(release: str) -> None:
-    names = [n for n, _ in default_multi_point(FeatureGates.for_release(release))]
+    entries = default_multi_point(FeatureGates.for_release(release))
+    names = [n for n, _ in entries]
     shipped = "DynamicResources" in INTREE_POINTS
     assert ("DynamicResources" in names) is shipped
     if shipped:
         assert names.index("DynamicResources") == names.index("DefaultPreemption") - 1
+        assert dict(entries)["DynamicResources"] == (2 if at_least(release, "1.35") else 0)
+        assert ("DynamicResources" in _framework(release).score_weights) is at_least(release, "1.35")
     off = "DynamicResourceAllocation=false"
     if release == "1.34":
         assert "DynamicResources" not in [n for n, _ in default_multi_point(FeatureGates.for_release(release, off))]
@@ -193,6 +198,37 @@ def check_in_place_resize(release: str) -> None:
     assert rules.max_of_sums is at_least(release, "1.37")
 
 
+def check_dra_all_subrequest(release: str) -> None:
+    flags = dra_allocator_flags(FeatureGates.for_release(release))
+    assert flags["all_subrequest_index_reset"] is (not at_least(release, "1.36"))
+    plugin = _framework(release).plugins["DynamicResources"]
+    assert plugin._features["all_subrequest_index_reset"] is flags["all_subrequest_index_reset"]
+
+
+def check_image_locality_image_volumes(release: str) -> None:
+    # a 500 MiB image volume on one of two nodes (scaled to 250 MiB), the pod's container image on neither
+    mib = 1024 * 1024
+    nodes = [make_node().name(n).capacity(cpu="4", memory="8Gi").obj() for n in ("n1", "n2")]
+    nodes[0] = Node.from_dict({**nodes[0].to_dict(), "status": {
+        **nodes[0].to_dict()["status"], "images": [{"names": ["gcr.io/model:v1"], "sizeBytes": 500 * mib}]}})
+    pod = Pod.from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                         "spec": {"containers": [{"name": "c", "image": "gcr.io/app:v1"}],
+                                  "volumes": [{"name": "m", "image": {"reference": "gcr.io/model:v1"}}]}})
+    sched = Scheduler(kubernetes_version=release, explain=True, seed=1)
+    sched.load(nodes, [pod])
+    sched.run()
+    scores = sched.results[pod.key].scores or {}
+    raw = scores["n1"]["ImageLocality"]["raw"]
+    # (250 - 23) MiB over a scale of one (1.36) or two (1.37) images of 1000 MiB above 23 MiB
+    assert raw == {"1.34": 0, "1.35": 0, "1.36": 100 * 227 // 977, "1.37": 100 * 227 // 1977}[release]
+
+
+def check_dra_pool_order(release: str) -> None:
+    flags = dra_allocator_flags(FeatureGates.for_release(release))
+    assert flags["sorted_pools"] is at_least(release, "1.36")
+    assert _framework(release).plugins["DynamicResources"]._features["sorted_pools"] is flags["sorted_pools"]
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "balanced-allocation": check_balanced_allocation,
     "default-profile-dra": check_default_profile_dra,
@@ -208,6 +244,9 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "dra-device-taints": check_dra_device_taints,
     "node-declared-features": check_node_declared_features,
     "in-place-resize": check_in_place_resize,
+    "dra-all-subrequest": check_dra_all_subrequest,
+    "image-locality-image-volumes": check_image_locality_image_volumes,
+    "dra-pool-order": check_dra_pool_order,
 }
 
 BEHAVIOUR_ROWS = _table("Behaviour by release")
