@@ -329,6 +329,8 @@ def dra_allocator_flags(gates: FeatureGates) -> dict[str, bool]:
         "device_binding_and_status": (gates.enabled("DRADeviceBindingConditions")
                                       and gates.enabled("DRAResourceClaimDeviceStatus")),
         "consumable_capacity": gates.enabled("DRAConsumableCapacity"),
+        # not a gate: the CEL runtime error wording changed in 1.37
+        "cel_error_hints": at_least(gates.release, "1.37"),
     }
 
 

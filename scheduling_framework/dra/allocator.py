@@ -123,6 +123,9 @@ class Features:
     device_taints: bool = True
     device_binding_and_status: bool = True
     consumable_capacity: bool = True
+    # Kubernetes 1.37+ wording of CEL runtime errors: the device is named and a "no such key" error carries a
+    # hint (k8s.io/dynamic-resource-allocation/cel.EnhanceRuntimeError); earlier releases print neither.
+    cel_error_hints: bool = True
 
 
 class AllocatorError(SchedulingFrameworkError):
@@ -959,10 +962,12 @@ class _Run:
             except CELCompileError as e:
                 raise AllocatorError(f"{who}: selector #{i}: CEL compile error: {e.detail}") from None
             except CELRuntimeError as e:
+                if not self.features.cel_error_hints:
+                    raise AllocatorError(f"{who}: selector #{i}: CEL runtime error: {e.detail}") from None
                 detail = e.detail
-                if detail.startswith("no such key:"):
-                    detail += (". Consider using CEL optional chaining (?), has() macro, or orValue() for "
-                               "optional fields")
+                if "no such key:" in detail:
+                    detail += (". consider using CEL optional chaining (.? followed by orValue()) or guarding "
+                               "the check with has() for optional fields")
                 raise AllocatorError(f"{who}: selector #{i} on device {did}: CEL runtime error: "
                                      f"{detail}") from None
         return True
