@@ -118,6 +118,11 @@ def check_node_declared_features(release: str) -> None:
     assert "NodeDeclaredFeatures" not in [n for n, _ in default_multi_point(gates)]  # not implemented here
 
 
+def check_dra_cel_error_wording(release: str) -> None:
+    hints = dra_allocator_flags(FeatureGates.for_release(release))["cel_error_hints"]
+    assert hints is at_least(release, "1.37")  # tests/dra/test_allocator.py checks both wordings
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "balanced-allocation": check_balanced_allocation,
     "default-profile-dra": check_default_profile_dra,
@@ -128,6 +133,7 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "volume-attributes-class": check_volume_attributes_class,
     "dra-feature-defaults": check_dra_feature_defaults,
     "node-declared-features": check_node_declared_features,
+    "dra-cel-error-wording": check_dra_cel_error_wording,
 }
 
 BEHAVIOUR_ROWS = _table("Behaviour by release")
