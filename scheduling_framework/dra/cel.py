@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 
 import attrs
 
+from scheduling_framework.api.celcost import MAX_COST, RUNTIME_MESSAGE, estimate_cost, top_level_terms
 from scheduling_framework.api.quantity import Quantity
 from scheduling_framework.api.resource import Device, DeviceAttribute
 from scheduling_framework.errors import SchedulingFrameworkError, ValidationError
@@ -677,21 +678,76 @@ def _lookup_capacity(device: Device, driver: str, domain: str, name: str) -> Qua
 
 
 class CompiledExpression:
-    """One compiled selector. ``error`` is set (and ``matches`` raises it) when compilation failed."""
+    """One compiled selector. ``error`` is set (and ``matches`` raises it) when compilation failed.
 
-    __slots__ = ("expression", "error", "_program", "fast")
+    ``cost`` is the estimated worst-case cost (cel-go units, None when not estimated); an expression over
+    upstream's limit fails every evaluation with upstream's cost-exceeded message instead of running.
+    ``device_independent`` expressions (no reference to ``device``) have one result for every device.
+    """
+
+    __slots__ = ("expression", "error", "_program", "fast", "cost", "device_independent", "_terms", "_constant")
 
     def __init__(self, expression: str, program: Any, error: CELCompileError | None,
-                 fast: list[_FastTerm] | None = None) -> None:
+                 fast: list[_FastTerm] | None = None, cost: int | None = None,
+                 device_independent: bool = False) -> None:
         self.expression = expression
         self._program = program
         self.error = error
         self.fast = fast
+        self.cost = cost
+        self.device_independent = device_independent
+        self._terms: list[CompiledExpression] | None = None
+        # the result (or the runtime error) of a device-independent expression, once evaluated
+        self._constant: bool | CELRuntimeError | None = None
+
+    @property
+    def over_budget(self) -> bool:
+        return self.cost is not None and self.cost > MAX_COST
 
     def evaluate(self, context: Any, variable: dict[str, Any]) -> bool:
         """Evaluate against one ``device`` variable already set on ``context`` (mutated for missing domains)."""
         if self.error is not None:
             raise self.error
+        if self.over_budget:
+            # Upstream's evaluation would be cancelled once its actual cost passed the limit; the interpreter
+            # cannot count cost, so an expression whose worst case is over the limit is not started.
+            raise CELRuntimeError(RUNTIME_MESSAGE)
+        if self.device_independent:
+            if self._constant is None:
+                try:
+                    self._constant = self._evaluate(context, variable)
+                except CELRuntimeError as e:
+                    self._constant = e
+            if isinstance(self._constant, CELRuntimeError):
+                raise CELRuntimeError(self._constant.detail)
+            return self._constant
+        return self._evaluate(context, variable)
+
+    def _evaluate(self, context: Any, variable: dict[str, Any]) -> bool:
+        try:
+            return self._run(context, variable)
+        except CELRuntimeError as e:
+            first = self._first_failing_term(context, variable)
+            if first is not None:
+                raise first from None
+            raise e from None
+
+    def _first_failing_term(self, context: Any, variable: dict[str, Any]) -> CELRuntimeError | None:
+        """When both sides of ``&&`` / ``||`` fail, cel-go reports the left one's error and the interpreter the
+        right one's: evaluate the terms of a top-level chain in order and return the first term's error."""
+        if self._terms is None:
+            parts = top_level_terms(self.expression)
+            self._terms = [compile_expression(t) for t in parts] if parts else []
+        for term in self._terms:
+            try:
+                term._evaluate(context, variable)
+            except CELRuntimeError as e:
+                return e
+            except CELCompileError:
+                return None
+        return None
+
+    def _run(self, context: Any, variable: dict[str, Any]) -> bool:
         added: set[tuple[str, str]] = set()
         while True:
             try:
@@ -786,8 +842,10 @@ def compile_expression(expression: str) -> CompiledExpression:
             continue
         return CompiledExpression(expression, None, CELCompileError(
             f"compilation failed: ERROR: <input>:1:1: undeclared reference to '{fn}' (in container '')"))
-    if not program.variables():
+    cost = estimate_cost(expression)
+    if not program.variables() and not (cost is not None and cost > MAX_COST):
         # A constant expression: its type is known now, as the type checker would know it.
+        # (An expression over the cost limit is not run, not even here.)
         try:
             value = program.execute(_base_context())
         except Exception:
@@ -795,7 +853,8 @@ def compile_expression(expression: str) -> CompiledExpression:
         if not isinstance(value, bool):
             return CompiledExpression(expression, None, CELCompileError(
                 f"must evaluate to bool or the unknown type, not {_cel_type_name(value)}"))
-    return CompiledExpression(expression, program, None, _fast_terms(source.strip()))
+    return CompiledExpression(expression, program, None, _fast_terms(source.strip()), cost,
+                              "device" not in program.variables())
 
 
 _local = threading.local()
@@ -849,7 +908,7 @@ class CELCache:
         prog = self.compile(expression)
         if prog.error is not None:
             raise prog.error
-        if prog.fast is not None:
+        if prog.fast is not None and not prog.over_budget:
             result = _fast_eval(prog.fast, device, driver)
             self._results[key] = (device, result)
             return result
