@@ -42,15 +42,16 @@ class _Size:
     """A size estimate (maximum only: the limit is compared with the maximum) with the sizes of a container's
     keys and elements when known."""
 
-    __slots__ = ("max", "key", "elem", "scalar", "opaque")
+    __slots__ = ("max", "key", "elem", "scalar", "opaque", "text")
 
     def __init__(self, max_: int, key: _Size | None = None, elem: _Size | None = None, scalar: bool = False,
-                 opaque: bool = False) -> None:
+                 opaque: bool = False, text: bool = False) -> None:
         self.max = max_
         self.key = key
         self.elem = elem
         self.scalar = scalar
         self.opaque = opaque  # a Quantity or a Semver: compared in constant time
+        self.text = text  # known to be a string
 
 
 _UNKNOWN_SIZE = _Size(UNKNOWN)
@@ -59,10 +60,12 @@ _ATTR = _Size(_ATTR_VALUE)
 _OPAQUE = _Size(UNKNOWN, opaque=True)
 _DEVICE = _Size(UNKNOWN)  # a struct: only its fields have sizes
 _DEVICE_FIELDS = {
-    "driver": _Size(_DRIVER),
+    "driver": _Size(_DRIVER, text=True),
     "allowMultipleAllocations": _Size(1, scalar=True),
-    "attributes": _Size(_MAX_ENTRIES, key=_Size(_DOMAIN), elem=_Size(_MAX_ENTRIES, key=_Size(_ID), elem=_ATTR)),
-    "capacity": _Size(_MAX_ENTRIES, key=_Size(_DOMAIN), elem=_Size(_MAX_ENTRIES, key=_Size(_ID), elem=_OPAQUE)),
+    "attributes": _Size(_MAX_ENTRIES, key=_Size(_DOMAIN, text=True),
+                        elem=_Size(_MAX_ENTRIES, key=_Size(_ID, text=True), elem=_ATTR)),
+    "capacity": _Size(_MAX_ENTRIES, key=_Size(_DOMAIN, text=True),
+                      elem=_Size(_MAX_ENTRIES, key=_Size(_ID, text=True), elem=_OPAQUE)),
 }
 
 
@@ -98,7 +101,34 @@ _RELATIONS = {"<", "<=", ">", ">=", "==", "!=", "in"}
 
 
 class _Unsupported(Exception):
-    """Syntax this estimator does not know; the compiler reports it, the estimate is skipped."""
+    """Syntax this parser does not accept; ``column`` (0-based) is where it stopped."""
+
+    def __init__(self, text: str, column: int = 0) -> None:
+        self.text = text
+        self.column = column
+        super().__init__(text)
+
+
+class UInt(int):
+    """A CEL ``uint`` value (an ``int`` that remembers its type)."""
+
+    __slots__ = ()
+
+
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-3][0-7]{2}|.)", re.DOTALL)
+_SIMPLE_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
+                   "\\": "\\", "?": "?", '"': '"', "'": "'", "`": "`"}
+
+
+def _unescape(m: re.Match[str]) -> str:
+    e = m.group(1)
+    if e in _SIMPLE_ESCAPES:
+        return _SIMPLE_ESCAPES[e]
+    if e[0] in "xuU":
+        return chr(int(e[1:], 16))
+    if e[0] in "0123":
+        return chr(int(e, 8))
+    raise _Unsupported(f"invalid escape sequence \\{e}")
 
 
 def _string_value(text: str) -> str | bytes:
@@ -109,40 +139,68 @@ def _string_value(text: str) -> str | bytes:
     q = 3 if text[:3] in ('"""', "'''") else 1
     body = text[q:-q]
     if "r" not in prefix:
-        body = re.sub(r"\\(.)", r"\1", body)  # the estimate needs the length only: one character per escape
-    return body.encode() if "b" in prefix else body
+        body = _ESCAPE.sub(_unescape, body)
+    return body.encode("utf-8", "surrogatepass") if "b" in prefix else body
+
+
+def _number_value(text: str) -> int | float:
+    unsigned = text[-1] in "uU"
+    if unsigned:
+        text = text[:-1]
+    if text[:2] in ("0x", "0X"):
+        value: int | float = int(text, 16)
+    elif any(c in text for c in ".eE"):
+        if unsigned:
+            raise _Unsupported(text)
+        return float(text)
+    else:
+        value = int(text)
+    if unsigned:
+        if value >= 2**64:
+            raise _Unsupported(text)
+        return UInt(value)
+    return value
 
 
 class _Parser:
     def __init__(self, source: str) -> None:
         self.toks: list[tuple[str, str]] = []
+        self.starts: list[int] = []
+        self.end = len(source)
         pos = 0
         while pos < len(source):
             m = _TOKEN.match(source, pos)
             if m is None:
-                raise _Unsupported(source[pos])
+                rest = source[pos:].split("\n", 1)[0]
+                raise _Unsupported(f"token recognition error at: '{rest}'", pos)
             pos = m.end()
             kind = m.lastgroup or ""
             if kind != "ws":
                 self.toks.append((kind, m.group()))
+                self.starts.append(m.start())
         self.i = 0
+
+    def fail(self, what: str = "") -> _Unsupported:
+        if self.i >= len(self.toks):
+            return _Unsupported(what or "mismatched input '<EOF>'", self.end)
+        return _Unsupported(what or f"mismatched input '{self.toks[self.i][1]}'", self.starts[self.i])
 
     def peek(self) -> str:
         return self.toks[self.i][1] if self.i < len(self.toks) else ""
 
     def take(self, want: str | None = None) -> tuple[str, str]:
         if self.i >= len(self.toks):
-            raise _Unsupported("end")
+            raise self.fail()
         tok = self.toks[self.i]
         if want is not None and tok[1] != want:
-            raise _Unsupported(tok[1])
+            raise self.fail()
         self.i += 1
         return tok
 
     def parse(self) -> Any:
         e = self.expr()
         if self.i != len(self.toks):
-            raise _Unsupported(self.peek())
+            raise self.fail(f"extraneous input '{self.peek()}'")
         return e
 
     def expr(self) -> Any:
@@ -167,11 +225,16 @@ class _Parser:
 
     def unary(self) -> Any:
         if self.peek() in ("!", "-"):
-            op = self.take()[1]
-            operand = self.unary()
-            if op == "-" and operand[0] == "lit":
-                return operand
-            return ("call", op + "_", None, [operand])
+            op = self.peek()
+            count = 0
+            while self.peek() == op:
+                self.take()
+                count += 1
+            operand = self.member() if self.peek() not in ("!", "-") else self.unary()
+            if op == "-" and count % 2 and operand[0] == "lit" and type(operand[1]) in (int, float):
+                return ("lit", -operand[1])
+            # as cel-go's parser: an even run of the same prefix operator cancels out
+            return operand if count % 2 == 0 else ("call", op + "_", None, [operand])
         return self.member()
 
     def args(self) -> list[Any]:
@@ -202,7 +265,7 @@ class _Parser:
                 self.take("]")
                 e = ("call", "_[_]", None, [e, idx])
             elif p == ".?":
-                raise _Unsupported(p)
+                raise self.fail("unsupported syntax '.?'")
             else:
                 return e
 
@@ -220,18 +283,20 @@ class _Parser:
         return ("call", name, target, args)
 
     def primary(self) -> Any:
+        at = self.i
         kind, text = self.take()
         if kind == "str":
             return ("lit", _string_value(text))
         if kind == "num":
-            return ("lit", 0)
+            return ("lit", _number_value(text))
         if kind == "ident":
             if text in ("true", "false", "null"):
-                return ("lit", None)
+                return ("lit", {"true": True, "false": False, "null": None}[text])
             if self.peek() == "(":
                 return self.call(text, None, self.args())
             if self.peek() == "{":
-                raise _Unsupported("message")
+                self.i = at
+                raise self.fail("message construction is not supported")
             return ("ident", text)
         if text == "(":
             e = self.expr()
@@ -259,7 +324,8 @@ class _Parser:
             return ("map", entries)
         if text == "." and self.peek():
             return self.primary()
-        raise _Unsupported(text)
+        self.i = at
+        raise self.fail()
 
 
 # --- estimating -------------------------------------------------------------------------------------
@@ -281,7 +347,9 @@ class _Estimator:
         kind = node[0]
         if kind == "lit":
             v = node[1]
-            return _Size(len(v)) if isinstance(v, (str, bytes)) else _SCALAR
+            if isinstance(v, (str, bytes)):
+                return _Size(len(v), text=isinstance(v, str))
+            return _SCALAR
         return _UNKNOWN_SIZE
 
     def cost(self, node: Any) -> tuple[int, _Size]:
@@ -394,8 +462,10 @@ class _Estimator:
             return _factor(smallest, 0.1) if smallest > 0 else 0, _SCALAR
         if fn == "in" and len(sizes) == 2:
             container = sizes[1]
-            # a list is searched element by element; a map lookup costs 1
-            return (container.max if container.key is _SCALAR else 1), _SCALAR
+            # a list is searched element by element; a map lookup costs 1; a value of unknown kind (an
+            # attribute) may be either, and the larger cost counts
+            known_map = container.key is not None and container.key is not _SCALAR
+            return (1 if known_map else container.max), _SCALAR
         if fn == "+" and len(sizes) == 2:
             a, b = sizes
             total = _Size(_add(a.max, b.max), key=a.key or b.key, elem=a.elem or b.elem, scalar=a.scalar)
@@ -417,16 +487,18 @@ class _Estimator:
             if fn in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf"):
                 if target.key is _SCALAR:
                     el = target.elem
-                    per = 1 if el is None or el.scalar else _add(1, _factor(el.max, 0.1))
+                    # string elements add their traversal; the Kubernetes estimator knows their size only from a
+                    # declared path, which a list never has here
+                    per = _add(1, _factor(UNKNOWN, 0.1)) if el is not None and el.text else 1
                     return _mul(t, per), (el if fn in ("max", "min") and el is not None else _SCALAR)
                 return _factor(t, 0.1), _SCALAR
             if fn in ("lowerAscii", "upperAscii", "substring", "trim"):
-                return _factor(t, 0.1), _Size(t)
+                return _factor(t, 0.1), _Size(t, text=True)
             if fn == "replace":
                 return _factor(t, 0.2), _UNKNOWN_SIZE if t >= UNKNOWN else _Size(_mul(t + 1, max(
                     (s.max for s in sizes[1:2]), default=1)) + t)
             if fn == "split":
-                return _factor(t, 0.2), _Size(t, key=_SCALAR, elem=_UNKNOWN_SIZE)
+                return _factor(t, 0.2), _Size(t, key=_SCALAR, elem=_Size(UNKNOWN, text=True))
             if fn == "join":
                 elem_max = target.elem.max if target.elem is not None else 0
                 size = _mul(t, elem_max)
@@ -437,8 +509,13 @@ class _Estimator:
                 return 1, _Size(1)
         if fn == "strings.quote" and sizes:
             return _factor(sizes[0].max, 0.1), _Size(_add(_mul(sizes[0].max, 2), 2))
-        if fn in ("string", "bytes") and sizes:
-            return _factor(sizes[0].max, 0.1), sizes[0]
+        if fn == "bytes" and sizes:
+            return _factor(sizes[0].max, 0.1), _Size(_mul(sizes[0].max, 4))
+        if fn == "string" and sizes:
+            if sizes[0].scalar or sizes[0].text:
+                return 1, _Size(UNKNOWN, text=True)
+            # a value that may be bytes: the bytes-to-string overload's traversal and size count
+            return max(1, _factor(sizes[0].max, 0.1)), _Size(sizes[0].max, text=True)
         if fn in _SCALAR_CALLS:
             return 1, _SCALAR
         return 1, _UNKNOWN_SIZE

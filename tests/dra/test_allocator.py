@@ -108,12 +108,12 @@ CEL_WORDING = [
     ("1.34", 'device.attributes["x"].missing', "class gpu: selector #0: CEL runtime error: no such key: missing"),
     ("1.35", 'device.attributes["x"].missing', "class gpu: selector #0: CEL runtime error: no such key: missing"),
     ("1.36", "device.driver", "class gpu: selector #0: CEL runtime error: CEL result of type string could not "
-     "be converted to bool: type conversion error from 'string' to 'bool'"),
+     "be converted to bool: unsupported native conversion from string to 'bool'"),
     ("1.37", 'device.attributes["x"].missing', "class gpu: selector #0 on device gpu.example.com/n1/gpu-0: CEL "
      "runtime error: no such key: missing. consider using CEL optional chaining (.? followed by orValue()) or "
      "guarding the check with has() for optional fields"),
     ("1.37", "device.driver", "class gpu: selector #0 on device gpu.example.com/n1/gpu-0: CEL runtime error: CEL "
-     "result of type string could not be converted to bool: type conversion error from 'string' to 'bool'"),
+     "result of type string could not be converted to bool: unsupported native conversion from string to 'bool'"),
 ]
 
 

@@ -117,9 +117,9 @@ def test_device_independent_selector_runs_once() -> None:
             self.program = program
             self.runs = 0
 
-        def execute(self, context: Any) -> Any:
+        def execute(self, *args: Any) -> Any:
             self.runs += 1
-            return self.program.execute(context)
+            return self.program.execute(*args)
 
     counting = prog._program = Counting(prog._program)
     devices = [make_device({"n": {"int": i}}) for i in range(64)]
