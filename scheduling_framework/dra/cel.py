@@ -6,14 +6,16 @@ The expression sees one variable, ``device``, with ``driver`` (string), ``attrib
 a domain that the device does not have gives an empty map, so ``has(...)`` and ``in`` work on any domain.
 Version attributes are semantic versions; capacities are quantities.
 
-Evaluation uses the ``common-expression-language`` package (a CEL interpreter written in Rust; the reasons for
-that choice and the measurements are in docs/dra-cel.md). The Kubernetes libraries the DRA environment
-enables are registered as functions implemented here: ``quantity``/``isQuantity`` and the quantity methods,
-``semver``/``isSemver`` and the version methods, the strings extension, the Kubernetes list and regex
-libraries, and ``cel.bind``.
+Evaluation uses our own interpreter, ``scheduling_framework.dra.celeval`` (pure Python; the candidates that were
+measured and why this one won are in docs/dra-cel.md). The Kubernetes libraries the DRA environment enables are
+implemented here and registered with it: ``quantity``/``isQuantity`` and the quantity methods,
+``semver``/``isSemver`` and the version methods, the strings extension, and the Kubernetes list and regex
+libraries. Every selector's worst-case cost is estimated as cel-go does (``scheduling_framework.api.celcost``);
+one over upstream's limit is never evaluated.
 
 Compiled programs are cached per expression (``CELCache``), results per (expression, device object): a
-``Device`` is immutable, so a changed device is a new object and is evaluated afresh.
+``Device`` is immutable, so a changed device is a new object and is evaluated afresh. A selector that does not
+read ``device`` is evaluated once.
 """
 
 from __future__ import annotations
