@@ -521,56 +521,6 @@ class _Estimator:
         return 1, _UNKNOWN_SIZE
 
 
-def top_level_terms(expression: str) -> list[str] | None:
-    """The operands, in order, of the ``||`` chain (else the ``&&`` chain) at the top level of ``expression``;
-    None when it is not such a chain (or a conditional ``?:`` is at the top level)."""
-    spans: dict[str, list[int]] = {"||": [], "&&": []}
-    depth = 0
-    pos = 0
-    while pos < len(expression):
-        m = _TOKEN.match(expression, pos)
-        if m is None:
-            return None
-        kind, text = m.lastgroup, m.group()
-        if kind == "op":
-            if text in "([{":
-                depth += 1
-            elif text in ")]}":
-                depth -= 1
-            elif depth == 0 and text == "?":
-                return None
-            elif depth == 0 and text in spans:
-                spans[text].append(m.start())
-        pos = m.end()
-    cuts = spans["||"] or spans["&&"]
-    if not cuts:
-        inner = expression.strip()
-        if inner.startswith("(") and inner.endswith(")") and _closing_paren(inner) == len(inner) - 1:
-            return top_level_terms(inner[1:-1])  # a chain in parentheses
-        return None
-    bounds = [0, *[c + 2 for c in cuts]]
-    ends = [*cuts, len(expression)]
-    return [expression[b:e].strip() for b, e in zip(bounds, ends, strict=True)]
-
-
-def _closing_paren(text: str) -> int:
-    """The index of the ")" that closes the "(" at index 0 (-1 when unbalanced)."""
-    depth = 0
-    pos = 0
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if m is None:
-            return -1
-        if m.lastgroup == "op" and m.group() in "([{":
-            depth += 1
-        elif m.lastgroup == "op" and m.group() in ")]}":
-            depth -= 1
-            if depth == 0:
-                return m.start()
-        pos = m.end()
-    return -1
-
-
 @lru_cache(maxsize=4096)
 def estimate_cost(expression: str) -> int | None:
     """The estimated worst-case cost of ``expression`` in cel-go units, or None when it does not parse here
@@ -590,4 +540,4 @@ def exceeds_limit(expression: str, limit: int = MAX_COST) -> bool:
     return cost is not None and cost > limit
 
 
-__all__ = ["ESTIMATE_MESSAGE", "MAX_COST", "RUNTIME_MESSAGE", "estimate_cost", "exceeds_limit", "top_level_terms"]
+__all__ = ["ESTIMATE_MESSAGE", "MAX_COST", "RUNTIME_MESSAGE", "estimate_cost", "exceeds_limit"]

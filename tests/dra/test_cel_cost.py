@@ -12,7 +12,7 @@ import attrs
 import pytest
 import yaml
 
-from scheduling_framework.api.celcost import MAX_COST, estimate_cost, exceeds_limit, top_level_terms
+from scheduling_framework.api.celcost import MAX_COST, estimate_cost, exceeds_limit
 from scheduling_framework.api.resource import DeviceSelector, ResourceClaim
 from scheduling_framework.dra import AllocatedState, Allocator, AllocatorError, Features
 from scheduling_framework.dra.cel import CELCache, CELRuntimeError, compile_expression
@@ -145,18 +145,3 @@ def test_leftmost_error_of_a_chain(expression: str, message: str) -> None:
     with pytest.raises(CELRuntimeError) as ei:
         CELCache().matches(expression, make_device(), "d")
     assert ei.value.detail == message
-
-
-@pytest.mark.parametrize(("expression", "terms"), [
-    ("a && b && c", ["a", "b", "c"]),
-    ("a || b && c", ["a", "b && c"]),
-    ("(a || b) && c", ["(a || b)", "c"]),
-    ("(a || b)", ["a", "b"]),
-    ("(a) && (b)", ["(a)", "(b)"]),
-    ("(a) + (b)", None),
-    ('"&&" == x && f(a || b)', ['"&&" == x', "f(a || b)"]),
-    ("a ? b : c && d", None),
-    ("f(a && b)", None),
-])
-def test_top_level_terms(expression: str, terms: list[str] | None) -> None:
-    assert top_level_terms(expression) == terms
