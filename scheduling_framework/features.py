@@ -333,6 +333,8 @@ def dra_allocator_flags(gates: FeatureGates) -> dict[str, bool]:
         "all_subrequest_index_reset": not at_least(gates.release, "1.36"),
         # not a gate: from 1.36 the allocator searches pools and slices in name order
         "sorted_pools": at_least(gates.release, "1.36"),
+        # not a gate: the CEL runtime error wording changed in 1.37
+        "cel_error_hints": at_least(gates.release, "1.37"),
     }
 
 

@@ -38,8 +38,8 @@ def test_wheel_metadata_deps_and_entry_points(wheel: zipfile.ZipFile) -> None:
     text = wheel.read(meta).decode()
     runtime = [re.split(r"[<>=!~;\s]", line.removeprefix("Requires-Dist:").strip())[0].lower()
                for line in text.splitlines() if line.startswith("Requires-Dist:") and "extra ==" not in line]
-    # common-expression-language: DRA CEL selectors, chosen by measurement (docs/dra-cel.md).
-    assert sorted(runtime) == ["attrs", "common-expression-language", "pluggy", "pyyaml", "typing-extensions"]
+    # DRA CEL selectors are evaluated by our own interpreter: no CEL package (docs/dra-cel.md).
+    assert sorted(runtime) == ["attrs", "pluggy", "pyyaml", "typing-extensions"]
     eps = wheel.read(next(n for n in wheel.namelist() if n.endswith("entry_points.txt"))).decode()
     assert "[scheduling_framework]" in eps and "plugins_intree" in eps
     assert "scheduling-framework = scheduling_framework.cli:main" in eps
@@ -138,7 +138,7 @@ def test_ci_runs_the_readme_test_command_with_the_pinned_set() -> None:
             if line and not line.startswith("#")]
     assert all("==" in line for line in pins)
     names = {re.split(r"[=;]", line)[0].lower().replace("_", "-") for line in pins}
-    for dep in ("attrs", "typing-extensions", "pluggy", "pyyaml", "common-expression-language", "pytest",
+    for dep in ("attrs", "typing-extensions", "pluggy", "pyyaml", "pytest",
                 "hypothesis", "mypy", "ruff", "setuptools"):
         assert dep in names, dep
 

@@ -28,6 +28,7 @@ from scheduling_framework.api._parse import (
     as_time,
     str_tuple,
 )
+from scheduling_framework.api.celcost import ESTIMATE_MESSAGE, exceeds_limit
 from scheduling_framework.api.meta import MetadataAccessors, ObjectMeta, object_ref, reraise_for
 from scheduling_framework.api.names import is_qualified_name
 from scheduling_framework.api.quantity import Quantity
@@ -110,6 +111,10 @@ class DeviceSelector:
         expr = as_str(cm.get("expression"), f"{path}.cel.expression")
         if not expr:
             raise ValidationError("Required value", f"{path}.cel.expression")
+        if exceeds_limit(expr):
+            # the API server's admission check (resource validation, estimated cost above
+            # CELSelectorExpressionMaxCost)
+            raise ValidationError(f"Forbidden: {ESTIMATE_MESSAGE}", f"{path}.cel.expression")
         return cls(expr)
 
     def to_dict(self) -> dict[str, Any]:

@@ -134,6 +134,9 @@ class Features:
     #: 1.36+: pools searched by (driver, pool name) and each pool's slices by name (upstream PR #136641);
     #: before, in the order they are listed. Not a gate: the release decides (``dra_allocator_flags``).
     sorted_pools: bool = True
+    # Kubernetes 1.37+ wording of CEL runtime errors: the device is named and a "no such key" error carries a
+    # hint (k8s.io/dynamic-resource-allocation/cel.EnhanceRuntimeError); earlier releases print neither.
+    cel_error_hints: bool = True
 
 
 class AllocatorError(SchedulingFrameworkError):
@@ -1027,10 +1030,12 @@ class _Run:
             except CELCompileError as e:
                 raise AllocatorError(f"{who}: selector #{i}: CEL compile error: {e.detail}") from None
             except CELRuntimeError as e:
+                if not self.features.cel_error_hints:
+                    raise AllocatorError(f"{who}: selector #{i}: CEL runtime error: {e.detail}") from None
                 detail = e.detail
-                if detail.startswith("no such key:"):
-                    detail += (". Consider using CEL optional chaining (?), has() macro, or orValue() for "
-                               "optional fields")
+                if "no such key:" in detail:
+                    detail += (". consider using CEL optional chaining (.? followed by orValue()) or guarding "
+                               "the check with has() for optional fields")
                 raise AllocatorError(f"{who}: selector #{i} on device {did}: CEL runtime error: "
                                      f"{detail}") from None
         return True

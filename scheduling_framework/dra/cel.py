@@ -6,24 +6,21 @@ The expression sees one variable, ``device``, with ``driver`` (string), ``attrib
 a domain that the device does not have gives an empty map, so ``has(...)`` and ``in`` work on any domain.
 Version attributes are semantic versions; capacities are quantities.
 
-Evaluation uses the ``common-expression-language`` package (a CEL interpreter written in Rust; the reasons for
-that choice and the measurements are in docs/dra-cel.md). The Kubernetes libraries the DRA environment
-enables are registered as functions implemented here: ``quantity``/``isQuantity`` and the quantity methods,
-``semver``/``isSemver`` and the version methods, the strings extension, the Kubernetes list and regex
-libraries, and ``cel.bind``.
+Evaluation uses our own interpreter, ``scheduling_framework.dra.celeval`` (pure Python; the candidates that were
+measured and why this one won are in docs/dra-cel.md). The Kubernetes libraries the DRA environment enables are
+implemented here and registered with it: ``quantity``/``isQuantity`` and the quantity methods,
+``semver``/``isSemver`` and the version methods, the strings extension, and the Kubernetes list and regex
+libraries. Every selector's worst-case cost is estimated as cel-go does (``scheduling_framework.api.celcost``);
+one over upstream's limit is never evaluated.
 
 Compiled programs are cached per expression (``CELCache``), results per (expression, device object): a
-``Device`` is immutable, so a changed device is a new object and is evaluated afresh.
+``Device`` is immutable, so a changed device is a new object and is evaluated afresh. A selector that does not
+read ``device`` is evaluated once.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.machinery
-import importlib.util
-import logging
 import re
-import sys
 import threading
 from collections.abc import Callable, Mapping
 from functools import lru_cache
@@ -31,14 +28,24 @@ from typing import Any, TypeVar
 
 import attrs
 
+from scheduling_framework.api.celcost import MAX_COST, RUNTIME_MESSAGE, estimate_cost
 from scheduling_framework.api.quantity import Quantity
 from scheduling_framework.api.resource import Device, DeviceAttribute
+from scheduling_framework.dra.celeval import (
+    QUANTITY_KEY,
+    SEMVER_KEY,
+    CompileError,
+    DefaultingMap,
+    EvalError,
+    compile_program,
+    type_name,
+)
 from scheduling_framework.errors import SchedulingFrameworkError, ValidationError
 
 # Values of Kubernetes' CEL types travel through the interpreter as one-key maps with a reserved key, so the
 # interpreter's own equality (map equality on a canonical text) is the types' equality.
-_QUANTITY_KEY = "\x00quantity"
-_SEMVER_KEY = "\x00semver"
+_QUANTITY_KEY = QUANTITY_KEY
+_SEMVER_KEY = SEMVER_KEY
 
 
 class CELError(SchedulingFrameworkError):
@@ -276,7 +283,7 @@ def _fn_find_all(s: Any, pattern: Any, limit: Any = -1) -> list[str]:
 
 
 def _fn_is_sorted(xs: Any) -> bool:
-    if not isinstance(xs, list):
+    if not isinstance(xs, list) or any(x is None or isinstance(x, (list, Mapping)) for x in xs):
         raise _no_overload("isSorted")
     return all(xs[i] <= xs[i + 1] for i in range(len(xs) - 1))
 
@@ -286,9 +293,9 @@ def _fn_index_of(x: Any, y: Any, start: Any = 0) -> int:
         return x.index(y) if y in x else -1
     if not isinstance(x, str) or not isinstance(y, str) or not isinstance(start, int):
         raise _no_overload("indexOf")
-    if start < 0 or start > len(x):
+    if start < 0:
         raise _NoOverload(f"index out of range: {start}")
-    return x.find(y, start)
+    return x.find(y, start) if start <= len(x) else -1
 
 
 def _fn_last_index_of(x: Any, y: Any, *rest: Any) -> int:
@@ -330,8 +337,12 @@ def _str_fn(name: str, impl: Callable[..., Any]) -> Callable[..., Any]:
 
 def _substring(s: str, start: int, end: int | None = None) -> str:
     end = len(s) if end is None else end
-    if start < 0 or end > len(s) or start > end:
+    if start > end:
+        raise _NoOverload(f"invalid substring range. start: {start}, end: {end}")
+    if start < 0 or start > len(s):
         raise _NoOverload(f"index out of range: {start}")
+    if end > len(s):
+        raise _NoOverload(f"index out of range: {end}")
     return s[start:end]
 
 
@@ -394,7 +405,8 @@ _FUNCTIONS.update({
     "trim": _str_fn("trim", str.strip), "reverse": _reverse, "strings.quote": _quote,
 })
 
-# Functions the interpreter itself provides (standard definitions, macros and operators).
+# Functions the CEL environment declares beyond the Kubernetes libraries (standard definitions and macros);
+# celeval implements all but the timestamp/duration ones, which fail when called.
 _BUILTIN_FUNCTIONS = frozenset({
     "size", "int", "uint", "double", "string", "bytes", "bool", "type", "dyn", "duration", "timestamp",
     "matches", "contains", "startsWith", "endsWith", "has", "all", "exists", "exists_one", "map", "filter",
@@ -402,117 +414,20 @@ _BUILTIN_FUNCTIONS = frozenset({
     "getMinutes", "getMonth", "getSeconds",
 })
 
-_COMPREHENSION_VAR = re.compile(r"\.\s*(?:all|exists|exists_one|map|filter)\s*\(\s*([A-Za-z_]\w*)\s*,")
-_BIND = "cel.bind"
-
-
-def _rewrite_bind(expr: str) -> str:
-    """``cel.bind(v, init, body)`` becomes ``[init].map(v, body)[0]``: the same binding through a
-    comprehension, which the interpreter supports."""
-    out: list[str] = []
-    i = 0
-    n = len(expr)
-    while i < n:
-        c = expr[i]
-        if c in "\"'":
-            j = _skip_string(expr, i)
-            out.append(expr[i:j])
-            i = j
-            continue
-        if expr.startswith(_BIND, i) and (i == 0 or not (expr[i - 1].isalnum() or expr[i - 1] in "_.")):
-            k = i + len(_BIND)
-            while k < n and expr[k].isspace():
-                k += 1
-            if k < n and expr[k] == "(":
-                args, end = _split_args(expr, k)
-                if len(args) == 3:
-                    var, init, body = (a.strip() for a in args)
-                    out.append(f"[{_rewrite_bind(init)}].map({var}, {_rewrite_bind(body)})[0]")
-                    i = end
-                    continue
-        out.append(c)
-        i += 1
-    return "".join(out)
-
-
-def _skip_string(expr: str, i: int) -> int:
-    q = expr[i]
-    triple = expr.startswith(q * 3, i)
-    delim = q * 3 if triple else q
-    j = i + len(delim)
-    while j < len(expr):
-        if expr[j] == "\\":
-            j += 2
-            continue
-        if expr.startswith(delim, j):
-            return j + len(delim)
-        j += 1
-    return len(expr)
-
-
-def _split_args(expr: str, open_paren: int) -> tuple[list[str], int]:
-    """The comma-separated arguments of the call whose "(" is at ``open_paren``, and the index after ")"."""
-    depth = 0
-    args: list[str] = []
-    start = open_paren + 1
-    i = open_paren
-    while i < len(expr):
-        c = expr[i]
-        if c in "\"'":
-            i = _skip_string(expr, i)
-            continue
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth == 0:
-                args.append(expr[start:i])
-                return args, i + 1
-        elif c == "," and depth == 1:
-            args.append(expr[start:i])
-            start = i + 1
-        i += 1
-    return [], open_paren + 1
-
-
 def _cel_type_name(v: Any) -> str:
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, int):
-        return "int"
-    if isinstance(v, float):
-        return "double"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, bytes):
-        return "bytes"
-    if v is None:
-        return "null_type"
-    if isinstance(v, list):
-        return "list"
-    if isinstance(v, Mapping):
-        if _QUANTITY_KEY in v:
-            return "kubernetes.Quantity"
-        if _SEMVER_KEY in v:
-            return "kubernetes.Semver"
-        return "map"
-    return type(v).__name__
+    return type_name(v)
 
 
 def _runtime_message(e: BaseException) -> str:
-    if isinstance(e, _NoOverload):
-        return str(e)
-    if isinstance(e, KeyError):
-        return f"no such key: {e.args[0] if e.args else ''}"
+    if isinstance(e, (_NoOverload, EvalError)):
+        return str(e.args[0]) if e.args else ""
+    if isinstance(e, re.error):
+        return f"invalid regular expression: {e}"
+    if isinstance(e, (TypeError, AttributeError)):
+        return "no such overload"
     if isinstance(e, ZeroDivisionError):
         return "division by zero"
-    text = str(e)
-    if "No such overload" in text:
-        return "no such overload"
-    for inner in ("_NoOverload: ", "error: "):
-        if inner in text:
-            return text.split(inner, 1)[1].split("\n")[0]
-    return text
+    return str(e)
 
 
 def _attribute_value(attr: DeviceAttribute) -> Any:
@@ -542,7 +457,9 @@ def device_variable(device: Device, driver: str, allow_multiple_allocations: boo
     for name, cap in device.capacity.items():
         domain, ident = _split_qualified(name, driver)
         capacity.setdefault(domain, {})[ident] = _quantity_value(cap.value)
-    var: dict[str, Any] = {"driver": driver, "attributes": attributes, "capacity": capacity}
+    # a domain the device lacks reads as an empty map, as upstream's
+    var: dict[str, Any] = {"driver": driver, "attributes": DefaultingMap(attributes),
+                           "capacity": DefaultingMap(capacity)}
     if allow_multiple_allocations:
         var["allowMultipleAllocations"] = bool(device.allow_multiple_allocations)
     return var
@@ -640,6 +557,9 @@ def _fast_eval(terms: list[_FastTerm], device: Device, driver: str) -> bool:
         if attr is None:
             error = error or f"no such key: {name}"
             continue
+        if attr.kind == "version":
+            error = error or "no such overload"  # a Semver compares only with a Semver
+            continue
         if attr.kind != _KIND_OF_LITERAL[type(lit)] or attr.value != lit:
             result = False
     if not result:
@@ -677,138 +597,103 @@ def _lookup_capacity(device: Device, driver: str, domain: str, name: str) -> Qua
 
 
 class CompiledExpression:
-    """One compiled selector. ``error`` is set (and ``matches`` raises it) when compilation failed."""
+    """One compiled selector. ``error`` is set (and ``matches`` raises it) when compilation failed.
 
-    __slots__ = ("expression", "error", "_program", "fast")
+    ``cost`` is the estimated worst-case cost (cel-go units, None when not estimated); an expression over
+    upstream's limit fails every evaluation with upstream's cost-exceeded message instead of running.
+    ``device_independent`` expressions (no reference to ``device``) have one result for every device.
+    """
+
+    __slots__ = ("expression", "error", "_program", "fast", "cost", "device_independent", "_constant")
 
     def __init__(self, expression: str, program: Any, error: CELCompileError | None,
-                 fast: list[_FastTerm] | None = None) -> None:
+                 fast: list[_FastTerm] | None = None, cost: int | None = None,
+                 device_independent: bool = False) -> None:
         self.expression = expression
         self._program = program
         self.error = error
         self.fast = fast
+        self.cost = cost
+        self.device_independent = device_independent
+        # the result (or the runtime error) of a device-independent expression, once evaluated
+        self._constant: bool | CELRuntimeError | None = None
 
-    def evaluate(self, context: Any, variable: dict[str, Any]) -> bool:
-        """Evaluate against one ``device`` variable already set on ``context`` (mutated for missing domains)."""
+    @property
+    def over_budget(self) -> bool:
+        return self.cost is not None and self.cost > MAX_COST
+
+    def evaluate(self, variable: dict[str, Any]) -> bool:
+        """Evaluate against one ``device`` variable (``device_variable``)."""
         if self.error is not None:
             raise self.error
-        added: set[tuple[str, str]] = set()
-        while True:
-            try:
-                result = self._program.execute(context)
-                break
-            except KeyError as e:
-                # A domain the device lacks reads as an empty map upstream: add it and evaluate again.
-                key = str(e.args[0]) if e.args else ""
-                target = next((m for m in ("attributes", "capacity")
-                               if key not in variable[m] and (m, key) not in added), None)
-                if target is None:
-                    raise CELRuntimeError(_runtime_message(e)) from None
-                added.add((target, key))
-                variable[target][key] = {}
-                context.add_variable("device", variable)
-            except Exception as e:
-                raise CELRuntimeError(_runtime_message(e)) from None
+        if self.over_budget:
+            # Upstream's evaluation would be cancelled once its actual cost passed the limit; an expression
+            # whose worst case is over the limit is not started.
+            raise CELRuntimeError(RUNTIME_MESSAGE)
+        if self.device_independent:
+            if self._constant is None:
+                try:
+                    self._constant = self._run(variable)
+                except CELRuntimeError as e:
+                    self._constant = e
+            if isinstance(self._constant, CELRuntimeError):
+                raise CELRuntimeError(self._constant.detail)
+            return self._constant
+        return self._run(variable)
+
+    def _run(self, variable: dict[str, Any]) -> bool:
+        try:
+            result = self._program.execute({"device": variable}, _FUNCTIONS)
+        except RecursionError:
+            raise CELRuntimeError("max recursion depth exceeded") from None
+        except Exception as e:
+            raise CELRuntimeError(_runtime_message(e)) from None
         if not isinstance(result, bool):
             tn = _cel_type_name(result)
-            raise CELRuntimeError(f"CEL result of type {tn} could not be converted to bool: "
-                                  f"type conversion error from '{tn}' to 'bool'")
+            why = _NOT_BOOL.get(tn, f"type conversion error from '{tn}' to 'bool'")
+            raise CELRuntimeError(f"CEL result of type {tn} could not be converted to bool: {why}")
         return result
-
-
-_interpreter: Any = None
-
-
-def _cel() -> Any:
-    """The interpreter's native module, loaded on first use.
-
-    The package's ``__init__`` also imports its command-line tool (typer, rich: about 0.6 s); the native module
-    alone loads in milliseconds, so it is loaded directly when possible, else through the package.
-    """
-    global _interpreter
-    if _interpreter is not None:
-        return _interpreter
-    mod: Any = None
-    try:
-        spec = importlib.util.find_spec("cel")
-        locations = list(spec.submodule_search_locations or []) if spec is not None else []
-        for loc in locations:
-            for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-                path = f"{loc}/cel{suffix}"
-                ext_spec = importlib.util.spec_from_file_location("cel.cel", path)
-                if ext_spec is None or ext_spec.loader is None:
-                    continue
-                try:
-                    mod = importlib.util.module_from_spec(ext_spec)
-                    ext_spec.loader.exec_module(mod)
-                    break
-                except (ImportError, OSError):
-                    mod = None
-            if mod is not None:
-                break
-    except (ImportError, ValueError):
-        mod = None
-    if mod is None or not hasattr(mod, "compile"):
-        try:
-            mod = importlib.import_module("cel")
-        except ImportError as e:
-            raise CELCompileError("CEL device selectors need the common-expression-language package: "
-                                  f"{e}") from None
-    sys.modules.setdefault("cel.cel", mod)
-    # The interpreter logs a warning on logger "cel" for every failing Python function; those failures
-    # reach the caller as CELRuntimeError with the object and field named, so the log lines are only noise.
-    logging.getLogger("cel").addFilter(_drop_function_failures)
-    _interpreter = mod
-    return mod
-
-
-def _drop_function_failures(record: logging.LogRecord) -> bool:
-    return not str(record.msg).startswith("Python function")
 
 
 def compile_expression(expression: str) -> CompiledExpression:
     """Compile a selector; never raises (a failure is kept in ``.error`` with upstream's wording)."""
-    source = _rewrite_bind(expression) if _BIND in expression else expression
     try:
-        program = _cel().compile(source)
-    except Exception as e:
-        text = str(e)
-        if "ERROR: " in text:
-            text = "ERROR: " + text.split("ERROR: ", 1)[1]
-        return CompiledExpression(expression, None, CELCompileError(f"compilation failed: {text}"))
-    bound = set(_COMPREHENSION_VAR.findall(source))
-    for var in program.variables():
-        if var != "device" and var not in bound:
+        program = compile_program(expression)
+    except CompileError as e:
+        return CompiledExpression(expression, None, CELCompileError(f"compilation failed: {e}"))
+    for var in sorted(program.variables):
+        if var != "device":
             return CompiledExpression(expression, None, CELCompileError(
                 f"compilation failed: ERROR: <input>:1:1: undeclared reference to '{var}' (in container '')"))
-    for fn in program.functions():
-        if fn[0] in "_@!" or fn in _BUILTIN_FUNCTIONS or fn in _FUNCTIONS:
+    for fn in sorted(program.functions):
+        if fn in _OPERATORS or fn in _BUILTIN_FUNCTIONS or fn in _FUNCTIONS:
             continue
         return CompiledExpression(expression, None, CELCompileError(
             f"compilation failed: ERROR: <input>:1:1: undeclared reference to '{fn}' (in container '')"))
-    if not program.variables():
+    cost = estimate_cost(expression)
+    over = cost is not None and cost > MAX_COST
+    if not program.variables and not over:
         # A constant expression: its type is known now, as the type checker would know it.
         try:
-            value = program.execute(_base_context())
+            value = program.execute({}, _FUNCTIONS)
         except Exception:
             value = True
         if not isinstance(value, bool):
             return CompiledExpression(expression, None, CELCompileError(
                 f"must evaluate to bool or the unknown type, not {_cel_type_name(value)}"))
-    return CompiledExpression(expression, program, None, _fast_terms(source.strip()))
+    return CompiledExpression(expression, program, None, _fast_terms(expression.strip()), cost,
+                              "device" not in program.variables)
 
 
-_local = threading.local()
+# cel-go's wording when a value of each type is converted to a Go bool (what a non-boolean result reports)
+_NOT_BOOL = {"int": "unsupported type conversion from 'int' to bool",
+             "uint": "unsupported type conversion from 'uint' to bool",
+             "string": "unsupported native conversion from string to 'bool'",
+             "double": "type conversion error from Double to 'bool'",
+             "kubernetes.Semver": "type conversion error from 'Semver' to 'bool'"}
 
-
-def _base_context() -> Any:
-    ctx = getattr(_local, "ctx", None)
-    if ctx is None:
-        ctx = _cel().Context()
-        for name, fn in _FUNCTIONS.items():
-            ctx.add_function(name, fn)
-        _local.ctx = ctx
-    return ctx
+_OPERATORS = frozenset({"&&", "||", "_?_:_", "==", "!=", "<", "<=", ">", ">=", "+", "-", "*", "/", "%", "in",
+                        "!_", "-_", "_[_]"})
 
 
 class CELCache:
@@ -849,15 +734,13 @@ class CELCache:
         prog = self.compile(expression)
         if prog.error is not None:
             raise prog.error
-        if prog.fast is not None:
+        if prog.fast is not None and not prog.over_budget:
             result = _fast_eval(prog.fast, device, driver)
             self._results[key] = (device, result)
             return result
         variable = device_variable(device, driver, allow_multiple_allocations)
+        result = prog.evaluate(variable)
         with self._lock:
-            ctx = _base_context()
-            ctx.add_variable("device", variable)
-            result = prog.evaluate(ctx, variable)
             if len(self._results) >= self._max_results:
                 self._results.clear()
             self._results[key] = (device, result)

@@ -10,6 +10,7 @@ from scheduling_framework.api import Node
 from scheduling_framework.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 from scheduling_framework.dra import AllocatedState, Allocator, AllocatorError, DeviceID, Features
 from scheduling_framework.dra.cel import CELCache
+from scheduling_framework.features import FeatureGates, dra_allocator_flags
 
 V1 = "resource.k8s.io/v1"
 NODE = Node.from_dict({"kind": "Node", "metadata": {"name": "n1", "labels": {"zone": "a"}}})
@@ -84,7 +85,8 @@ ERRORS = [
      "class gpu: selector #0: CEL compile error: compilation failed: ERROR: <input>:1:"),
     ("class-runtime-error", gpu_class('device.attributes["x"].missing'), claim(),
      "class gpu: selector #0 on device gpu.example.com/n1/gpu-0: CEL runtime error: no such key: missing. "
-     "Consider using CEL optional chaining"),
+     "consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has() for "
+     "optional fields"),
     ("class-not-bool", gpu_class("device.driver"), claim(),
      "CEL runtime error: CEL result of type string could not be converted to bool"),
     ("unknown-class", None, claim(),
@@ -99,6 +101,30 @@ def test_errors_name_the_object_and_field(cls: DeviceClass | None, the_claim: Re
         a.allocate(NODE, [the_claim])
     assert message in str(ei.value)
     assert not ei.value.failed_on_node
+
+
+CEL_WORDING = [
+    # up to 1.36: neither the device nor a hint (k8s.io/dynamic-resource-allocation v0.34-v0.36 allocators)
+    ("1.34", 'device.attributes["x"].missing', "class gpu: selector #0: CEL runtime error: no such key: missing"),
+    ("1.35", 'device.attributes["x"].missing', "class gpu: selector #0: CEL runtime error: no such key: missing"),
+    ("1.36", "device.driver", "class gpu: selector #0: CEL runtime error: CEL result of type string could not "
+     "be converted to bool: unsupported native conversion from string to 'bool'"),
+    ("1.37", 'device.attributes["x"].missing', "class gpu: selector #0 on device gpu.example.com/n1/gpu-0: CEL "
+     "runtime error: no such key: missing. consider using CEL optional chaining (.? followed by orValue()) or "
+     "guarding the check with has() for optional fields"),
+    ("1.37", "device.driver", "class gpu: selector #0 on device gpu.example.com/n1/gpu-0: CEL runtime error: CEL "
+     "result of type string could not be converted to bool: unsupported native conversion from string to 'bool'"),
+]
+
+
+@pytest.mark.parametrize(("release", "expression", "message"), CEL_WORDING,
+                         ids=[f"{r}-{m.split(': ')[-1][:20]}" for r, _, m in CEL_WORDING])
+def test_cel_runtime_error_wording_follows_the_release(release: str, expression: str, message: str) -> None:
+    features = Features(**dra_allocator_flags(FeatureGates.for_release(release)))
+    a = Allocator(features, AllocatedState(), {"gpu": gpu_class(expression)}, [gpu_slice()])
+    with pytest.raises(AllocatorError) as ei:
+        a.allocate(NODE, [claim()])
+    assert str(ei.value) == message
 
 
 def test_invalid_pool_fails_only_this_node() -> None:

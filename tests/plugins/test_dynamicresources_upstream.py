@@ -15,6 +15,7 @@ from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.features import FeatureGates
 from scheduling_framework.interfaces import NodeScore
 from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.snapshot import ObjectStore
@@ -32,9 +33,9 @@ UPSTREAM_TEST_GATES = {"DRAAdminAccess": False, "DRAPrioritizedList": False, "DR
 
 
 class Handle:
-    def __init__(self, objects: ObjectStore, gates: Mapping[str, bool]) -> None:
+    def __init__(self, objects: ObjectStore, gates: Mapping[str, bool] | FeatureGates) -> None:
         self.objects = objects
-        self.feature_gates = dict(gates)
+        self.feature_gates = gates if isinstance(gates, FeatureGates) else dict(gates)
 
 
 def check(step: str, want: Mapping[str, Any] | None, got: Status | None, problems: list[str]) -> None:
@@ -87,7 +88,11 @@ def run(case: Mapping[str, Any]) -> list[str]:
                         ("slices", case.get("slices"))):
         for n in names or []:
             store.add(KubeObject.from_dict(FIX[kind][n]))
-    gates = {**UPSTREAM_TEST_GATES, **(case.get("gates") or {})}
+    gates: Mapping[str, bool] | FeatureGates = {**UPSTREAM_TEST_GATES, **(case.get("gates") or {})}
+    if "release" in case:
+        # a case pinned to the release whose wording it expects (that release's defaults: some of the test
+        # defaults above are locked on there)
+        gates = FeatureGates.for_release(case["release"], case.get("gates") or {})
     pl = DynamicResources(case.get("args"), Handle(store, gates))
     pod = Pod.from_dict(FIX["pods"][case["pod"]])
     nodes = [NodeInfo(Node.from_dict(FIX["nodes"][n])) for n in case.get("nodes") or ["workerNode"]]

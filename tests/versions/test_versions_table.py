@@ -229,6 +229,11 @@ def check_dra_pool_order(release: str) -> None:
     assert _framework(release).plugins["DynamicResources"]._features["sorted_pools"] is flags["sorted_pools"]
 
 
+def check_dra_cel_error_wording(release: str) -> None:
+    hints = dra_allocator_flags(FeatureGates.for_release(release))["cel_error_hints"]
+    assert hints is at_least(release, "1.37")  # tests/dra/test_allocator.py checks both wordings
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "balanced-allocation": check_balanced_allocation,
     "default-profile-dra": check_default_profile_dra,
@@ -247,6 +252,7 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "dra-all-subrequest": check_dra_all_subrequest,
     "image-locality-image-volumes": check_image_locality_image_volumes,
     "dra-pool-order": check_dra_pool_order,
+    "dra-cel-error-wording": check_dra_cel_error_wording,
 }
 
 BEHAVIOUR_ROWS = _table("Behaviour by release")
