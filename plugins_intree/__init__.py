@@ -30,6 +30,7 @@ INTREE_PLUGINS: dict[str, str] = {
     "DefaultBinder": "plugins_intree.defaultbinder.plugin:DefaultBinder",
     "DefaultPreemption": "plugins_intree.defaultpreemption.plugin:DefaultPreemption",
     "DynamicResources": "plugins_intree.dynamicresources.plugin:DynamicResources",
+    "GangScheduling": "plugins_intree.gangscheduling.plugin:GangScheduling",
 }
 
 

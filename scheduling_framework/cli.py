@@ -251,6 +251,9 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.output == "json":
         doc = {"kubernetesVersion": cfg.kubernetes_version, "pods": [r.to_dict(args.explain) for r in results],
                "stats": stats, "warnings": warnings}
+        groups = sched.pod_group_results()
+        if groups:
+            doc["podGroups"] = groups
         json.dump(doc, out, separators=(",", ":") if not args.explain else (", ", ": "))
         out.write("\n")
         return status
@@ -264,7 +267,8 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from scheduling_framework.report.table import print_results
 
     weights = {name: dict(fwk.score_weights) for name, fwk in sched.profiles.items()}
-    print_results(results, stats, out, explain=args.explain, explain_nodes=args.explain_nodes, weights=weights)
+    print_results(results, stats, out, explain=args.explain, explain_nodes=args.explain_nodes, weights=weights,
+                  groups=sched.pod_group_results())
     return status
 
 

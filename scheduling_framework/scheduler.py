@@ -23,14 +23,17 @@ from scheduling_framework.admission import (
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
+from scheduling_framework.api.workload import WORKLOAD, Workload
 from scheduling_framework.cache import Cache
 from scheduling_framework.config import KubeSchedulerConfiguration, expand_profile, resolve_config
+from scheduling_framework.config.defaults import GANG_SCHEDULING
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ConfigError, PluginError, SchedulerBusyError, SchedulingFrameworkError
 from scheduling_framework.extender.client import HTTPExtender, build_extenders, ignored_resources
 from scheduling_framework.extender.config import apply_ignored_resources
 from scheduling_framework.interfaces import QueuedPodInfo
 from scheduling_framework.node_info import PodInfo
+from scheduling_framework.podgroups import PodGroupManager, group_name, summarize_group, workload_warnings
 from scheduling_framework.queue import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
@@ -101,7 +104,8 @@ class PodResult:
     """What happened to one pod: its latest outcome, and the explanation of the cycle that decided it."""
 
     __slots__ = ("pod", "scheduler_name", "outcome", "node", "nominated_node", "victims", "message",
-                 "filter", "scores", "total_scores", "attempts", "plugin", "claims", "unallocated_claims")
+                 "filter", "scores", "total_scores", "attempts", "plugin", "claims", "unallocated_claims",
+                 "pod_group")
 
     def __init__(self, pod: Pod) -> None:
         self.pod = pod.key
@@ -120,6 +124,8 @@ class PodResult:
         self.claims: list[dict[str, Any]] | None = None
         # names of the pod's claims that had no allocation when the pod was queued (the ones DRA had to allocate)
         self.unallocated_claims: list[str] = []
+        # "namespace/workload/podGroup" (with "[replicaKey]") for a pod with spec.workloadRef
+        self.pod_group: str | None = None
 
     def __repr__(self) -> str:
         where = f" on {self.node}" if self.node else ""
@@ -133,6 +139,8 @@ class PodResult:
                              "message": self.message}
         if self.claims is not None:
             d["claims"] = [dict(c) for c in self.claims]
+        if self.pod_group is not None:
+            d["podGroup"] = self.pod_group
         if explain:
             d["filter"] = self.filter or {}
             d["scores"] = self.scores or {}
@@ -188,6 +196,8 @@ class Scheduler:
         self.explain = explain
         self.bind_in_thread = bind_in_thread
         self._binder = _InMemoryBinder(self, binder)
+        # Pod groups (Workload API): every gang member the scheduler knows, shared by the profiles.
+        self.pod_groups = PodGroupManager(self.clock)
         self.profiles: dict[str, Framework] = {}
         self._algorithms: dict[str, Algorithm] = {}
         # The configuration's extenders, shared by every profile (empty without ``extenders:``).
@@ -203,6 +213,8 @@ class Scheduler:
                             pod_deleter=self.delete_pod, extenders=self.extenders,
                             feature_gates=self.config.feature_gates)
             fwk.nomination_cleared = self._nomination_cleared
+            fwk.pod_groups = self.pod_groups
+            fwk.pod_activator = self._activate
             if isinstance(self.clock, VirtualClock):
                 fwk.permit_clock = self.clock  # Permit timeouts pass on the virtual clock, as backoffs do
             self.profiles[prof.scheduler_name] = fwk
@@ -264,6 +276,8 @@ class Scheduler:
                 self._admission = None
             if obj.kind in (RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE):
                 self._claims_changed()
+            if obj.kind == WORKLOAD:
+                self._workload_added(obj)
             self.queue.move_all_to_active_or_backoff(OBJECT_CHANGE)
 
     def _claims_changed(self) -> None:
@@ -307,8 +321,13 @@ class Scheduler:
             pod, refusal = self.admit(pod)
             if refusal and pod.spec.node_name:
                 self.warnings.add_item(WARN_BOUND_REFUSED, refused_item(pod, refusal))
+            if (pod.spec.workload_ref is not None and not refusal and not pod.is_terminating
+                    and (pod.spec.node_name or pod.spec.scheduler_name in self.profiles)):
+                self.pod_groups.add_pod(pod)
             if pod.spec.node_name:
                 self.cache.add_pod(pod)
+                if pod.spec.workload_ref is not None:
+                    self._group_grew(pod)
                 self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD)
                 return
             fwk = self.profiles.get(pod.spec.scheduler_name)
@@ -336,14 +355,50 @@ class Scheduler:
             qpi = self.queue.new_info(pod)
             if pod.status.nominated_node_name:
                 self.nominator.add_nominated_pod(qpi.pod_info, pod.status.nominated_node_name)
+            if pod.spec.workload_ref is not None:
+                r.pod_group = group_name(pod)
             st = fwk.run_pre_enqueue_plugins(pod)
             if st is not None and not st.is_success():
                 r.outcome = UNSCHEDULABLE if st.is_rejected() else ERROR
                 r.message = st.message()
                 r.plugin = st.plugin
                 self.queue.add(qpi, gated_by=st.plugin or "PreEnqueue")
-                return
-            self.queue.add(qpi)
+            else:
+                self.queue.add(qpi)
+            if pod.spec.workload_ref is not None:
+                self._group_grew(pod)
+
+    def _group_grew(self, pod: Pod) -> None:
+        """A pod joined a pod group: PreEnqueue runs again for the group's gated pods (a gang waiting for
+        minCount pods may now have them), as upstream's queue does on an unscheduled-pod add."""
+        key = PodGroupManager.key_of(pod)
+
+        def same_group(q: QueuedPodInfo) -> bool:
+            return PodGroupManager.key_of(q.pod) == key
+
+        def pre_enqueue(p: Pod) -> Any:
+            fwk = self.profiles.get(p.spec.scheduler_name)
+            return None if fwk is None else fwk.run_pre_enqueue_plugins(p)
+
+        self.queue.activate_gated(pre_enqueue, same_group)
+
+    def _workload_added(self, obj: KubeObject) -> None:
+        """A Workload appeared: its gated pods go through PreEnqueue again."""
+
+        def refers(q: QueuedPodInfo) -> bool:
+            ref = q.pod.spec.workload_ref
+            return ref is not None and ref.name == obj.name and q.pod.namespace == obj.namespace
+
+        def pre_enqueue(p: Pod) -> Any:
+            fwk = self.profiles.get(p.spec.scheduler_name)
+            return None if fwk is None else fwk.run_pre_enqueue_plugins(p)
+
+        self.queue.activate_gated(pre_enqueue, refers)
+
+    def _activate(self, pods: Iterable[Pod]) -> None:
+        """A plugin asked for these pods to be retried now (GangScheduling: the group's unscheduled pods)."""
+        with self._lock:
+            self.queue.activate(p.uid for p in pods)
 
     def _skip(self, r: PodResult, message: str, warning_group: str, item: str = "") -> None:
         r.outcome = SKIPPED
@@ -401,6 +456,7 @@ class Scheduler:
             self._progress += 1
             self.nominator.delete_nominated_pod_if_exists(pod)
             self._release_claims(pod)
+            self.pod_groups.delete_pod(pod)
             cached = self.cache.get_pod(pod.uid)
             if cached is not None:
                 # bound or assumed: either way its resources leave the node (upstream RemovePod)
@@ -439,7 +495,10 @@ class Scheduler:
             for n in nodes:
                 self.cache.add_node(n)
             pending = []
+            grouped = []
             for p in pods:
+                if p.spec.workload_ref is not None:
+                    grouped.append(p)
                 if p.spec.node_name and self.cache.get_node(p.spec.node_name) is None:
                     if p.status.phase not in ("Succeeded", "Failed"):
                         self.warnings.add_item(WARN_ORPHANS, f'{p.key} (node "{p.spec.node_name}")')
@@ -450,6 +509,9 @@ class Scheduler:
                     pending.append(p)
             for p in pending:
                 self.add_pod(p)
+            if grouped or self.objects.by_key(WORKLOAD):
+                workload_warnings(grouped, self.objects.by_key(WORKLOAD).values(), self.warnings,
+                                  enabled=self.gang_scheduling)
 
     # the loop ---------------------------------------------------------------------------------
     def run(self, max_cycles: int | None = None) -> list[PodResult]:
@@ -722,7 +784,7 @@ class Scheduler:
                 # help pods a Filter rejected, never this pod nor others whose own binding failed (upstream
                 # excludes the pod from this move), so bindings that always fail cannot requeue each other.
                 self._fail(qpi, r, st, self.queue.moved_since, node=host, kind=_FAILED_BINDING)
-                self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, self._resolvable_by_forget)
+                self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, self._resolvable_by_forget_of(assumed))
             return
         with self._lock:
             if self.cache.is_assumed(assumed.uid):
@@ -731,6 +793,8 @@ class Scheduler:
                 self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD)
             self._progress += 1
             self._failure_kind.pop(assumed.uid, None)
+            if assumed.spec.workload_ref is not None:
+                self.pod_groups.assign(assumed)
             r.outcome = SCHEDULED
             r.node = host
             r.message = ""
@@ -757,6 +821,19 @@ class Scheduler:
 
     def _resolvable_by_forget(self, qpi: QueuedPodInfo) -> bool:
         return self._failure_kind.get(qpi.pod.uid, _FAILED_FILTER) == _FAILED_FILTER
+
+    def _resolvable_by_forget_of(self, forgotten: Pod) -> Callable[[QueuedPodInfo], bool]:
+        """:meth:`_resolvable_by_forget`, and, for a gang member, not the members of its own group: the room a
+        gang frees when its attempt fails would only let it try the same placement again (upstream retries it
+        every timeout, for ever; a simulation must end — docs/differences.md)."""
+        key = PodGroupManager.key_of(forgotten)
+        if key is None:
+            return self._resolvable_by_forget
+
+        def check(qpi: QueuedPodInfo) -> bool:
+            return self._resolvable_by_forget(qpi) and PodGroupManager.key_of(qpi.pod) != key
+
+        return check
 
     def _nomination_cleared(self, pod: Pod) -> None:
         """A queued pod lost its nominated node: forget it on the queued copy and retry the pod."""
@@ -827,6 +904,7 @@ class Scheduler:
         qpi.pending_plugins = set(d.pending_plugins)
         r.outcome = UNSCHEDULABLE
         r.node = None
+        r.plugin = ""  # no single plugin: the message counts each node's
         r.message = fe.message()
         with self._lock:
             self._failure_kind[qpi.pod.uid] = _FAILED_FILTER
@@ -873,6 +951,33 @@ class Scheduler:
         r.total_scores = ex["totalScores"]
 
     # views -----------------------------------------------------------------------------------
+    @property
+    def gang_scheduling(self) -> bool:
+        """Whether a profile runs the GangScheduling plugin (GenericWorkload and GangScheduling gates on)."""
+        return any(GANG_SCHEDULING in fwk.plugins for fwk in self.profiles.values())
+
+    def pod_group_results(self) -> list[dict[str, Any]]:
+        """One entry per pod group among the pending pods: its policy, its pods, whether it was placed
+        whole, and, when not, why (the members that found no node, the Permit timeout, the PreEnqueue wait)."""
+        by_group: dict[str, list[PodResult]] = {}
+        for r in self.results.values():
+            if r.pod_group is not None:
+                by_group.setdefault(r.pod_group, []).append(r)
+        out = []
+        for name, members in sorted(by_group.items()):
+            ns, wl_name = name.split("/", 2)[:2]
+            group = name.split("/", 2)[2].split("[", 1)[0]
+            obj = self.objects.get(WORKLOAD, ns, wl_name)
+            policy = None
+            if obj is not None:
+                try:
+                    g = Workload.from_dict(obj.raw).pod_group(group)
+                    policy = g.policy if g is not None else None
+                except SchedulingFrameworkError:
+                    policy = None
+            out.append(summarize_group(name, policy, members, self.gang_scheduling))
+        return out
+
     def profile(self, name: str | None = None) -> Framework:
         if name is None:
             return next(iter(self.profiles.values()))

@@ -26,6 +26,7 @@ from scheduling_framework.api.packed import PackedManifest, unpacked
 from scheduling_framework.api.quantity import Quantity
 from scheduling_framework.api.selectors import LabelSelector, NodeSelector, NodeSelectorTerm, PreferredSchedulingTerm
 from scheduling_framework.api.taints import Toleration
+from scheduling_framework.api.workload import WorkloadReference
 from scheduling_framework.errors import ValidationError, brief_str
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -340,6 +341,8 @@ class PodSpec:
     volumes: tuple[Volume, ...] = ()
     host_network: bool = False
     resource_claims: tuple[PodResourceClaim, ...] = ()
+    # spec.workloadRef (Workload API, GenericWorkload): the pod group this pod belongs to
+    workload_ref: WorkloadReference | None = None
 
     @classmethod
     def from_dict(cls, d: Any, path: str = "spec") -> PodSpec:
@@ -394,6 +397,8 @@ class PodSpec:
             volumes=vols,
             host_network=host_network,
             resource_claims=rclaims,
+            workload_ref=None if m.get("workloadRef") is None else WorkloadReference.from_dict(
+                m.get("workloadRef"), f"{path}.workloadRef"),
         )
 
 

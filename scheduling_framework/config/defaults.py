@@ -10,6 +10,7 @@ from scheduling_framework.config.types import MULTI_POINT, POINTS, PluginConfig,
 from scheduling_framework.features import FeatureGates
 
 DYNAMIC_RESOURCES = "DynamicResources"
+GANG_SCHEDULING = "GangScheduling"
 
 
 def default_multi_point(features: FeatureGates | None = None) -> tuple[tuple[str, int], ...]:
@@ -17,7 +18,8 @@ def default_multi_point(features: FeatureGates | None = None) -> tuple[tuple[str
 
     DynamicResources joins (before DefaultPreemption, as upstream's ``applyFeatureGates`` puts it) while
     the DynamicResourceAllocation gate is on, provided this distribution ships the plugin; it leaves
-    when the gate is off.
+    when the gate is off. GangScheduling is appended while the GenericWorkload and GangScheduling gates
+    are both on (Kubernetes 1.35+).
     """
     gates = features if features is not None else FeatureGates()
     entries = list(DEFAULT_MULTI_POINT)
@@ -28,7 +30,14 @@ def default_multi_point(features: FeatureGates | None = None) -> tuple[tuple[str
     elif dra_on and DYNAMIC_RESOURCES not in names and DYNAMIC_RESOURCES in INTREE_POINTS:
         at = names.index("DefaultPreemption") if "DefaultPreemption" in names else len(entries)
         entries.insert(at, (DYNAMIC_RESOURCES, 0))
+    if gang_scheduling_enabled(gates) and GANG_SCHEDULING in INTREE_POINTS:
+        entries.append((GANG_SCHEDULING, 0))
     return tuple(entries)
+
+
+def gang_scheduling_enabled(gates: FeatureGates) -> bool:
+    """GangScheduling joins the default profile (last) while both GenericWorkload and GangScheduling are on."""
+    return gates.enabled("GenericWorkload") and gates.enabled("GangScheduling")
 
 
 def default_plugins(features: FeatureGates | None = None) -> Plugins:

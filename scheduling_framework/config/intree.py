@@ -33,6 +33,8 @@ INTREE_POINTS: dict[str, frozenset[str]] = {
     "DynamicResources": frozenset({"preEnqueue", "preFilter", "filter", "postFilter", "preScore", "score",
                                    "reserve", "preBind"}),
     "DefaultPreemption": frozenset({"postFilter"}),
+    # Kubernetes 1.35 (Workload API v1alpha1): the 1.35 plugin's points.
+    "GangScheduling": frozenset({"preEnqueue", "reserve", "permit"}),
     "NodeResourcesBalancedAllocation": frozenset({"preScore", "score"}),
     "ImageLocality": frozenset({"score"}),
     "DefaultBinder": frozenset({"bind"}),

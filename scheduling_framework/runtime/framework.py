@@ -28,6 +28,7 @@ from scheduling_framework.interfaces import (
     QueuedPodInfo,
 )
 from scheduling_framework.node_info import NodeInfo, PodInfo
+from scheduling_framework.podgroups import PodGroupManager
 from scheduling_framework.registry import Registry, default_registry
 from scheduling_framework.runtime.parallelize import Parallelizer
 from scheduling_framework.runtime.signatures import MAX_MEMO_ENTRIES, MemoKeys, Signer, sign, signer
@@ -371,6 +372,11 @@ class Framework:
         # The configuration's scheduler extenders (HTTPExtender), shared by every profile as upstream; the
         # preemption plugin reads them through the handle.
         self.extenders: tuple[Any, ...] = tuple(extenders)
+        # The pod groups (Workload API) the scheduler knows, shared by its profiles; GangScheduling reads it.
+        self.pod_groups: PodGroupManager = PodGroupManager()
+        # Moves pods from the unschedulable pool / backoff to the active queue (upstream's PodActivator);
+        # None = no queue to move (a framework used alone).
+        self.pod_activator: Callable[[Iterable[Pod]], None] | None = None
         self.plugins: dict[str, Any] = {}
         self.score_weights: dict[str, int] = {}
         self._points: dict[str, list[Any]] = {p: [] for p in POINT_METHODS}
@@ -910,6 +916,11 @@ class Framework:
         for pl in reversed(self._points["reserve"]):
             with contextlib.suppress(Exception):  # unreserve must reach every plugin
                 pl.unreserve(state, pod, node_name)
+
+    def activate(self, pods: Iterable[Pod]) -> None:
+        """Ask the scheduling queue to retry ``pods`` now (upstream's ``Handle.Activate``)."""
+        if self.pod_activator is not None:
+            self.pod_activator(pods)
 
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         waits: dict[str, float] = {}

@@ -1,0 +1,126 @@
+"""The reference Scheduler places a gang (Workload pod group with a gang policy) whole or not at all, and says
+why; bad Workload input warns, naming the object and field, and leaves the other pods alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from scheduling_framework import Scheduler
+from scheduling_framework.api.objects import KubeObject
+from scheduling_framework.api.pod import Pod
+from scheduling_framework.testing import make_node, make_pod
+
+GATES = "GenericWorkload=true,GangScheduling=true"
+
+
+def workload(groups: dict[str, Any], name: str = "train") -> KubeObject:
+    pgs = [{"name": g, "policy": {"basic": {}} if p == "basic" else {"gang": {"minCount": p}}}
+           for g, p in groups.items()]
+    return KubeObject.from_dict({"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload",
+                                 "metadata": {"name": name, "namespace": "default"}, "spec": {"podGroups": pgs}})
+
+
+def workers(n: int, group: str = "workers", cpu: str = "3", **kw: str) -> list[Pod]:
+    out = []
+    for i in range(n):
+        b = make_pod().name(f"{group}-{i}").uid(f"{group}-{i}").req(cpu=cpu).workload_ref("train", group)
+        if "scheduler" in kw:
+            b = b.scheduler_name(kw["scheduler"]) if i == n - 1 else b
+        out.append(b.obj())
+    return out
+
+
+def run(nodes: int, pods: list[Pod], objects: list[KubeObject], gates: str = GATES,
+        release: str = "1.35") -> Scheduler:
+    sched = Scheduler(kubernetes_version=release, feature_gates=gates, seed=1)
+    sched.load([make_node().name(f"node-{i}").capacity(cpu="4", memory="8Gi").obj() for i in range(nodes)],
+               pods, objects)
+    sched.run()
+    return sched
+
+
+@pytest.mark.parametrize("release", ["1.35", "1.36", "1.37"])
+def test_gang_of_four_with_room_for_three_schedules_none_and_says_why(release: str) -> None:
+    sched = run(3, workers(4), [workload({"workers": 4})], release=release)
+    assert [r.outcome for r in sched.results.values()] == ["Unschedulable"] * 4
+    assert sched.cache.pods() == [] or all(p.spec.workload_ref is None for p in sched.cache.pods())
+    (group,) = sched.pod_group_results()
+    assert group["outcome"] == "Unschedulable" and group["scheduled"] == 0 and group["minCount"] == 4
+    assert group["message"].startswith("minCount 4 not reached, no pod of the gang was bound; 3 pod(s) found a "
+                                       "node and waited at Permit until the 5m0s timeout; ")
+    assert "found no node: 0/3 nodes are available: 3 Insufficient cpu." in group["message"]
+
+
+def test_gang_of_four_with_room_for_four_is_placed_in_one_go() -> None:
+    sched = run(4, workers(4), [workload({"workers": 4})])
+    assert {r.outcome for r in sched.results.values()} == {"Scheduled"}
+    assert len({r.node for r in sched.results.values()}) == 4
+    assert sched.clock() == 0.0  # nobody waited for a timeout: the fourth pod released the three waiting
+    assert sched.pod_group_results()[0]["outcome"] == "Scheduled"
+
+
+def test_other_pods_take_the_room_a_failed_gang_gave_back() -> None:
+    web = make_pod().name("web").uid("web").req(cpu="3").obj()
+    sched = run(3, [*workers(4), web], [workload({"workers": 4})])
+    assert sched.results["default/web"].outcome == "Scheduled"
+    assert {r.outcome for k, r in sched.results.items() if k != "default/web"} == {"Unschedulable"}
+
+
+def test_without_the_gates_pods_are_placed_one_by_one_with_a_warning() -> None:
+    sched = run(3, workers(4), [workload({"workers": 4})], gates="")
+    assert sum(r.outcome == "Scheduled" for r in sched.results.values()) == 3
+    assert any("scheduled one by one, not as gangs" in w for w in sched.warnings)
+
+
+def test_basic_group_is_placed_pod_by_pod() -> None:
+    sched = run(3, workers(4), [workload({"workers": "basic"})])
+    assert sum(r.outcome == "Scheduled" for r in sched.results.values()) == 3
+
+
+def test_gang_waits_for_min_count_pods() -> None:
+    sched = run(4, workers(2), [workload({"workers": 3})])
+    assert {r.message for r in sched.results.values()} == {
+        "waiting for minCount pods from a gang to appear in scheduling queue"}
+    (group,) = sched.pod_group_results()
+    assert group["outcome"] == "Waiting"
+    assert group["message"].endswith("(2 pod(s) of the group exist, minCount 3)")
+    assert any("fewer pods than spec.podGroups[].policy.gang.minCount" in w and
+               "default/train/workers: 2 pod(s), minCount 3" in w for w in sched.warnings)
+
+
+def test_missing_workload_warns_and_leaves_other_pods_alone() -> None:
+    web = make_pod().name("web").uid("web").req(cpu="1").obj()
+    sched = run(2, [*workers(2), web], [])
+    assert sched.results["default/web"].outcome == "Scheduled"
+    assert sched.results["default/workers-0"].message == \
+        'waiting for pods\'s workload "train" to appear in scheduling queue'
+    assert any("spec.workloadRef.name names a Workload the input does not have" in w and
+               'default/workers-0 (spec.workloadRef.name "train")' in w for w in sched.warnings)
+
+
+def test_missing_pod_group_warns() -> None:
+    sched = run(2, workers(2, group="ps"), [workload({"workers": 2})])
+    assert sched.results["default/ps-0"].message == 'pod group "ps" doesn\'t exist for a workload "train"'
+    assert any('spec.workloadRef.podGroup "ps" of Workload default/train' in w for w in sched.warnings)
+
+
+def test_members_asking_for_different_schedulers_warn() -> None:
+    sched = run(4, workers(3, scheduler="other"), [workload({"workers": 3})])
+    assert any("pods ask for different schedulers" in w and '"default-scheduler" (2), "other" (1)' in w
+               for w in sched.warnings)
+    # the member for another scheduler is not counted: the two others wait for minCount
+    assert sched.results["default/workers-0"].message.startswith("waiting for minCount pods")
+
+
+def test_workload_added_later_releases_the_gang() -> None:
+    sched = run(4, workers(2), [])
+    sched.add_object(workload({"workers": 2}))
+    sched.run()
+    assert {r.outcome for r in sched.results.values()} == {"Scheduled"}
+
+
+def test_gang_scheduling_gate_without_generic_workload_warns() -> None:
+    sched = Scheduler(kubernetes_version="1.35", feature_gates="GangScheduling=true")
+    assert any("GangScheduling=true has no effect without GenericWorkload=true" in w for w in sched.warnings)
