@@ -53,6 +53,13 @@ def test_gang_of_four_with_room_for_three_schedules_none_and_says_why(release: s
     assert "found no node: 0/3 nodes are available: 3 Insufficient cpu." in group["message"]
 
 
+def test_failed_gang_is_tried_once_not_until_the_run_gives_up() -> None:
+    # the room the gang's own members give back after the timeout does not send the gang round again
+    sched = run(3, workers(4), [workload({"workers": 4})])
+    assert sched.clock() == 300.0
+    assert not any("run() stopped" in w for w in sched.warnings)
+
+
 def test_gang_of_four_with_room_for_four_is_placed_in_one_go() -> None:
     sched = run(4, workers(4), [workload({"workers": 4})])
     assert {r.outcome for r in sched.results.values()} == {"Scheduled"}
