@@ -56,6 +56,8 @@ def _parser() -> argparse.ArgumentParser:
     cap.add_argument("--cluster", required=True, help="YAML: Nodes, running Pods, ...; '-' reads standard input")
     cap.add_argument("--pod", required=True, help="YAML file holding the Pod to copy")
     cap.add_argument("--max", type=_non_negative, default=None, metavar="N", help="stop after N copies")
+    cap.add_argument("--workload", help="YAML holding the Workload the pod's spec.workloadRef names (when the "
+                                        "cluster has none): copies are then whole gangs of its minCount pods")
     cap.add_argument("--config", help="KubeSchedulerConfiguration YAML (default: the upstream default profile)")
     cap.add_argument("--output", choices=("table", "json"), default="table")
     cap.add_argument("--seed", type=int, default=None, help="seed for tie-breaking among equal top scores")
@@ -356,6 +358,12 @@ def _capacity(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cluster = load_cluster_with_progress(args.cluster, args.max_input_bytes, err, None)
     pod = load_single_pod(args.pod, max_input_bytes=args.max_input_bytes)
     sim = Simulator.from_cluster(cluster, cfg, seed=args.seed)
+    if args.workload:
+        from scheduling_framework.cluster import load_cluster
+
+        for obj in load_cluster(args.workload, max_input_bytes=args.max_input_bytes).objects:
+            if obj.kind == "Workload":
+                sim.objects.add(obj)
     _freeze_loaded_objects()
     result = sim.capacity(pod, args.max)
     warnings = list(sim.warnings)

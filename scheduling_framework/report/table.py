@@ -227,7 +227,9 @@ def print_capacity(result: Any, node_names: Sequence[str], out: TextIO, width: i
     """How many copies fit, per node (copies and what then limits the node), and why the loop stopped."""
     what = {"Unschedulable": "the next copy does not fit", "LimitReached": "--max reached",
             "Error": "a plugin failed"}.get(result.stop_reason, result.stop_reason)
-    out.write(f"{result.pod}: {result.count} more cop{'y' if result.count == 1 else 'ies'} fit ({what})\n")
+    size = getattr(result, "pods_per_copy", 1)
+    gang = f" of its gang ({size} pods each)" if size != 1 else ""
+    out.write(f"{result.pod}: {result.count} more cop{'y' if result.count == 1 else 'ies'}{gang} fit ({what})\n")
     rows: list[tuple[str, ...]] = [("NODE", "COPIES", "LIMITED BY")]
     for n in node_names:
         copies = result.per_node.get(n, 0)

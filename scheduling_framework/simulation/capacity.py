@@ -24,8 +24,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from scheduling_framework.api.pod import Pod
+from scheduling_framework.api.workload import WORKLOAD, Workload
+from scheduling_framework.config.defaults import GANG_SCHEDULING
 from scheduling_framework.cycle_state import CycleState
-from scheduling_framework.errors import ValidationError
+from scheduling_framework.errors import SchedulingFrameworkError, ValidationError
 from scheduling_framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeScore
 from scheduling_framework.runtime.algorithm import num_feasible_nodes_to_find
 from scheduling_framework.runtime.framework import batch_normalizer
@@ -76,10 +78,15 @@ class CapacityResult:
     stop_reason: str
     message: str = ""
     placements: tuple[str, ...] = attrs.field(default=(), repr=False)
+    #: pods in one copy: 1, or a gang's minCount (``count`` then counts whole gangs, ``per_node`` pods)
+    pods_per_copy: int = 1
 
     def to_dict(self) -> dict[str, Any]:
-        return {"pod": self.pod, "count": self.count, "perNode": dict(self.per_node),
-                "reasons": dict(self.reasons), "stopReason": self.stop_reason, "message": self.message}
+        d = {"pod": self.pod, "count": self.count, "perNode": dict(self.per_node),
+             "reasons": dict(self.reasons), "stopReason": self.stop_reason, "message": self.message}
+        if self.pods_per_copy != 1:
+            d["podsPerCopy"] = self.pods_per_copy
+        return d
 
 
 def pod_copy(template: Pod, index: int) -> Pod:
@@ -115,6 +122,8 @@ def capacity(sim: Simulator, pod: Pod, max: int | None = None, *, fast: bool = T
     template, refusal = sim.admit(pod)
     if refusal:
         return CapacityResult(pod.key, 0, {}, {}, STOP_ERROR, refusal)
+    if template.spec.workload_ref is not None and GANG_SCHEDULING in sim.framework.plugins:
+        return _gang_capacity(sim, template, max)
     st = sim.framework.run_pre_enqueue_plugins(template)
     if st is not None and not st.is_success():
         return CapacityResult(pod.key, 0, {}, {}, STOP_UNSCHEDULABLE if st.is_rejected() else STOP_ERROR,
@@ -136,6 +145,77 @@ def capacity(sim: Simulator, pod: Pod, max: int | None = None, *, fast: bool = T
         reasons = {n: s.message() for n, s in final.diagnosis.full_map(names).items()}
     stop = STOP_ERROR if final.status is not None and not final.status.is_rejected() else STOP_UNSCHEDULABLE
     return CapacityResult(pod.key, len(placements), per_node, reasons, stop, final.message, tuple(placements))
+
+
+def _gang_capacity(sim: Simulator, template: Pod, max: int | None) -> CapacityResult:
+    """How many more copies of the pod's gang fit: each copy is ``minCount`` pods of the template in a pod
+    group replica of its own (``spec.workloadRef.podGroupReplicaKey``), placed whole or not at all by
+    :meth:`Simulator.schedule_pods`; a basic group's copy is one pod."""
+    ref = template.spec.workload_ref
+    assert ref is not None
+    obj = sim.objects.get(WORKLOAD, template.namespace, ref.name)
+    try:
+        wl = Workload.from_dict(obj.raw) if obj is not None else None
+    except SchedulingFrameworkError:
+        wl = None  # refused at load already; a bad object stored directly counts as absent
+    if wl is None:
+        return CapacityResult(template.key, 0, {}, {}, STOP_UNSCHEDULABLE,
+                              f'waiting for pods\'s workload "{ref.name}" to appear in scheduling queue')
+    group = wl.pod_group(ref.pod_group)
+    if group is None:
+        return CapacityResult(template.key, 0, {}, {}, STOP_UNSCHEDULABLE,
+                              f'pod group "{ref.pod_group}" doesn\'t exist for a workload "{wl.name}"')
+    size = group.policy.min_count if group.policy.is_gang else 1
+    limit = SAFETY_LIMIT // size if max is None else max
+    placements: list[str] = []
+    count = 0
+    stop, message, reasons = STOP_LIMIT, "", {}
+    names = [ni.name for ni in sim.cluster.snapshot.list()]
+    fork = sim.fork()
+    try:
+        while count < limit:
+            members = [_gang_member(template, count, i, size) for i in range(size)]
+            out = sim.schedule_pods(members)
+            if not out.all_scheduled:
+                by_key = {r.pod: r for r in out.results}
+                missed = [by_key[p.key] for p in members if by_key[p.key].node is None]
+                # the members that found no node themselves (the others were placed, then taken back)
+                own = [r for r in missed if r.status is None or r.status.plugin != GANG_SCHEDULING] or missed
+                first = next((r for r in own if r.diagnosis is not None), own[0])
+                err = any(r.status is not None and not r.status.is_rejected() for r in own)
+                stop = STOP_ERROR if err else STOP_UNSCHEDULABLE
+                message = own[0].message
+                if size > 1:
+                    name = f"{template.namespace}/{ref.name}/{ref.pod_group}[copy-{count}]"
+                    message = (f"pod group {name} (gang, minCount {size}) was not placed: only {size - len(own)} "
+                               f"of its pods found a node; {own[0].pod} found no node: {own[0].message}")
+                if first.diagnosis is not None:
+                    reasons = {n: st.message() for n, st in first.diagnosis.full_map(names).items()}
+                break
+            placements.extend(out.placements[p.key] for p in members)
+            count += 1
+    finally:
+        fork.revert()
+    per_node: dict[str, int] = {}
+    for n in placements:
+        per_node[n] = per_node.get(n, 0) + 1
+    return CapacityResult(template.key, count, per_node, reasons, stop, message, tuple(placements), size)
+
+
+def _gang_member(template: Pod, copy: int, i: int, size: int) -> Pod:
+    """Pod ``i`` of gang copy ``copy``: ``<name>-<copy>-<i>`` in pod group replica ``copy-<copy>``."""
+    p = pod_copy(template, copy * size + i)
+    ref = template.spec.workload_ref
+    assert ref is not None
+    name = f"{template.name}-{copy}-{i}"
+    raw = dict(p._raw)
+    raw["metadata"] = {**raw["metadata"], "name": name}
+    spec = dict(raw["spec"])
+    replica = f"copy-{copy}"
+    spec["workloadRef"] = {**(spec.get("workloadRef") or {}), "podGroupReplicaKey": replica}
+    raw["spec"] = spec
+    return Pod(attrs.evolve(p.metadata, name=name),
+               attrs.evolve(p.spec, workload_ref=attrs.evolve(ref, pod_group_replica_key=replica)), p.status, raw)
 
 
 def _run(sim: Simulator, template: Pod, limit: int, placements: list[str], fast: bool) -> Placement | None:
