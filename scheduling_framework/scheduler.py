@@ -198,6 +198,8 @@ class Scheduler:
         self._binder = _InMemoryBinder(self, binder)
         # Pod groups (Workload API): every gang member the scheduler knows, shared by the profiles.
         self.pod_groups = PodGroupManager(self.clock)
+        # Every pod in the cluster (pending or bound) by uid, for plugins that list pods (Framework.list_pods).
+        self._pods: dict[str, Pod] = {}
         self.profiles: dict[str, Framework] = {}
         self._algorithms: dict[str, Algorithm] = {}
         # The configuration's extenders, shared by every profile (empty without ``extenders:``).
@@ -215,6 +217,7 @@ class Scheduler:
             fwk.nomination_cleared = self._nomination_cleared
             fwk.pod_groups = self.pod_groups
             fwk.pod_activator = self._activate
+            fwk.pod_lister = self._known_pods
             if isinstance(self.clock, VirtualClock):
                 fwk.permit_clock = self.clock  # Permit timeouts pass on the virtual clock, as backoffs do
             self.profiles[prof.scheduler_name] = fwk
@@ -321,6 +324,8 @@ class Scheduler:
             pod, refusal = self.admit(pod)
             if refusal and pod.spec.node_name:
                 self.warnings.add_item(WARN_BOUND_REFUSED, refused_item(pod, refusal))
+            if not refusal:
+                self._pods[pod.uid] = pod
             if (pod.spec.workload_ref is not None and not refusal and not pod.is_terminating
                     and (pod.spec.node_name or pod.spec.scheduler_name in self.profiles)):
                 self.pod_groups.add_pod(pod)
@@ -395,6 +400,10 @@ class Scheduler:
 
         self.queue.activate_gated(pre_enqueue, refers)
 
+    def _known_pods(self) -> list[Pod]:
+        with self._lock:
+            return list(self._pods.values())
+
     def _activate(self, pods: Iterable[Pod]) -> None:
         """A plugin asked for these pods to be retried now (GangScheduling: the group's unscheduled pods)."""
         with self._lock:
@@ -420,6 +429,8 @@ class Scheduler:
         with self._lock:
             self._progress += 1
             pod = self.admit(pod)[0]
+            if pod.uid in self._pods:
+                self._pods[pod.uid] = pod
             if pod.spec.node_name:
                 self.cache.update_pod(pod)
                 self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_UPDATE)
@@ -457,6 +468,7 @@ class Scheduler:
             self.nominator.delete_nominated_pod_if_exists(pod)
             self._release_claims(pod)
             self.pod_groups.delete_pod(pod)
+            self._pods.pop(pod.uid, None)
             cached = self.cache.get_pod(pod.uid)
             if cached is not None:
                 # bound or assumed: either way its resources leave the node (upstream RemovePod)
@@ -795,6 +807,8 @@ class Scheduler:
             self._failure_kind.pop(assumed.uid, None)
             if assumed.spec.workload_ref is not None:
                 self.pod_groups.assign(assumed)
+            if assumed.uid in self._pods:
+                self._pods[assumed.uid] = assumed
             r.outcome = SCHEDULED
             r.node = host
             r.message = ""
@@ -826,12 +840,16 @@ class Scheduler:
         """:meth:`_resolvable_by_forget`, and, for a gang member, not the members of its own group: the room a
         gang frees when its attempt fails would only let it try the same placement again (upstream retries it
         every timeout, for ever; a simulation must end — docs/differences.md)."""
-        key = PodGroupManager.key_of(forgotten)
-        if key is None:
+        keyers: list[Callable[[Pod], Any]] = [PodGroupManager.key_of]
+        for fwk in self.profiles.values():
+            keyers.extend(fwk.pod_group_keys)
+        keys = [(k, k(forgotten)) for k in keyers]
+        keys = [(k, v) for k, v in keys if v]
+        if not keys:
             return self._resolvable_by_forget
 
         def check(qpi: QueuedPodInfo) -> bool:
-            return self._resolvable_by_forget(qpi) and PodGroupManager.key_of(qpi.pod) != key
+            return self._resolvable_by_forget(qpi) and all(k(qpi.pod) != v for k, v in keys)
 
         return check
 

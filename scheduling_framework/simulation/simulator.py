@@ -541,6 +541,14 @@ class Simulator:
         return groups
 
     def _schedule_batch(self, pods: tuple[Pod, ...], nodes: Iterable[str] | None) -> ScheduleOutcome:
+        cluster = self.cluster
+
+        def known_pods() -> list[Pod]:
+            # what handle.list_pods() sees: the cluster's pods and the batch's pods not placed yet
+            placed = [pi.pod for ni in cluster.snapshot.list() for pi in ni.pods]
+            return placed + [p for p in pods if not cluster.has_pod(p)]
+
+        self.framework.pod_lister = known_pods
         # Fast path: what-if loops pass the same pods call after call, and everything decided about them
         # before the first cycle (admission, queue order, which pods are equivalent) depends on the pod
         # objects only, so it is worked out once per list of pods. Pinned by
