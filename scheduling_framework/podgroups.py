@@ -15,6 +15,7 @@ from typing import Any
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.workload import group_key
 from scheduling_framework.errors import SchedulingFrameworkError
+from scheduling_framework.versions import at_least
 
 GroupKey = tuple[str, str, str, str]
 
@@ -156,11 +157,15 @@ WARN_NO_POD_GROUP = ("pod(s) whose spec.workloadRef.podGroup names a pod group t
                      "wait in the queue, as kube-scheduler keeps them)")
 WARN_TOO_FEW = ("gang pod group(s) with fewer pods than spec.podGroups[].policy.gang.minCount (none of their pods "
                 "can be scheduled until more exist)")
+WARN_NEWER_API = ("Kubernetes {release} schedules gangs from PodGroup objects (scheduling.k8s.io/v1alpha2 and "
+                  "later) and the Pod's spec.schedulingGroup; this library reads the 1.35 API (Workload "
+                  "scheduling.k8s.io/v1alpha1 and spec.workloadRef) in every release (docs/differences.md)")
 WARN_MIXED_SCHEDULERS = ("gang pod group(s) whose pods ask for different schedulers (spec.schedulerName): a "
                          "scheduler counts only the pods it serves, so the gang may never form")
 
 
-def workload_warnings(pods: Iterable[Pod], workloads: Iterable[Any], warnings: Any, *, enabled: bool) -> None:
+def workload_warnings(pods: Iterable[Pod], workloads: Iterable[Any], warnings: Any, *, enabled: bool,
+                      release: str = "1.35") -> None:
     """Report what the Workload API input gets wrong, naming the object and field, into ``warnings``
     (a :class:`~scheduling_framework.warning_list.Warnings`). Scheduling is not affected: each pod gets the
     status kube-scheduler would give it."""
@@ -199,6 +204,8 @@ def workload_warnings(pods: Iterable[Pod], workloads: Iterable[Any], warnings: A
     if any_ref and not enabled:
         warnings.add(WARN_GATES_OFF)
         return
+    if any_ref and at_least(release, "1.36"):
+        warnings.add(WARN_NEWER_API.format(release=release))
     for name, ps in sorted(members.items()):
         policy = policies[name]
         if not policy.is_gang:

@@ -523,7 +523,7 @@ class Scheduler:
                 self.add_pod(p)
             if grouped or self.objects.by_key(WORKLOAD):
                 workload_warnings(grouped, self.objects.by_key(WORKLOAD).values(), self.warnings,
-                                  enabled=self.gang_scheduling)
+                                  enabled=self.gang_scheduling, release=self.config.feature_gates.release)
 
     # the loop ---------------------------------------------------------------------------------
     def run(self, max_cycles: int | None = None) -> list[PodResult]:

@@ -60,6 +60,12 @@ def test_failed_gang_is_tried_once_not_until_the_run_gives_up() -> None:
     assert not any("run() stopped" in w for w in sched.warnings)
 
 
+@pytest.mark.parametrize(("release", "warned"), [("1.35", False), ("1.36", True), ("1.37", True)])
+def test_newer_releases_warn_that_the_1_35_api_is_followed(release: str, warned: bool) -> None:
+    sched = run(4, workers(4), [workload({"workers": 4})], release=release)
+    assert any("schedules gangs from PodGroup objects" in w for w in sched.warnings) == warned
+
+
 def test_gang_of_four_with_room_for_four_is_placed_in_one_go() -> None:
     sched = run(4, workers(4), [workload({"workers": 4})])
     assert {r.outcome for r in sched.results.values()} == {"Scheduled"}

@@ -205,3 +205,12 @@ def test_what_if_simulator_counts_the_batch_as_siblings() -> None:
     pods = [make_pod().name(f"w{i}").uid(f"w{i}").req(cpu="3").label(POD_GROUP_LABEL, "train").obj()
             for i in range(2)]
     assert len(sim.schedule_pods(pods).placements) == 2
+
+
+def test_kubernetes_own_pod_group_is_not_read() -> None:
+    target = pod({"name": "p", "pg": "pg1"})
+    handle = FakeHandle({}, [target])
+    handle.objects.add(KubeObject.from_dict({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+                                             "metadata": {"name": "pg1", "namespace": "ns"},
+                                             "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}}))
+    assert Coscheduling(None, handle).permit(CycleState(), target, "node")[0].message() == "PodGroup not found"

@@ -25,7 +25,14 @@ from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import PostFilterResult, QueuedPodInfo
 from scheduling_framework.status import Code, Status
 
-from coscheduling.podgroup import POD_GROUP, POD_GROUP_LABEL, PodGroup, pod_group_full_name, pod_group_label
+from coscheduling.podgroup import (
+    API_VERSION,
+    POD_GROUP,
+    POD_GROUP_LABEL,
+    PodGroup,
+    pod_group_full_name,
+    pod_group_label,
+)
 
 NAME = "Coscheduling"
 PERMIT_STATE_KEY = "PermitCoscheduling"
@@ -103,8 +110,8 @@ class Coscheduling:
         obj = objects.get(POD_GROUP, pod.namespace, name)
         if obj is None and pod.namespace == "default":
             obj = objects.get(POD_GROUP, "", name)  # a manifest without metadata.namespace
-        if obj is None:
-            return full, None
+        if obj is None or not str(obj.raw.get("apiVersion", API_VERSION)).startswith("scheduling.x-k8s.io/"):
+            return full, None  # absent, or Kubernetes' own PodGroup (scheduling.k8s.io), which is not ours
         return full, PodGroup.from_manifest(obj.raw, pod.namespace)
 
     def _group_pods(self, pod: Pod) -> list[Pod]:
