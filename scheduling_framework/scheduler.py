@@ -200,6 +200,8 @@ class Scheduler:
         self.pod_groups = PodGroupManager(self.clock)
         # Every pod in the cluster (pending or bound) by uid, for plugins that list pods (Framework.list_pods).
         self._pods: dict[str, Pod] = {}
+        # During load(): the pod groups that grew, checked again once at the end (None: not loading).
+        self._grown: set[Any] | None = None
         self.profiles: dict[str, Framework] = {}
         self._algorithms: dict[str, Algorithm] = {}
         # The configuration's extenders, shared by every profile (empty without ``extenders:``).
@@ -377,15 +379,20 @@ class Scheduler:
         """A pod joined a pod group: PreEnqueue runs again for the group's gated pods (a gang waiting for
         minCount pods may now have them), as upstream's queue does on an unscheduled-pod add."""
         key = PodGroupManager.key_of(pod)
+        if self._grown is not None:
+            self._grown.add(key)  # load(): once for every group at the end, not once per pod
+            return
+        self._recheck_groups({key})
 
-        def same_group(q: QueuedPodInfo) -> bool:
-            return PodGroupManager.key_of(q.pod) == key
+    def _recheck_groups(self, keys: set[Any]) -> None:
+        def in_groups(q: QueuedPodInfo) -> bool:
+            return PodGroupManager.key_of(q.pod) in keys
 
         def pre_enqueue(p: Pod) -> Any:
             fwk = self.profiles.get(p.spec.scheduler_name)
             return None if fwk is None else fwk.run_pre_enqueue_plugins(p)
 
-        self.queue.activate_gated(pre_enqueue, same_group)
+        self.queue.activate_gated(pre_enqueue, in_groups)
 
     def _workload_added(self, obj: KubeObject) -> None:
         """A Workload appeared: its gated pods go through PreEnqueue again."""
@@ -519,8 +526,14 @@ class Scheduler:
                     self.add_pod(p)
                 else:
                     pending.append(p)
-            for p in pending:
-                self.add_pod(p)
+            self._grown = set()
+            try:
+                for p in pending:
+                    self.add_pod(p)
+            finally:
+                grown, self._grown = self._grown, None
+            if grown:
+                self._recheck_groups(grown)
             if grouped or self.objects.by_key(WORKLOAD):
                 workload_warnings(grouped, self.objects.by_key(WORKLOAD).values(), self.warnings,
                                   enabled=self.gang_scheduling, release=self.config.feature_gates.release)
