@@ -985,7 +985,8 @@ class Scheduler:
     @property
     def gang_scheduling(self) -> bool:
         """Whether a profile runs the GangScheduling plugin (GenericWorkload and GangScheduling gates on)."""
-        return any(GANG_SCHEDULING in fwk.plugins for fwk in self.profiles.values())
+        return self.config.feature_gates.enabled("GenericWorkload") and any(
+            GANG_SCHEDULING in fwk.plugins for fwk in self.profiles.values())
 
     def pod_group_results(self) -> list[dict[str, Any]]:
         """One entry per pod group among the pending pods: its policy, its pods, whether it was placed

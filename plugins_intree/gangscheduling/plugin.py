@@ -19,6 +19,7 @@ from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.workload import WORKLOAD, PodGroupPolicy, Workload
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import SchedulingFrameworkError
+from scheduling_framework.features import features_of
 from scheduling_framework.podgroups import PodGroupManager
 from scheduling_framework.status import Code, Status
 
@@ -35,6 +36,9 @@ class GangScheduling:
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:
         self.handle = handle
+        # Without GenericWorkload the API server drops spec.workloadRef: a configuration that enables the
+        # plugin anyway sees no pod group, and the plugin passes every pod.
+        self.active = features_of(handle).enabled("GenericWorkload")
         # Workloads parsed once per stored manifest (the store keeps KubeObjects).
         self._parsed: dict[int, tuple[KubeObject, Workload | None]] = {}
 
@@ -74,7 +78,7 @@ class GangScheduling:
 
     # extension points ------------------------------------------------------------------------
     def pre_enqueue(self, pod: Pod) -> Status | None:
-        if pod.spec.workload_ref is None:
+        if pod.spec.workload_ref is None or not self.active:
             return None
         policy, st = self._policy(pod)
         if st is not None:
@@ -90,7 +94,7 @@ class GangScheduling:
         return None
 
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        if pod.spec.workload_ref is not None:
+        if pod.spec.workload_ref is not None and self.active:
             self._groups.assume(pod)
         return None
 
@@ -100,7 +104,7 @@ class GangScheduling:
 
     def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
         ref = pod.spec.workload_ref
-        if ref is None:
+        if ref is None or not self.active:
             return None, 0
         wl = self._workload(pod.namespace, ref.name)
         if wl is None:

@@ -122,7 +122,7 @@ def capacity(sim: Simulator, pod: Pod, max: int | None = None, *, fast: bool = T
     template, refusal = sim.admit(pod)
     if refusal:
         return CapacityResult(pod.key, 0, {}, {}, STOP_ERROR, refusal)
-    if template.spec.workload_ref is not None and GANG_SCHEDULING in sim.framework.plugins:
+    if template.spec.workload_ref is not None and sim.gang_scheduling:
         return _gang_capacity(sim, template, max)
     st = sim.framework.run_pre_enqueue_plugins(template)
     if st is not None and not st.is_success():

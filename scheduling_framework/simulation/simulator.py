@@ -472,9 +472,14 @@ class Simulator:
         the snapshot, or a candidate node does not exist.
         """
         pods = tuple(pods)
-        if GANG_SCHEDULING in self.framework.plugins and any(p.spec.workload_ref is not None for p in pods):
+        if self.gang_scheduling and any(p.spec.workload_ref is not None for p in pods):
             return self._schedule_gangs(pods, nodes)
         return self._schedule_batch(pods, nodes)
+
+    @property
+    def gang_scheduling(self) -> bool:
+        """Whether the profile runs GangScheduling with the GenericWorkload gate on (gangs placed whole)."""
+        return GANG_SCHEDULING in self.framework.plugins and self.config.feature_gates.enabled("GenericWorkload")
 
     def _schedule_gangs(self, pods: tuple[Pod, ...], nodes: Iterable[str] | None) -> ScheduleOutcome:
         """:meth:`schedule_pods` with gangs (GangScheduling): all of a gang's pods are placed, or none.

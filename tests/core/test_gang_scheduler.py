@@ -137,3 +137,15 @@ def test_workload_added_later_releases_the_gang() -> None:
 def test_gang_scheduling_gate_without_generic_workload_warns() -> None:
     sched = Scheduler(kubernetes_version="1.35", feature_gates="GangScheduling=true")
     assert any("GangScheduling=true has no effect without GenericWorkload=true" in w for w in sched.warnings)
+
+
+def test_plugin_enabled_by_configuration_without_generic_workload_is_inert() -> None:
+    config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+              "profiles": [{"schedulerName": "default-scheduler",
+                            "plugins": {"multiPoint": {"enabled": [{"name": "GangScheduling"}]}}}]}
+    sched = Scheduler(config, kubernetes_version="1.35", seed=1)
+    sched.load([make_node().name(f"node-{i}").capacity(cpu="4", memory="8Gi").obj() for i in range(3)],
+               workers(4), [workload({"workers": 4})])
+    sched.run()
+    assert sum(r.outcome == "Scheduled" for r in sched.results.values()) == 3
+    assert any("scheduled one by one, not as gangs" in w for w in sched.warnings)

@@ -15,6 +15,7 @@ from plugins_intree.gangscheduling.plugin import MSG_WAIT_PERMIT
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.features import FeatureGates
 from scheduling_framework.podgroups import DEFAULT_SCHEDULING_TIMEOUT_SECONDS, PodGroupManager
 from scheduling_framework.runtime.waiting_pods import WaitingPod, WaitingPodsMap
 from scheduling_framework.snapshot import ObjectStore
@@ -48,6 +49,7 @@ class FakeHandle:
         self.pod_groups = PodGroupManager(clock if clock is not None else (lambda: 0.0))
         self.waiting_pods = WaitingPodsMap()
         self.activated: list[str] = []
+        self.feature_gates = FeatureGates.for_release("1.35", {"GenericWorkload": True, "GangScheduling": True})
 
     def activate(self, pods: Iterable[Pod]) -> None:
         self.activated.extend(p.name for p in pods)
@@ -173,3 +175,10 @@ def test_replica_keys_are_separate_gangs() -> None:
     assert _as_dict(pl.pre_enqueue(a)) == {"code": "UnschedulableAndUnresolvable",
                                            "message": "waiting for minCount pods from a gang to appear in "
                                                       "scheduling queue"}
+
+
+def test_without_generic_workload_the_plugin_passes_every_pod() -> None:
+    handle, _, pods = _gang(2, 2)
+    handle.feature_gates = FeatureGates.for_release("1.35", {"GangScheduling": True})
+    pl = GangScheduling(None, handle)
+    assert (pl.pre_enqueue(pods[0]), pl.permit(CycleState(), pods[0], "n")) == (None, (None, 0))
