@@ -26,7 +26,7 @@ from scheduling_framework.status import Code, Status
 NAME = "GangScheduling"
 
 MSG_WAIT_QUEUE = "waiting for minCount pods from a gang to appear in scheduling queue"
-MSG_WAIT_PERMIT = "waiting for minCount pods from a gang to be scheduled"
+MSG_WAIT_PERMIT = "waiting for minCount pods from a gang to be waiting on permit"
 
 
 class GangScheduling:
