@@ -3,9 +3,11 @@ why; bad Workload input warns, naming the object and field, and leaves the other
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from scheduling_framework import Scheduler
 from scheduling_framework.api.objects import KubeObject
@@ -149,3 +151,49 @@ def test_plugin_enabled_by_configuration_without_generic_workload_is_inert() -> 
     sched.run()
     assert sum(r.outcome == "Scheduled" for r in sched.results.values()) == 3
     assert any("scheduled one by one, not as gangs" in w for w in sched.warnings)
+
+
+# --- upstream's queueing-hint tables (tests/fixtures/upstream/gangscheduling-v1.35.yaml) ---------------------
+HINTS = yaml.safe_load((Path(__file__).resolve().parents[1] / "fixtures" / "upstream"
+                        / "gangscheduling-v1.35.yaml").read_text())
+
+
+def _hint_pod(name: str, d: dict[str, Any]) -> Pod:
+    ns = d.get("namespace", "default")
+    ref = d["ref"]
+    return make_pod().name(name).uid(f"{ns}-{name}").namespace(ns).req(cpu="1").workload_ref(*ref).obj()
+
+
+@pytest.mark.parametrize("case", HINTS["podAddedHints"], ids=[c["name"] for c in HINTS["podAddedHints"]])
+def test_is_schedulable_after_pod_added(case: dict[str, Any]) -> None:
+    target = _hint_pod("p", case["pod"])
+    ns = case["pod"].get("namespace", "default")
+    sched = Scheduler(kubernetes_version="1.35", feature_gates=GATES, seed=1)
+    sched.add_node(make_node().name("node-0").capacity(cpu="8", memory="8Gi").obj())
+    for wl_ns in {ns, case["newPod"].get("namespace", "default")}:
+        for wl_name in ("w1", "w2"):
+            sched.add_object(KubeObject.from_dict({
+                "apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload",
+                "metadata": {"name": wl_name, "namespace": wl_ns},
+                "spec": {"podGroups": [{"name": g, "policy": {"gang": {"minCount": 2}}} for g in ("pg", "pg2")]}}))
+    sched.add_pod(target)
+    assert sched.results[target.key].message.startswith("waiting for minCount pods")
+    sched.add_pod(_hint_pod("new", case["newPod"]))
+    released = not any(q.pod.uid == target.uid for q in sched.queue.pending_pods()["gated"])
+    assert released == (case["expectedHint"] == "Queue")
+
+
+@pytest.mark.parametrize("case", HINTS["workloadAddedHints"], ids=[c["name"] for c in HINTS["workloadAddedHints"]])
+def test_is_schedulable_after_workload_added(case: dict[str, Any]) -> None:
+    target = _hint_pod("p", case["pod"])
+    sched = Scheduler(kubernetes_version="1.35", feature_gates=GATES, seed=1)
+    sched.add_node(make_node().name("node-0").capacity(cpu="8", memory="8Gi").obj())
+    sched.add_pod(target)
+    assert "to appear in scheduling queue" in sched.results[target.key].message
+    wl = case["newWorkload"]
+    sched.add_object(KubeObject.from_dict({
+        "apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload",
+        "metadata": {"name": wl["name"], "namespace": wl.get("namespace", "default")},
+        "spec": {"podGroups": [{"name": "pg", "policy": {"gang": {"minCount": 1}}}]}}))
+    released = not any(q.pod.uid == target.uid for q in sched.queue.pending_pods()["gated"])
+    assert released == (case["expectedHint"] == "Queue")
