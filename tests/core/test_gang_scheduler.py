@@ -178,9 +178,27 @@ def test_is_schedulable_after_pod_added(case: dict[str, Any]) -> None:
                 "spec": {"podGroups": [{"name": g, "policy": {"gang": {"minCount": 2}}} for g in ("pg", "pg2")]}}))
     sched.add_pod(target)
     assert sched.results[target.key].message.startswith("waiting for minCount pods")
+    rechecked = _count_pre_enqueue(sched, target)
     sched.add_pod(_hint_pod("new", case["newPod"]))
+    # Queue: the target goes through PreEnqueue again (and, its gang now complete, leaves the gated pods);
+    # QueueSkip: it is not even asked again
+    assert (rechecked[0] > 0) == (case["expectedHint"] == "Queue")
     released = not any(q.pod.uid == target.uid for q in sched.queue.pending_pods()["gated"])
     assert released == (case["expectedHint"] == "Queue")
+
+
+def _count_pre_enqueue(sched: Scheduler, target: Pod) -> list[int]:
+    calls = [0]
+    fwk = sched.profile()
+    inner = fwk.run_pre_enqueue_plugins
+
+    def counting(pod: Pod) -> Any:
+        if pod.uid == target.uid:
+            calls[0] += 1
+        return inner(pod)
+
+    fwk.run_pre_enqueue_plugins = counting  # type: ignore[method-assign]
+    return calls
 
 
 @pytest.mark.parametrize("case", HINTS["workloadAddedHints"], ids=[c["name"] for c in HINTS["workloadAddedHints"]])
@@ -190,10 +208,12 @@ def test_is_schedulable_after_workload_added(case: dict[str, Any]) -> None:
     sched.add_node(make_node().name("node-0").capacity(cpu="8", memory="8Gi").obj())
     sched.add_pod(target)
     assert "to appear in scheduling queue" in sched.results[target.key].message
+    rechecked = _count_pre_enqueue(sched, target)
     wl = case["newWorkload"]
     sched.add_object(KubeObject.from_dict({
         "apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload",
         "metadata": {"name": wl["name"], "namespace": wl.get("namespace", "default")},
         "spec": {"podGroups": [{"name": "pg", "policy": {"gang": {"minCount": 1}}}]}}))
+    assert (rechecked[0] > 0) == (case["expectedHint"] == "Queue")
     released = not any(q.pod.uid == target.uid for q in sched.queue.pending_pods()["gated"])
     assert released == (case["expectedHint"] == "Queue")
