@@ -118,6 +118,17 @@ def check_node_declared_features(release: str) -> None:
     assert "NodeDeclaredFeatures" not in [n for n, _ in default_multi_point(gates)]  # not implemented here
 
 
+def check_gang_scheduling(release: str) -> None:
+    both = {"GenericWorkload": True, "GangScheduling": True}
+    if release == "1.34":
+        with pytest.raises(FeatureGateError):
+            FeatureGates.for_release(release, both)
+        return
+    assert "GangScheduling" not in [n for n, _ in default_multi_point(FeatureGates.for_release(release))]
+    names = [n for n, _ in default_multi_point(FeatureGates.for_release(release, both))]
+    assert names[-1] == "GangScheduling"
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "balanced-allocation": check_balanced_allocation,
     "default-profile-dra": check_default_profile_dra,
@@ -128,6 +139,7 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "volume-attributes-class": check_volume_attributes_class,
     "dra-feature-defaults": check_dra_feature_defaults,
     "node-declared-features": check_node_declared_features,
+    "gang-scheduling": check_gang_scheduling,
 }
 
 BEHAVIOUR_ROWS = _table("Behaviour by release")
