@@ -110,10 +110,10 @@ GATES: Final[Mapping[str, GateSpec]] = {g.name: g for g in (
     _g("DynamicResourceAllocation", ("1.32", False, BETA), ("1.34", True, GA), ("1.35", True, GA, True),
        effect=HONOURED, note="adds DynamicResources to the default profile when that plugin is installed"),
     _g("GangScheduling", ("1.35", False, ALPHA), effect=HONOURED,
-       note="with GenericWorkload, adds GangScheduling to the default profile; the 1.35 plugin and API "
-            "(Workload v1alpha1, spec.workloadRef) in every release"),
+       note="with GenericWorkload, adds GangScheduling (PreEnqueue, Reserve, Permit) to the default profile"),
     _g("GenericWorkload", ("1.35", False, ALPHA), ("1.37", False, BETA), effect=HONOURED,
-       note="Workload objects (scheduling.k8s.io/v1alpha1) and spec.workloadRef are read"),
+       note="1.35: Workload objects and spec.workloadRef are read; 1.36+: PodGroup objects and "
+            "spec.schedulingGroup"),
     _g("InPlacePodLevelResourcesVerticalScaling", ("1.35", False, ALPHA), ("1.36", True, BETA)),
     _g("InPlacePodVerticalScaling", ("1.33", True, BETA), ("1.35", True, GA, True)),
     _g("InPlacePodVerticalScalingSchedulerPreemption", ("1.37", False, ALPHA)),

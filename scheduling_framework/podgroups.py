@@ -13,7 +13,15 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from scheduling_framework.api.pod import Pod
-from scheduling_framework.api.workload import group_key
+from scheduling_framework.api.workload import (
+    POD_GROUP,
+    WORKLOAD,
+    PodGroupObject,
+    PodGroupPolicy,
+    Workload,
+    group_key,
+    is_kubernetes_pod_group,
+)
 from scheduling_framework.errors import SchedulingFrameworkError
 from scheduling_framework.versions import at_least
 
@@ -56,8 +64,13 @@ class PodGroupManager:
 
     @staticmethod
     def key_of(pod: Pod) -> GroupKey | None:
+        """The pod's group: its workloadRef (1.35) or its schedulingGroup (1.36+); None for neither."""
         ref = pod.spec.workload_ref
-        return None if ref is None else group_key(pod.namespace, ref)
+        if ref is not None:
+            return group_key(pod.namespace, ref)
+        if pod.spec.scheduling_group is not None:
+            return (pod.namespace, "", pod.spec.scheduling_group, "")
+        return None
 
     def add_pod(self, pod: Pod) -> None:
         key = self.key_of(pod)
@@ -142,70 +155,122 @@ class PodGroupManager:
 
 
 def group_name(pod: Pod) -> str | None:
-    """``namespace/workload/podGroup`` (``[replicaKey]`` when set): how outputs name a pod's group."""
+    """How outputs name a pod's group: ``namespace/workload/podGroup`` (``[replicaKey]`` when set) for a
+    workloadRef, ``namespace/podGroup`` for a schedulingGroup."""
     ref = pod.spec.workload_ref
-    return None if ref is None else f"{pod.namespace}/{ref.describe()}"
+    if ref is not None:
+        return f"{pod.namespace}/{ref.describe()}"
+    if pod.spec.scheduling_group is not None:
+        return f"{pod.namespace}/{pod.spec.scheduling_group}"
+    return None
+
+
+def uses_pod_group_api(release: str) -> bool:
+    """Kubernetes 1.36+ groups pods with PodGroup objects and spec.schedulingGroup; 1.35 with a Workload and
+    spec.workloadRef (each release knows only its own field: the API server drops the other)."""
+    return at_least(release, "1.36")
+
+
+def is_member(pod: Pod, v2: bool) -> bool:
+    """Whether the pod names a group in the API of its release (``v2``: the 1.36+ API)."""
+    return pod.spec.scheduling_group is not None if v2 else pod.spec.workload_ref is not None
+
+
+def lookup_policy(pod: Pod, objects: Any, v2: bool) -> tuple[PodGroupPolicy | None, str]:
+    """The policy of the pod's group, or None and the upstream status message when its Workload, pod group
+    or PodGroup object is missing. ``objects``: an ObjectStore (``get(kind, namespace, name)``)."""
+    if v2:
+        name = pod.spec.scheduling_group
+        assert name is not None
+        obj = objects.get(POD_GROUP, pod.namespace, name)
+        pg = None
+        if obj is not None and is_kubernetes_pod_group(obj.raw):
+            try:
+                pg = PodGroupObject.from_dict(obj.raw)
+            except SchedulingFrameworkError:
+                pg = None  # refused at load already; a bad object stored directly counts as absent
+        if pg is None:
+            return None, f'waiting for pods\'s pod group "{name}" to appear in scheduling queue'
+        return pg.policy, ""
+    ref = pod.spec.workload_ref
+    assert ref is not None
+    obj = objects.get(WORKLOAD, pod.namespace, ref.name)
+    wl = None
+    if obj is not None:
+        try:
+            wl = Workload.from_dict(obj.raw)
+        except SchedulingFrameworkError:
+            wl = None
+    if wl is None:
+        return None, f'waiting for pods\'s workload "{ref.name}" to appear in scheduling queue'
+    group = wl.pod_group(ref.pod_group)
+    if group is None:
+        return None, f'pod group "{ref.pod_group}" doesn\'t exist for a workload "{wl.name}"'
+    return group.policy, ""
 
 
 # ------------------------------------------------------------------------------------------- input checks
-WARN_GATES_OFF = ("pods with spec.workloadRef are scheduled one by one, not as gangs: the GenericWorkload and "
-                  "GangScheduling feature gates are off (Kubernetes 1.35+: --feature-gates "
-                  "GenericWorkload=true,GangScheduling=true)")
+WARN_GATES_OFF = ("pods of pod groups (spec.workloadRef / spec.schedulingGroup) are scheduled one by one, not as "
+                  "gangs: the GenericWorkload and GangScheduling feature gates are off (Kubernetes 1.35+: "
+                  "--feature-gates GenericWorkload=true,GangScheduling=true)")
 WARN_NO_WORKLOAD = ("pod(s) whose spec.workloadRef.name names a Workload the input does not have (they wait in "
                     "the queue, as kube-scheduler keeps them)")
 WARN_NO_POD_GROUP = ("pod(s) whose spec.workloadRef.podGroup names a pod group their Workload does not have (they "
                      "wait in the queue, as kube-scheduler keeps them)")
-WARN_TOO_FEW = ("gang pod group(s) with fewer pods than spec.podGroups[].policy.gang.minCount (none of their pods "
-                "can be scheduled until more exist)")
-WARN_NEWER_API = ("Kubernetes {release} schedules gangs from PodGroup objects (scheduling.k8s.io/v1alpha2 and "
-                  "later) and the Pod's spec.schedulingGroup; this library reads the 1.35 API (Workload "
-                  "scheduling.k8s.io/v1alpha1 and spec.workloadRef) in every release (docs/differences.md)")
+WARN_NO_POD_GROUP_OBJECT = ("pod(s) whose spec.schedulingGroup.podGroupName names a PodGroup the input does not have "
+                            "(they wait in the queue, as kube-scheduler keeps them)")
+WARN_TOO_FEW = ("gang pod group(s) with fewer pods than the gang policy's minCount (none of their pods can be "
+                "scheduled until more exist)")
+WARN_OTHER_API = ("pod(s) use {field}, which Kubernetes {release} does not have ({which}): they are scheduled one "
+                  "by one, not as gangs")
 WARN_MIXED_SCHEDULERS = ("gang pod group(s) whose pods ask for different schedulers (spec.schedulerName): a "
                          "scheduler counts only the pods it serves, so the gang may never form")
 
 
-def workload_warnings(pods: Iterable[Pod], workloads: Iterable[Any], warnings: Any, *, enabled: bool,
+def workload_warnings(pods: Iterable[Pod], objects: Any, warnings: Any, *, enabled: bool,
                       release: str = "1.35") -> None:
-    """Report what the Workload API input gets wrong, naming the object and field, into ``warnings``
-    (a :class:`~scheduling_framework.warning_list.Warnings`). Scheduling is not affected: each pod gets the
-    status kube-scheduler would give it."""
-    from scheduling_framework.api.workload import Workload
-
-    by_key: dict[tuple[str, str], Workload] = {}
-    for obj in workloads:
-        try:
-            parsed = obj if isinstance(obj, Workload) else Workload.from_dict(obj.raw)
-        except SchedulingFrameworkError:
-            continue  # refused at load already
-        by_key[(parsed.namespace, parsed.name)] = parsed
+    """Report what the pod-group input (Workload API) gets wrong, naming the object and field, into
+    ``warnings`` (a :class:`~scheduling_framework.warning_list.Warnings`). Scheduling is not affected: each pod
+    gets the status kube-scheduler would give it. ``objects``: an ObjectStore."""
+    v2 = uses_pod_group_api(release)
     members: dict[str, list[Pod]] = {}
     policies: dict[str, Any] = {}
-    any_ref = False
+    any_member = False
+    other_api = 0
     for p in pods:
-        ref = p.spec.workload_ref
-        if ref is None:
+        if not is_member(p, v2):
+            if is_member(p, not v2):
+                other_api += 1
             continue
-        any_ref = True
+        any_member = True
         if not enabled:
             continue
-        wl = by_key.get((p.namespace, ref.name))
-        if wl is None:
-            warnings.add_item(WARN_NO_WORKLOAD, f'{p.key} (spec.workloadRef.name "{ref.name}")')
-            continue
-        group = wl.pod_group(ref.pod_group)
-        if group is None:
-            warnings.add_item(WARN_NO_POD_GROUP, f'{p.key} (spec.workloadRef.podGroup "{ref.pod_group}" of '
-                                                 f'Workload {wl.namespace}/{wl.name})')
+        policy, missing = lookup_policy(p, objects, v2)
+        if policy is None:
+            if v2:
+                warnings.add_item(WARN_NO_POD_GROUP_OBJECT,
+                                  f'{p.key} (spec.schedulingGroup.podGroupName "{p.spec.scheduling_group}")')
+            elif missing.startswith("waiting for pods's workload"):
+                ref = p.spec.workload_ref
+                assert ref is not None
+                warnings.add_item(WARN_NO_WORKLOAD, f'{p.key} (spec.workloadRef.name "{ref.name}")')
+            else:
+                ref = p.spec.workload_ref
+                assert ref is not None
+                warnings.add_item(WARN_NO_POD_GROUP, f'{p.key} (spec.workloadRef.podGroup "{ref.pod_group}" of '
+                                                     f'Workload {p.namespace}/{ref.name})')
             continue
         name = group_name(p)
         assert name is not None
         members.setdefault(name, []).append(p)
-        policies[name] = group.policy
-    if any_ref and not enabled:
+        policies[name] = policy
+    if other_api and at_least(release, "1.35"):
+        field, which = (("spec.workloadRef", "1.36 replaced it with spec.schedulingGroup and PodGroup objects")
+                        if v2 else ("spec.schedulingGroup", "it came in 1.36"))
+        warnings.add(WARN_OTHER_API.format(field=field, release=release, which=which))
+    if any_member and not enabled:
         warnings.add(WARN_GATES_OFF)
         return
-    if any_ref and at_least(release, "1.36"):
-        warnings.add(WARN_NEWER_API.format(release=release))
     for name, ps in sorted(members.items()):
         policy = policies[name]
         if not policy.is_gang:

@@ -23,7 +23,7 @@ from scheduling_framework.admission import (
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
-from scheduling_framework.api.workload import WORKLOAD, Workload
+from scheduling_framework.api.workload import POD_GROUP, WORKLOAD, is_kubernetes_pod_group
 from scheduling_framework.cache import Cache
 from scheduling_framework.config import KubeSchedulerConfiguration, expand_profile, resolve_config
 from scheduling_framework.config.defaults import GANG_SCHEDULING
@@ -33,7 +33,15 @@ from scheduling_framework.extender.client import HTTPExtender, build_extenders, 
 from scheduling_framework.extender.config import apply_ignored_resources
 from scheduling_framework.interfaces import QueuedPodInfo
 from scheduling_framework.node_info import PodInfo
-from scheduling_framework.podgroups import PodGroupManager, group_name, summarize_group, workload_warnings
+from scheduling_framework.podgroups import (
+    PodGroupManager,
+    group_name,
+    is_member,
+    lookup_policy,
+    summarize_group,
+    uses_pod_group_api,
+    workload_warnings,
+)
 from scheduling_framework.queue import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
@@ -200,6 +208,8 @@ class Scheduler:
         self.pod_groups = PodGroupManager(self.clock)
         # Every pod in the cluster (pending or bound) by uid, for plugins that list pods (Framework.list_pods).
         self._pods: dict[str, Pod] = {}
+        # Pods join groups with spec.schedulingGroup and PodGroup objects from 1.36, spec.workloadRef in 1.35.
+        self._v2 = uses_pod_group_api(self.config.feature_gates.release)
         # During load(): the pod groups that grew, checked again once at the end (None: not loading).
         self._grown: set[Any] | None = None
         self.profiles: dict[str, Framework] = {}
@@ -281,7 +291,7 @@ class Scheduler:
                 self._admission = None
             if obj.kind in (RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE):
                 self._claims_changed()
-            if obj.kind == WORKLOAD:
+            if obj.kind == WORKLOAD or (obj.kind == POD_GROUP and is_kubernetes_pod_group(obj.raw)):
                 self._workload_added(obj)
             self.queue.move_all_to_active_or_backoff(OBJECT_CHANGE)
 
@@ -328,12 +338,13 @@ class Scheduler:
                 self.warnings.add_item(WARN_BOUND_REFUSED, refused_item(pod, refusal))
             if not refusal:
                 self._pods[pod.uid] = pod
-            if (pod.spec.workload_ref is not None and not refusal and not pod.is_terminating
+            grouped = is_member(pod, self._v2)
+            if (grouped and not refusal and not pod.is_terminating
                     and (pod.spec.node_name or pod.spec.scheduler_name in self.profiles)):
                 self.pod_groups.add_pod(pod)
             if pod.spec.node_name:
                 self.cache.add_pod(pod)
-                if pod.spec.workload_ref is not None:
+                if grouped:
                     self._group_grew(pod)
                 self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD)
                 return
@@ -362,7 +373,7 @@ class Scheduler:
             qpi = self.queue.new_info(pod)
             if pod.status.nominated_node_name:
                 self.nominator.add_nominated_pod(qpi.pod_info, pod.status.nominated_node_name)
-            if pod.spec.workload_ref is not None:
+            if grouped:
                 r.pod_group = group_name(pod)
             st = fwk.run_pre_enqueue_plugins(pod)
             if st is not None and not st.is_success():
@@ -372,7 +383,7 @@ class Scheduler:
                 self.queue.add(qpi, gated_by=st.plugin or "PreEnqueue")
             else:
                 self.queue.add(qpi)
-            if pod.spec.workload_ref is not None:
+            if grouped:
                 self._group_grew(pod)
 
     def _group_grew(self, pod: Pod) -> None:
@@ -395,11 +406,15 @@ class Scheduler:
         self.queue.activate_gated(pre_enqueue, in_groups)
 
     def _workload_added(self, obj: KubeObject) -> None:
-        """A Workload appeared: its gated pods go through PreEnqueue again."""
+        """A Workload (1.35) or PodGroup (1.36+) appeared: its gated pods go through PreEnqueue again."""
 
         def refers(q: QueuedPodInfo) -> bool:
-            ref = q.pod.spec.workload_ref
-            return ref is not None and ref.name == obj.name and q.pod.namespace == obj.namespace
+            if q.pod.namespace != obj.namespace:
+                return False
+            if obj.kind == WORKLOAD:
+                ref = q.pod.spec.workload_ref
+                return ref is not None and ref.name == obj.name
+            return q.pod.spec.scheduling_group == obj.name
 
         def pre_enqueue(p: Pod) -> Any:
             fwk = self.profiles.get(p.spec.scheduler_name)
@@ -516,7 +531,7 @@ class Scheduler:
             pending = []
             grouped = []
             for p in pods:
-                if p.spec.workload_ref is not None:
+                if p.spec.workload_ref is not None or p.spec.scheduling_group is not None:
                     grouped.append(p)
                 if p.spec.node_name and self.cache.get_node(p.spec.node_name) is None:
                     if p.status.phase not in ("Succeeded", "Failed"):
@@ -534,9 +549,9 @@ class Scheduler:
                 grown, self._grown = self._grown, None
             if grown:
                 self._recheck_groups(grown)
-            if grouped or self.objects.by_key(WORKLOAD):
-                workload_warnings(grouped, self.objects.by_key(WORKLOAD).values(), self.warnings,
-                                  enabled=self.gang_scheduling, release=self.config.feature_gates.release)
+            if grouped:
+                workload_warnings(grouped, self.objects, self.warnings, enabled=self.gang_scheduling,
+                                  release=self.config.feature_gates.release)
 
     # the loop ---------------------------------------------------------------------------------
     def run(self, max_cycles: int | None = None) -> list[PodResult]:
@@ -818,7 +833,7 @@ class Scheduler:
                 self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD)
             self._progress += 1
             self._failure_kind.pop(assumed.uid, None)
-            if assumed.spec.workload_ref is not None:
+            if is_member(assumed, self._v2):
                 self.pod_groups.assign(assumed)
             if assumed.uid in self._pods:
                 self._pods[assumed.uid] = assumed
@@ -853,7 +868,10 @@ class Scheduler:
         """:meth:`_resolvable_by_forget`, and, for a gang member, not the members of its own group: the room a
         gang frees when its attempt fails would only let it try the same placement again (upstream retries it
         every timeout, for ever; a simulation must end — docs/differences.md)."""
-        keyers: list[Callable[[Pod], Any]] = [PodGroupManager.key_of]
+        def member_key(p: Pod) -> Any:
+            return PodGroupManager.key_of(p) if is_member(p, self._v2) else None
+
+        keyers: list[Callable[[Pod], Any]] = [member_key]
         for fwk in self.profiles.values():
             keyers.extend(fwk.pod_group_keys)
         keys = [(k, k(forgotten)) for k in keyers]
@@ -995,18 +1013,12 @@ class Scheduler:
         for r in self.results.values():
             if r.pod_group is not None:
                 by_group.setdefault(r.pod_group, []).append(r)
+        with self._lock:
+            by_key = {p.key: p for p in self._pods.values()}
         out = []
         for name, members in sorted(by_group.items()):
-            ns, wl_name = name.split("/", 2)[:2]
-            group = name.split("/", 2)[2].split("[", 1)[0]
-            obj = self.objects.get(WORKLOAD, ns, wl_name)
-            policy = None
-            if obj is not None:
-                try:
-                    g = Workload.from_dict(obj.raw).pod_group(group)
-                    policy = g.policy if g is not None else None
-                except SchedulingFrameworkError:
-                    policy = None
+            sample = next((by_key[r.pod] for r in members if r.pod in by_key), None)
+            policy = None if sample is None else lookup_policy(sample, self.objects, self._v2)[0]
             out.append(summarize_group(name, policy, members, self.gang_scheduling))
         return out
 

@@ -1,5 +1,8 @@
 """The Workload API (``scheduling.k8s.io/v1alpha1``, Kubernetes 1.35, gate GenericWorkload) and the Pod's
-``spec.workloadRef``: which pods belong together, and how the scheduler must place them.
+``spec.workloadRef``: which pods belong together, and how the scheduler must place them. From Kubernetes 1.36
+the scheduler reads standalone PodGroup objects instead (``scheduling.k8s.io/v1alpha2``; ``v1beta1`` later),
+each with its ``spec.schedulingPolicy``, joined by the Pod's ``spec.schedulingGroup.podGroupName``
+(:class:`PodGroupObject`).
 
 A Workload lists ``spec.podGroups``; each has a ``name`` and a ``policy`` that is exactly one of ``basic: {}``
 (no constraint) or ``gang: {minCount: N}`` (no pod of the group binds until ``N`` of them can). A pod joins a
@@ -164,6 +167,70 @@ class WorkloadReference:
         """``workload/podGroup`` (``[replicaKey]`` when set), as the outputs name a group."""
         key = f"[{self.pod_group_replica_key}]" if self.pod_group_replica_key else ""
         return f"{self.name}/{self.pod_group}{key}"
+
+
+POD_GROUP: Final = "PodGroup"
+#: the API versions of Kubernetes' own PodGroup (scheduler-plugins' PodGroup is scheduling.x-k8s.io)
+POD_GROUP_API_VERSIONS: Final = ("scheduling.k8s.io/v1alpha2", "scheduling.k8s.io/v1alpha3",
+                                  "scheduling.k8s.io/v1beta1")
+
+
+def is_kubernetes_pod_group(manifest: Mapping[str, Any]) -> bool:
+    """A PodGroup of Kubernetes' scheduling.k8s.io group (not scheduler-plugins' scheduling.x-k8s.io one)."""
+    return str(manifest.get("apiVersion", "")).startswith("scheduling.k8s.io/")
+
+
+@attrs.frozen(slots=True, eq=False)
+class PodGroupObject(MetadataAccessors):
+    """A PodGroup (``scheduling.k8s.io/v1alpha2``, Kubernetes 1.36+): one group of pods and its policy."""
+
+    metadata: ObjectMeta
+    policy: PodGroupPolicy
+    #: the Workload and its pod group template the PodGroup was made from ("" when not given)
+    workload_name: str = ""
+    template_name: str = ""
+    _raw: Mapping[str, Any] = attrs.field(factory=dict, repr=False)
+
+    @classmethod
+    def from_dict(cls, manifest: Any) -> PodGroupObject:
+        if not isinstance(manifest, Mapping):
+            raise ManifestError(POD_GROUP, f"expected a mapping, got {type(manifest).__name__}")
+        got = manifest.get("kind")
+        if got not in (None, POD_GROUP):
+            raise ManifestError(object_ref(POD_GROUP, manifest), f'expected kind "{POD_GROUP}", got "{brief_str(got)}"',
+                                "kind")
+        av = manifest.get("apiVersion")
+        if av is not None and av not in POD_GROUP_API_VERSIONS:
+            raise ManifestError(object_ref(POD_GROUP, manifest),
+                                f'unsupported apiVersion "{brief_str(av)}" for PodGroup: supported versions: '
+                                + ", ".join(f'"{v}"' for v in POD_GROUP_API_VERSIONS), "apiVersion")
+        try:
+            meta = ObjectMeta.from_dict(manifest.get("metadata"), "metadata", namespaced=True)
+            if not meta.name:
+                raise ValidationError("Required value: name is required", "metadata.name")
+            spec = as_map(manifest.get("spec"), "spec")
+            if spec.get("schedulingPolicy") is None:
+                raise ValidationError("Required value", "spec.schedulingPolicy")
+            policy = PodGroupPolicy.from_dict(spec.get("schedulingPolicy"), "spec.schedulingPolicy")
+            ref = as_map(as_map(spec.get("podGroupTemplateRef"), "spec.podGroupTemplateRef").get("workload"),
+                         "spec.podGroupTemplateRef.workload")
+            wl = as_str(ref.get("workloadName"), "spec.podGroupTemplateRef.workload.workloadName")
+            tpl = as_str(ref.get("podGroupTemplateName"), "spec.podGroupTemplateRef.workload.podGroupTemplateName")
+        except ValidationError as e:
+            raise reraise_for(POD_GROUP, manifest, e) from None
+        return cls(meta, policy, wl, tpl, manifest)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self._raw)
+
+
+def scheduling_group_from_dict(d: Any, path: str) -> str:
+    """The Pod's ``spec.schedulingGroup`` (Kubernetes 1.36+): the name of its PodGroup."""
+    m = as_map(d, path)
+    name = as_str(m.get("podGroupName"), f"{path}.podGroupName")
+    if not name:
+        raise ValidationError("Required value", f"{path}.podGroupName")
+    return name
 
 
 def group_key(namespace: str, ref: WorkloadReference) -> tuple[str, str, str, str]:

@@ -33,7 +33,7 @@ INTREE_POINTS: dict[str, frozenset[str]] = {
     "DynamicResources": frozenset({"preEnqueue", "preFilter", "filter", "postFilter", "preScore", "score",
                                    "reserve", "preBind"}),
     "DefaultPreemption": frozenset({"postFilter"}),
-    # Kubernetes 1.35 (Workload API v1alpha1): the 1.35 plugin's points.
+    # The 1.35 plugin's points, in every release (later upstream releases drop Reserve; docs/differences.md).
     "GangScheduling": frozenset({"preEnqueue", "reserve", "permit"}),
     "NodeResourcesBalancedAllocation": frozenset({"preScore", "score"}),
     "ImageLocality": frozenset({"score"}),

@@ -27,15 +27,14 @@ from scheduling_framework.api.meta import ObjectMeta
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
-from scheduling_framework.api.workload import WORKLOAD, Workload
 from scheduling_framework.cluster import Cluster
 from scheduling_framework.config import KubeSchedulerConfiguration, resolve_config
 from scheduling_framework.config.defaults import GANG_SCHEDULING
 from scheduling_framework.cycle_state import CycleState
-from scheduling_framework.errors import SchedulingFrameworkError, SnapshotError
+from scheduling_framework.errors import SnapshotError
 from scheduling_framework.interfaces import QueuedPodInfo
 from scheduling_framework.node_info import NodeInfo, PodInfo
-from scheduling_framework.podgroups import PodGroupManager, group_name
+from scheduling_framework.podgroups import PodGroupManager, group_name, is_member, lookup_policy, uses_pod_group_api
 from scheduling_framework.registry import Registry, default_registry
 from scheduling_framework.resource_claims import (
     RESOURCE_CLAIM,
@@ -472,7 +471,7 @@ class Simulator:
         the snapshot, or a candidate node does not exist.
         """
         pods = tuple(pods)
-        if self.gang_scheduling and any(p.spec.workload_ref is not None for p in pods):
+        if self.gang_scheduling and any(is_member(p, self._v2) for p in pods):
             return self._schedule_gangs(pods, nodes)
         return self._schedule_batch(pods, nodes)
 
@@ -480,6 +479,10 @@ class Simulator:
     def gang_scheduling(self) -> bool:
         """Whether the profile runs GangScheduling with the GenericWorkload gate on (gangs placed whole)."""
         return GANG_SCHEDULING in self.framework.plugins and self.config.feature_gates.enabled("GenericWorkload")
+
+    @property
+    def _v2(self) -> bool:
+        return uses_pod_group_api(self.config.feature_gates.release)
 
     def _schedule_gangs(self, pods: tuple[Pod, ...], nodes: Iterable[str] | None) -> ScheduleOutcome:
         """:meth:`schedule_pods` with gangs (GangScheduling): all of a gang's pods are placed, or none.
@@ -523,26 +526,21 @@ class Simulator:
         bound: dict[str, int] = {}
         for ni in self.cluster.snapshot.list():
             for pi in ni.pods:
-                if pi.pod.spec.workload_ref is not None:
+                if is_member(pi.pod, self._v2):
                     manager.add_pod(pi.pod)
                     name = group_name(pi.pod)
                     assert name is not None
                     bound[name] = bound.get(name, 0) + 1
         groups: dict[str, tuple[int, int]] = {}
         for p in batch:
-            if p.spec.workload_ref is None:
+            if not is_member(p, self._v2):
                 continue
             manager.add_pod(p)
             name = group_name(p)
             assert name is not None
-            obj = self.objects.get(WORKLOAD, p.namespace, p.spec.workload_ref.name)
-            try:
-                wl = Workload.from_dict(obj.raw) if obj is not None else None
-            except SchedulingFrameworkError:
-                wl = None
-            g = wl.pod_group(p.spec.workload_ref.pod_group) if wl is not None else None
-            if g is not None and g.policy.is_gang:
-                groups[name] = (g.policy.min_count, bound.get(name, 0))
+            policy = lookup_policy(p, self.objects, self._v2)[0]
+            if policy is not None and policy.is_gang:
+                groups[name] = (policy.min_count, bound.get(name, 0))
         return groups
 
     def _schedule_batch(self, pods: tuple[Pod, ...], nodes: Iterable[str] | None) -> ScheduleOutcome:

@@ -414,6 +414,11 @@ class PodBuilder:
         self._spec["workloadRef"] = ref
         return self
 
+    def scheduling_group(self, pod_group: str) -> Self:
+        """``spec.schedulingGroup.podGroupName`` (Kubernetes 1.36+): the pod belongs to PodGroup ``pod_group``."""
+        self._spec["schedulingGroup"] = {"podGroupName": pod_group}
+        return self
+
     def pvc(self, claim_name: str) -> Self:
         """Append a volume using the PersistentVolumeClaim ``claim_name`` (the volume has the same name)."""
         self._spec.setdefault("volumes", []).append({"name": claim_name,

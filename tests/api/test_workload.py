@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from scheduling_framework.api.pod import Pod
-from scheduling_framework.api.workload import Workload
+from scheduling_framework.api.workload import PodGroupObject, Workload
 from scheduling_framework.cluster import cluster_from_documents
 from scheduling_framework.errors import ManifestError, ManifestValidationError
 
@@ -88,3 +88,44 @@ def test_cluster_reads_workloads_without_an_ignored_warning() -> None:
     c = cluster_from_documents([wl([{"name": "a", "policy": {"basic": {}}}])])
     assert [o.kind for o in c.objects] == ["Workload"]
     assert not any("Workload" in w for w in c.warnings)
+
+
+# --- Kubernetes 1.36+: PodGroup objects and spec.schedulingGroup ---------------------------------------------
+def pg(policy: Any, **extra: Any) -> dict[str, Any]:
+    return {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+            "metadata": {"name": "workers", "namespace": "default"}, "spec": {"schedulingPolicy": policy}, **extra}
+
+
+def test_parses_a_pod_group() -> None:
+    g = PodGroupObject.from_dict({**pg({"gang": {"minCount": 3}}), "spec": {
+        "schedulingPolicy": {"gang": {"minCount": 3}},
+        "podGroupTemplateRef": {"workload": {"workloadName": "train", "podGroupTemplateName": "workers"}}}})
+    assert (g.policy.is_gang, g.policy.min_count, g.workload_name, g.template_name) == (True, 3, "train", "workers")
+
+
+@pytest.mark.parametrize(("policy", "path", "detail"), [
+    pytest.param(None, "spec.schedulingPolicy", "Required value", id="no-policy"),
+    pytest.param({}, "spec.schedulingPolicy", "exactly one of", id="empty-policy"),
+    pytest.param({"gang": {"minCount": 0}}, "spec.schedulingPolicy.gang.minCount", "must be greater than 0",
+                 id="min-count-zero"),
+])
+def test_invalid_pod_group_names_the_field(policy: Any, path: str, detail: str) -> None:
+    with pytest.raises(ManifestError) as ei:
+        PodGroupObject.from_dict(pg(policy))
+    assert (ei.value.path, detail in ei.value.detail) == (path, True)
+    assert "PodGroup default/workers" in str(ei.value)
+
+
+def test_scheduling_group_needs_a_pod_group_name() -> None:
+    with pytest.raises(ManifestError) as ei:
+        Pod.from_dict({"metadata": {"name": "p"}, "spec": {"containers": [], "schedulingGroup": {}}})
+    assert ei.value.path == "spec.schedulingGroup.podGroupName"
+
+
+def test_cluster_validates_kubernetes_pod_groups_but_not_scheduler_plugins_ones() -> None:
+    with pytest.raises(ManifestValidationError, match=r"spec\.schedulingPolicy"):
+        cluster_from_documents([pg({})])
+    # scheduler-plugins' PodGroup (scheduling.x-k8s.io) has another shape: kept as it is
+    c = cluster_from_documents([{"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+                                 "metadata": {"name": "pg", "namespace": "default"}, "spec": {"minMember": 2}}])
+    assert [o.kind for o in c.objects] == ["PodGroup"]

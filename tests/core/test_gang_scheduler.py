@@ -43,9 +43,31 @@ def run(nodes: int, pods: list[Pod], objects: list[KubeObject], gates: str = GAT
     return sched
 
 
+def pod_group(name: str, policy: int | str) -> KubeObject:
+    """A PodGroup (scheduling.k8s.io/v1alpha2, Kubernetes 1.36+)."""
+    pol: dict[str, Any] = {"basic": {}} if policy == "basic" else {"gang": {"minCount": policy}}
+    return KubeObject.from_dict({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+                                 "metadata": {"name": name, "namespace": "default"},
+                                 "spec": {"schedulingPolicy": pol}})
+
+
+def grouped_workers(n: int, group: str = "workers", cpu: str = "3") -> list[Pod]:
+    """Workers joined to PodGroup ``group`` by spec.schedulingGroup (Kubernetes 1.36+)."""
+    return [make_pod().name(f"{group}-{i}").uid(f"{group}-{i}").req(cpu=cpu).scheduling_group(group).obj()
+            for i in range(n)]
+
+
+def gang(release: str, n: int = 4, min_count: int = 4) -> tuple[list[Pod], list[KubeObject]]:
+    """The release's way to make a gang: a Workload and spec.workloadRef (1.35), a PodGroup and
+    spec.schedulingGroup (1.36+)."""
+    if release == "1.35":
+        return workers(n), [workload({"workers": min_count})]
+    return grouped_workers(n), [pod_group("workers", min_count)]
+
+
 @pytest.mark.parametrize("release", ["1.35", "1.36", "1.37"])
 def test_gang_of_four_with_room_for_three_schedules_none_and_says_why(release: str) -> None:
-    sched = run(3, workers(4), [workload({"workers": 4})], release=release)
+    sched = run(3, *gang(release), release=release)
     assert [r.outcome for r in sched.results.values()] == ["Unschedulable"] * 4
     assert sched.cache.pods() == [] or all(p.spec.workload_ref is None for p in sched.cache.pods())
     (group,) = sched.pod_group_results()
@@ -62,10 +84,40 @@ def test_failed_gang_is_tried_once_not_until_the_run_gives_up() -> None:
     assert not any("run() stopped" in w for w in sched.warnings)
 
 
-@pytest.mark.parametrize(("release", "warned"), [("1.35", False), ("1.36", True), ("1.37", True)])
-def test_newer_releases_warn_that_the_1_35_api_is_followed(release: str, warned: bool) -> None:
-    sched = run(4, workers(4), [workload({"workers": 4})], release=release)
-    assert any("schedules gangs from PodGroup objects" in w for w in sched.warnings) == warned
+@pytest.mark.parametrize("release", ["1.35", "1.36", "1.37"])
+def test_gang_of_four_with_room_for_four_is_placed_in_one_go_in_every_release(release: str) -> None:
+    sched = run(4, *gang(release), release=release)
+    assert {r.outcome for r in sched.results.values()} == {"Scheduled"}
+    assert sched.pod_group_results()[0]["outcome"] == "Scheduled"
+
+
+@pytest.mark.parametrize(("release", "pods", "objects", "field"), [
+    pytest.param("1.36", workers, lambda: [workload({"workers": 4})], "spec.workloadRef", id="1.36-workloadRef"),
+    pytest.param("1.37", workers, lambda: [workload({"workers": 4})], "spec.workloadRef", id="1.37-workloadRef"),
+    pytest.param("1.35", grouped_workers, lambda: [pod_group("workers", 4)], "spec.schedulingGroup",
+                 id="1.35-schedulingGroup"),
+])
+def test_the_other_release_s_field_is_ignored_with_a_warning(release: str, pods: Any, objects: Any,
+                                                             field: str) -> None:
+    sched = run(3, pods(4), objects(), release=release)
+    assert sum(r.outcome == "Scheduled" for r in sched.results.values()) == 3  # one by one
+    assert any(f"pod(s) use {field}, which Kubernetes {release} does not have" in w for w in sched.warnings)
+    assert sched.pod_group_results() == []
+
+
+def test_missing_pod_group_object_warns_and_waits() -> None:
+    sched = run(2, grouped_workers(2), [], release="1.36")
+    assert sched.results["default/workers-0"].message == \
+        'waiting for pods\'s pod group "workers" to appear in scheduling queue'
+    assert any("spec.schedulingGroup.podGroupName names a PodGroup the input does not have" in w and
+               'default/workers-0 (spec.schedulingGroup.podGroupName "workers")' in w for w in sched.warnings)
+
+
+def test_pod_group_added_later_releases_the_gang() -> None:
+    sched = run(4, grouped_workers(2), [], release="1.36")
+    sched.add_object(pod_group("workers", 2))
+    sched.run()
+    assert {r.outcome for r in sched.results.values()} == {"Scheduled"}
 
 
 def test_gang_of_four_with_room_for_four_is_placed_in_one_go() -> None:
@@ -101,7 +153,7 @@ def test_gang_waits_for_min_count_pods() -> None:
     (group,) = sched.pod_group_results()
     assert group["outcome"] == "Waiting"
     assert group["message"].endswith("(2 pod(s) of the group exist, minCount 3)")
-    assert any("fewer pods than spec.podGroups[].policy.gang.minCount" in w and
+    assert any("fewer pods than the gang policy's minCount" in w and
                "default/train/workers: 2 pod(s), minCount 3" in w for w in sched.warnings)
 
 

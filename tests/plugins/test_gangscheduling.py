@@ -22,8 +22,9 @@ from scheduling_framework.snapshot import ObjectStore
 from scheduling_framework.status import Code, Status
 from scheduling_framework.testing import make_pod
 
-TABLE = yaml.safe_load((pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "upstream"
-                        / "gangscheduling-v1.35.yaml").read_text())
+UPSTREAM = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "upstream"
+TABLE = yaml.safe_load((UPSTREAM / "gangscheduling-v1.35.yaml").read_text())
+TABLE_136 = yaml.safe_load((UPSTREAM / "gangscheduling-v1.36.yaml").read_text())
 
 
 def workload(name: str, groups: dict[str, Any], namespace: str = "ns1") -> KubeObject:
@@ -41,15 +42,28 @@ def table_pod(name: str) -> Pod:
     return b.obj()
 
 
+def pod_group_object(name: str, policy: Any, namespace: str = "ns1") -> KubeObject:
+    pol = {"basic": {}} if policy == "basic" else {"gang": {"minCount": policy}}
+    return KubeObject.from_dict({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+                                 "metadata": {"name": name, "namespace": namespace},
+                                 "spec": {"schedulingPolicy": pol}})
+
+
+def table_136_pod(name: str) -> Pod:
+    d = TABLE_136["pods"][name]
+    b = make_pod().namespace("ns1").name(name).uid(name)
+    return (b.scheduling_group(d["podGroup"]) if d else b).obj()
+
+
 class FakeHandle:
     """What GangScheduling reads through its handle: the objects, the pod groups, waiting pods, Activate."""
 
-    def __init__(self, workloads: Iterable[KubeObject] = (), clock: Any = None) -> None:
+    def __init__(self, workloads: Iterable[KubeObject] = (), clock: Any = None, release: str = "1.35") -> None:
         self.objects = ObjectStore(workloads)
         self.pod_groups = PodGroupManager(clock if clock is not None else (lambda: 0.0))
         self.waiting_pods = WaitingPodsMap()
         self.activated: list[str] = []
-        self.feature_gates = FeatureGates.for_release("1.35", {"GenericWorkload": True, "GangScheduling": True})
+        self.feature_gates = FeatureGates.for_release(release, {"GenericWorkload": True, "GangScheduling": True})
 
     def activate(self, pods: Iterable[Pod]) -> None:
         self.activated.extend(p.name for p in pods)
@@ -65,6 +79,17 @@ def _as_dict(st: Status | None) -> dict[str, str] | None:
 @pytest.mark.parametrize("case", TABLE["cases"], ids=[c["name"] for c in TABLE["cases"]])
 def test_gang_scheduling_flow(case: dict[str, Any]) -> None:
     handle = FakeHandle(workload(n, TABLE["workloads"][n]) for n in case.get("initialWorkloads", []))
+    _flow(handle, case, table_pod)
+
+
+@pytest.mark.parametrize("case", TABLE_136["cases"], ids=[c["name"] for c in TABLE_136["cases"]])
+def test_gang_scheduling_flow_pod_group_api(case: dict[str, Any]) -> None:
+    handle = FakeHandle((pod_group_object(n, TABLE_136["podGroups"][n]) for n in case.get("initialPodGroups", [])),
+                        release=TABLE_136["release"])
+    _flow(handle, case, table_136_pod)
+
+
+def _flow(handle: FakeHandle, case: dict[str, Any], table_pod: Any) -> None:
     for name in case.get("initialPods", []):
         handle.pod_groups.add_pod(table_pod(name))
     pod = table_pod(case["pod"])
@@ -182,3 +207,21 @@ def test_without_generic_workload_the_plugin_passes_every_pod() -> None:
     handle.feature_gates = FeatureGates.for_release("1.35", {"GangScheduling": True})
     pl = GangScheduling(None, handle)
     assert (pl.pre_enqueue(pods[0]), pl.permit(CycleState(), pods[0], "n")) == (None, (None, 0))
+
+
+def test_pod_group_api_permit_after_the_pod_group_is_gone_is_an_error() -> None:
+    handle = FakeHandle(release="1.36")
+    pod = make_pod().name("p").uid("p").scheduling_group("pg").obj()
+    st, _ = GangScheduling(None, handle).permit(CycleState(), pod, "n")
+    assert _as_dict(st) == {"code": "Error",
+                            "message": 'failed to get podGroup default/pg: podgroup.scheduling.k8s.io "pg" not found'}
+
+
+@pytest.mark.parametrize(("release", "pod_kind"), [("1.35", "schedulingGroup"), ("1.36", "workloadRef")])
+def test_each_release_reads_only_its_own_field(release: str, pod_kind: str) -> None:
+    handle = FakeHandle([workload("w", {"g": 2}, "default")], release=release)
+    handle.objects.add(pod_group_object("g", 2, "default"))
+    b = make_pod().name("p").uid("p")
+    pod = (b.scheduling_group("g") if pod_kind == "schedulingGroup" else b.workload_ref("w", "g")).obj()
+    handle.pod_groups.add_pod(pod)
+    assert GangScheduling(None, handle).pre_enqueue(pod) is None  # one pod of minCount 2, yet not held

@@ -78,3 +78,17 @@ def test_cli_capacity_with_workload_file() -> None:
     doc = json.loads(out.getvalue())
     assert code == 0
     assert (doc["count"], doc["podsPerCopy"], sum(doc["perNode"].values())) == (2, 4, 8)
+
+
+def test_pod_group_api_copies_are_whole_gangs() -> None:
+    pg = KubeObject.from_dict({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+                               "metadata": {"name": "workers", "namespace": "default"},
+                               "spec": {"schedulingPolicy": {"gang": {"minCount": 4}}}})
+    sim = Simulator(kubernetes_version="1.37", feature_gates=GATES, objects=[pg], seed=1)
+    for i in range(10):
+        sim.add_node(make_node().name(f"node-{i}").capacity(cpu="4", memory="8Gi").obj())
+    worker = make_pod().name("worker").uid("worker").req(cpu="3").scheduling_group("workers").obj()
+    result = sim.capacity(worker)
+    assert (result.count, result.pods_per_copy) == (2, 4)
+    assert result.message.startswith("pod group default/workers-copy-2 (gang, minCount 4) was not placed")
+    assert [o.name for o in sim.objects.list("PodGroup")] == ["workers"]  # the copies' PodGroups are gone

@@ -69,3 +69,15 @@ def test_bound_members_count_towards_min_count() -> None:
     sim.add_pod(running, "node-0")
     out = sim.schedule_pods(workers(3))
     assert len(out.placements) == 3
+
+
+def test_pod_group_api_gang_is_placed_whole_or_not_at_all() -> None:
+    pg = KubeObject.from_dict({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+                               "metadata": {"name": "workers", "namespace": "default"},
+                               "spec": {"schedulingPolicy": {"gang": {"minCount": 4}}}})
+    pods = [make_pod().name(f"w-{i}").uid(f"w-{i}").req(cpu="3").scheduling_group("workers").obj() for i in range(4)]
+    for nodes, placed in ((3, 0), (4, 4)):
+        sim = Simulator(kubernetes_version="1.36", feature_gates=GATES, objects=[pg], seed=1)
+        for i in range(nodes):
+            sim.add_node(make_node().name(f"node-{i}").capacity(cpu="4", memory="8Gi").obj())
+        assert len(sim.schedule_pods(pods).placements) == placed
