@@ -140,6 +140,15 @@ class PodGroupManager:
                 return 0, 0, 0
             return len(g.pods), len(g.assumed), len(g.assigned)
 
+    def placement_view(self, key: GroupKey) -> tuple[tuple[str, ...], int, list[Pod]]:
+        """(assumed pod uids, number of assigned pods, unscheduled pods) of the group, taken under the lock
+        (binding threads assume and forget pods concurrently)."""
+        with self._lock:
+            g = self._groups.get(key)
+            if g is None:
+                return (), 0, []
+            return tuple(sorted(g.assumed)), len(g.assigned), g.unscheduled_pods()
+
     def scheduling_timeout(self, key: GroupKey) -> float:
         """Seconds left before the group's deadline; a new deadline when there is none or it has passed."""
         with self._lock:

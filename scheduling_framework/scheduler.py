@@ -132,7 +132,8 @@ class PodResult:
         self.claims: list[dict[str, Any]] | None = None
         # names of the pod's claims that had no allocation when the pod was queued (the ones DRA had to allocate)
         self.unallocated_claims: list[str] = []
-        # "namespace/workload/podGroup" (with "[replicaKey]") for a pod with spec.workloadRef
+        # the pod's group: "namespace/workload/podGroup" ("[replicaKey]" when set) for spec.workloadRef (1.35),
+        # "namespace/podGroup" for spec.schedulingGroup (1.36+)
         self.pod_group: str | None = None
 
     def __repr__(self) -> str:

@@ -87,14 +87,13 @@ class GangScheduling:
         groups = self._groups
         key = PodGroupManager.key_of(pod)
         assert key is not None
-        g = groups.get(key)
-        placed = len(g.assumed) + len(g.assigned) if g is not None else 0  # disjoint sets
-        if placed < policy.min_count:
-            if g is not None and g.unscheduled:
-                self.handle.activate(g.unscheduled_pods())
+        assumed, assigned, unscheduled = groups.placement_view(key)
+        if len(assumed) + assigned < policy.min_count:  # assumed and assigned pods are disjoint
+            if unscheduled:
+                self.handle.activate(unscheduled)
             return Status(Code.WAIT, MSG_WAIT_PERMIT), groups.scheduling_timeout(key)
         # Quorum: every member waiting at Permit may go on to bind.
-        for uid in sorted(g.assumed) if g is not None else ():
+        for uid in assumed:
             wp = self.handle.get_waiting_pod(uid)
             if wp is not None:
                 wp.allow(NAME)
