@@ -245,6 +245,10 @@ class Scheduler:
         self._loop_lock = threading.Lock()
         self._loop_owner: int | None = None
         self._threads: list[tuple[threading.Thread, Framework, str]] = []
+        # Under the virtual clock, binding cycles of pods waiting at Permit are parked here instead of holding a
+        # thread each (a big gang would start thousands); they run once their pod is allowed or rejected.
+        self._parked: list[tuple[Framework, CycleState, Pod, str, QueuedPodInfo, PodResult]] = []
+        self._parked_seen = 0  # finished Permit waits seen by _finish_parked
         self.cycles = 0
         # Attempts after which a pod whose cycles keep ending in Error waits for a cluster event instead of
         # being retried after backoff (upstream retries forever; a simulation must end).
@@ -613,7 +617,7 @@ class Scheduler:
         if p is not None and (t is None or p < t):
             t = p
         if t is None:
-            if self._threads:  # a binding thread still busy (an application binder taking its time)
+            if self._threads or self._parked:  # a binding still busy (an application binder taking its time)
                 self.wait_for_bindings()
                 return True
             return False
@@ -637,7 +641,9 @@ class Scheduler:
             fwk.expire_waiting_pods(now)
 
     def _join_unblocked_bindings(self) -> None:
-        """Join the binding threads no longer held at Permit (their pod was allowed, rejected or timed out)."""
+        """Join the binding threads no longer held at Permit (their pod was allowed, rejected or timed out), and
+        run the parked binding cycles of such pods."""
+        self._finish_parked()
         keep = []
         for entry in self._threads:
             t, fwk, uid = entry
@@ -647,6 +653,25 @@ class Scheduler:
             else:
                 keep.append(entry)
         self._threads = keep
+
+    def _finish_parked(self) -> None:
+        """Run the parked binding cycles whose pod no longer waits at Permit (until none is left to run: a
+        binding can end another pod's wait)."""
+        while self._parked:
+            finished = sum(fwk.waiting_pods.finished for fwk in self.profiles.values())
+            if finished == self._parked_seen:
+                return  # no wait ended since the last look: nothing to run (keeps a big gang linear)
+            self._parked_seen = finished
+            done: list[tuple[Framework, CycleState, Pod, str, QueuedPodInfo, PodResult]] = []
+            keep: list[tuple[Framework, CycleState, Pod, str, QueuedPodInfo, PodResult]] = []
+            for entry in self._parked:
+                wp = entry[0].get_waiting_pod(entry[2].uid)
+                (done if wp is None or wp.done() else keep).append(entry)
+            if not done:
+                return
+            self._parked = keep
+            for entry in done:
+                self._binding_cycle(*entry)
 
     def _stalled(self, cycles: int) -> None:
         stuck = sorted({q.pod.key for qs in self.queue.pending_pods().values() for q in qs
@@ -661,7 +686,7 @@ class Scheduler:
         if isinstance(self.clock, VirtualClock):
             while True:
                 self._join_unblocked_bindings()
-                if not self._threads:
+                if not self._threads and not self._parked:
                     return
                 d = self._next_permit_deadline()
                 if d is None:
@@ -722,6 +747,8 @@ class Scheduler:
             self._scheduling_cycle(fwk, qpi, r, cycle, moves_before)
         except Exception as e:  # a fault no extension point runner caught: an Error, with the pod rolled back
             self._cycle_fault(fwk, qpi, r, cycle, e, moves_before)
+        if self._parked:
+            self._finish_parked()  # the pods this cycle allowed at Permit bind now
         return r
 
     def _scheduling_cycle(self, fwk: Framework, qpi: QueuedPodInfo, r: PodResult, cycle: _Cycle,
@@ -765,7 +792,9 @@ class Scheduler:
             return
         self.nominator.delete_nominated_pod_if_exists(pod)
         cycle.assumed = None  # the binding cycle owns the rollback from here
-        if st is not None and st.is_wait() and self.bind_in_thread:
+        if st is not None and st.is_wait() and self.bind_in_thread and isinstance(self.clock, VirtualClock):
+            self._parked.append((fwk, state, assumed, host, qpi, r))
+        elif st is not None and st.is_wait() and self.bind_in_thread:
             t = threading.Thread(target=self._binding_cycle, args=(fwk, state, assumed, host, qpi, r), daemon=True)
             self._threads.append((t, fwk, assumed.uid))
             t.start()

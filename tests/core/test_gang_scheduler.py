@@ -269,3 +269,24 @@ def test_is_schedulable_after_workload_added(case: dict[str, Any]) -> None:
     assert (rechecked[0] > 0) == (case["expectedHint"] == "Queue")
     released = not any(q.pod.uid == target.uid for q in sched.queue.pending_pods()["gated"])
     assert released == (case["expectedHint"] == "Queue")
+
+
+def test_waiting_gang_members_hold_no_thread_under_the_virtual_clock() -> None:
+    import threading
+
+    before = threading.active_count()
+    sched = Scheduler(kubernetes_version="1.35", feature_gates=GATES, seed=1)
+    sched.load([make_node().name(f"node-{i}").capacity(cpu="4", memory="8Gi").obj() for i in range(8)],
+               workers(8), [workload({"workers": 8})])
+    peak = [0]
+    inner = sched._schedule_one
+
+    def counting() -> Any:
+        r = inner()
+        peak[0] = max(peak[0], threading.active_count() - before)
+        return r
+
+    sched._schedule_one = counting  # type: ignore[method-assign]
+    sched.run()
+    assert {r.outcome for r in sched.results.values()} == {"Scheduled"}
+    assert peak[0] == 0
