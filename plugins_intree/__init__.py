@@ -31,6 +31,7 @@ INTREE_PLUGINS: dict[str, str] = {
     "DefaultPreemption": "plugins_intree.defaultpreemption.plugin:DefaultPreemption",
     "DynamicResources": "plugins_intree.dynamicresources.plugin:DynamicResources",
     "NodeDeclaredFeatures": "plugins_intree.nodedeclaredfeatures.plugin:NodeDeclaredFeatures",
+    "GangScheduling": "plugins_intree.gangscheduling.plugin:GangScheduling",
 }
 
 

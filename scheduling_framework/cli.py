@@ -56,6 +56,8 @@ def _parser() -> argparse.ArgumentParser:
     cap.add_argument("--cluster", required=True, help="YAML: Nodes, running Pods, ...; '-' reads standard input")
     cap.add_argument("--pod", required=True, help="YAML file holding the Pod to copy")
     cap.add_argument("--max", type=_non_negative, default=None, metavar="N", help="stop after N copies")
+    cap.add_argument("--workload", help="YAML holding the Workload the pod's spec.workloadRef names (when the "
+                                        "cluster has none): copies are then whole gangs of its minCount pods")
     cap.add_argument("--config", help="KubeSchedulerConfiguration YAML (default: the upstream default profile)")
     cap.add_argument("--output", choices=("table", "json"), default="table")
     cap.add_argument("--seed", type=int, default=None, help="seed for tie-breaking among equal top scores")
@@ -251,6 +253,9 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.output == "json":
         doc = {"kubernetesVersion": cfg.kubernetes_version, "pods": [r.to_dict(args.explain) for r in results],
                "stats": stats, "warnings": warnings}
+        groups = sched.pod_group_results()
+        if groups:
+            doc["podGroups"] = groups
         json.dump(doc, out, separators=(",", ":") if not args.explain else (", ", ": "))
         out.write("\n")
         return status
@@ -264,7 +269,8 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from scheduling_framework.report.table import print_results
 
     weights = {name: dict(fwk.score_weights) for name, fwk in sched.profiles.items()}
-    print_results(results, stats, out, explain=args.explain, explain_nodes=args.explain_nodes, weights=weights)
+    print_results(results, stats, out, explain=args.explain, explain_nodes=args.explain_nodes, weights=weights,
+                  groups=sched.pod_group_results())
     return status
 
 
@@ -352,6 +358,12 @@ def _capacity(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cluster = load_cluster_with_progress(args.cluster, args.max_input_bytes, err, None)
     pod = load_single_pod(args.pod, max_input_bytes=args.max_input_bytes)
     sim = Simulator.from_cluster(cluster, cfg, seed=args.seed)
+    if args.workload:
+        from scheduling_framework.cluster import load_cluster
+
+        for obj in load_cluster(args.workload, max_input_bytes=args.max_input_bytes).objects:
+            if obj.kind == "Workload":
+                sim.objects.add(obj)
     _freeze_loaded_objects()
     result = sim.capacity(pod, args.max)
     warnings = list(sim.warnings)

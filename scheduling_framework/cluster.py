@@ -11,6 +11,7 @@ from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.validation import validate_node, validate_pod
+from scheduling_framework.api.workload import POD_GROUP, WORKLOAD, PodGroupObject, Workload, is_kubernetes_pod_group
 from scheduling_framework.errors import (
     InputError,
     ManifestError,
@@ -33,6 +34,8 @@ READ_KINDS: set[str] = {
     "CSIDriver", "VolumeAttachment", "PriorityClass", "LimitRange", "RuntimeClass",
     # DRA objects (DynamicResources)
     "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceClass", "DeviceTaintRule",
+    # Workload API (GangScheduling): Workload (1.35), PodGroup (1.36+)
+    "Workload", "PodGroup",
 }
 
 
@@ -94,6 +97,12 @@ def cluster_from_items(items: Iterable[tuple[str, Any]], *, validate: bool = Tru
                 pod = Pod.from_dict(d)
                 c.pods.append(pod.with_packed_manifest() if compact else pod)
                 pod_where.append(where)
+            elif kind == WORKLOAD:
+                Workload.from_dict(d)  # refused at load, naming the field, when malformed
+                c.objects.append(KubeObject.from_dict(d))
+            elif kind == POD_GROUP and is_kubernetes_pod_group(d):
+                PodGroupObject.from_dict(d)
+                c.objects.append(KubeObject.from_dict(d))
             elif isinstance(kind, str) and kind in _DRA_PARSERS:
                 # Parsed strictly once so that a malformed DRA object is refused at load, naming the field.
                 _DRA_PARSERS[kind](d)

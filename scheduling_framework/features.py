@@ -108,8 +108,11 @@ GATES: Final[Mapping[str, GateSpec]] = {g.name: g for g in (
     _g("DRAWorkloadResourceClaims", ("1.36", False, ALPHA), ("1.37", False, BETA), note="not implemented"),
     _g("DynamicResourceAllocation", ("1.32", False, BETA), ("1.34", True, GA), ("1.35", True, GA, True),
        effect=HONOURED, note="adds DynamicResources to the default profile when that plugin is installed"),
-    _g("GangScheduling", ("1.35", False, ALPHA)),
-    _g("GenericWorkload", ("1.35", False, ALPHA), ("1.37", False, BETA)),
+    _g("GangScheduling", ("1.35", False, ALPHA), effect=HONOURED,
+       note="with GenericWorkload, adds GangScheduling (PreEnqueue, Reserve, Permit) to the default profile"),
+    _g("GenericWorkload", ("1.35", False, ALPHA), ("1.37", False, BETA), effect=HONOURED,
+       note="1.35: Workload objects and spec.workloadRef are read; 1.36+: PodGroup objects and "
+            "spec.schedulingGroup"),
     _g("InPlacePodLevelResourcesVerticalScaling", ("1.35", False, ALPHA), ("1.36", True, BETA), effect=HONOURED),
     _g("InPlacePodVerticalScaling", ("1.33", True, BETA), ("1.35", True, GA, True), effect=HONOURED),
     _g("InPlacePodVerticalScalingSchedulerPreemption", ("1.37", False, ALPHA)),
@@ -314,6 +317,9 @@ class FeatureGates:
                 why = f": {spec.note}" if spec.note else ""
                 out.append(f"feature gate {name}={str(value).lower()} is accepted but has no effect in this "
                            f"library{why}")
+        if self.enabled("GangScheduling") and not self.enabled("GenericWorkload"):
+            out.append("feature gate GangScheduling=true has no effect without GenericWorkload=true (the "
+                       "GangScheduling plugin reads Workload objects)")
         return out
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from scheduling_framework.api.pod import Pod
@@ -46,6 +46,8 @@ PLUGIN_EVENTS: dict[str, frozenset[str]] = {
     # Claims, classes and slices are objects; a deleted pod releases its claims.
     "DynamicResources": frozenset({ASSIGNED_POD_DELETE, NODE_ADD, NODE_UPDATE, OBJECT_CHANGE,
                                    UNSCHEDULED_POD_UPDATE}),
+    # A pod of the group bound, or a Workload added (upstream: Pod/Add and Workload/Add).
+    "GangScheduling": frozenset({ASSIGNED_POD_ADD, OBJECT_CHANGE}),
 }
 
 
@@ -180,9 +182,26 @@ class SchedulingQueue:
             moved += 1
         return moved
 
-    def activate_gated(self, pre_enqueue: Callable[[Pod], Any]) -> None:
-        """Re-run PreEnqueue for gated pods (after their spec changed)."""
+    def activate(self, uids: Iterable[str]) -> None:
+        """Move the pods ``uids`` waiting in the unschedulable pool or in backoff to the active queue now
+        (upstream's Activate; gated and active pods stay where they are)."""
+        for uid in uids:
+            where = self._in_queue.get(uid)
+            if where == "unschedulable":
+                self._push_active(self._unschedulable.pop(uid))
+            elif where == "backoff":
+                for _, _, qpi in self._backoff:
+                    if qpi.pod.uid == uid:
+                        self._push_active(qpi)  # the stale backoff entry is skipped when popped
+                        break
+
+    def activate_gated(self, pre_enqueue: Callable[[Pod], Any],
+                       only: Callable[[QueuedPodInfo], bool] | None = None) -> None:
+        """Re-run PreEnqueue for gated pods (after their spec changed, or an event that may free them;
+        ``only`` limits it to the pods it accepts)."""
         for uid, qpi in list(self._gated.items()):
+            if only is not None and not only(qpi):
+                continue
             st = pre_enqueue(qpi.pod)
             if st is None or st.is_success():
                 del self._gated[uid]

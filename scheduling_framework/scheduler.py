@@ -25,14 +25,25 @@ from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.resize import RequestRules
 from scheduling_framework.api.resource import UNMODELLED_FIELDS, has_device_taints, unmodelled_fields
+from scheduling_framework.api.workload import POD_GROUP, WORKLOAD, is_kubernetes_pod_group
 from scheduling_framework.cache import Cache
 from scheduling_framework.config import KubeSchedulerConfiguration, expand_profile, resolve_config
+from scheduling_framework.config.defaults import GANG_SCHEDULING
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ConfigError, PluginError, SchedulerBusyError, SchedulingFrameworkError
 from scheduling_framework.extender.client import HTTPExtender, build_extenders, ignored_resources
 from scheduling_framework.extender.config import apply_ignored_resources
 from scheduling_framework.features import UnreproducedInput, taint_rules_enabled
 from scheduling_framework.interfaces import QueuedPodInfo
+from scheduling_framework.podgroups import (
+    PodGroupManager,
+    group_name,
+    is_member,
+    lookup_policy,
+    summarize_group,
+    uses_pod_group_api,
+    workload_warnings,
+)
 from scheduling_framework.queue import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
@@ -116,7 +127,8 @@ class PodResult:
     """What happened to one pod: its latest outcome, and the explanation of the cycle that decided it."""
 
     __slots__ = ("pod", "scheduler_name", "outcome", "node", "nominated_node", "victims", "message",
-                 "filter", "scores", "total_scores", "attempts", "plugin", "claims", "unallocated_claims")
+                 "filter", "scores", "total_scores", "attempts", "plugin", "claims", "unallocated_claims",
+                 "pod_group")
 
     def __init__(self, pod: Pod) -> None:
         self.pod = pod.key
@@ -135,6 +147,9 @@ class PodResult:
         self.claims: list[dict[str, Any]] | None = None
         # names of the pod's claims that had no allocation when the pod was queued (the ones DRA had to allocate)
         self.unallocated_claims: list[str] = []
+        # the pod's group: "namespace/workload/podGroup" ("[replicaKey]" when set) for spec.workloadRef (1.35),
+        # "namespace/podGroup" for spec.schedulingGroup (1.36+)
+        self.pod_group: str | None = None
 
     def __repr__(self) -> str:
         where = f" on {self.node}" if self.node else ""
@@ -148,6 +163,8 @@ class PodResult:
                              "message": self.message}
         if self.claims is not None:
             d["claims"] = [dict(c) for c in self.claims]
+        if self.pod_group is not None:
+            d["podGroup"] = self.pod_group
         if explain:
             d["filter"] = self.filter or {}
             d["scores"] = self.scores or {}
@@ -203,6 +220,14 @@ class Scheduler:
         self.explain = explain
         self.bind_in_thread = bind_in_thread
         self._binder = _InMemoryBinder(self, binder)
+        # Pod groups (Workload API): every gang member the scheduler knows, shared by the profiles.
+        self.pod_groups = PodGroupManager(self.clock)
+        # Every pod in the cluster (pending or bound) by uid, for plugins that list pods (Framework.list_pods).
+        self._pods: dict[str, Pod] = {}
+        # Pods join groups with spec.schedulingGroup and PodGroup objects from 1.36, spec.workloadRef in 1.35.
+        self._v2 = uses_pod_group_api(self.config.feature_gates.release)
+        # During load(): the pod groups that grew, checked again once at the end (None: not loading).
+        self._grown: set[Any] | None = None
         self.profiles: dict[str, Framework] = {}
         self._algorithms: dict[str, Algorithm] = {}
         # The configuration's extenders, shared by every profile (empty without ``extenders:``).
@@ -219,6 +244,9 @@ class Scheduler:
                             pod_deleter=self.delete_pod, extenders=self.extenders,
                             feature_gates=self.config.feature_gates)
             fwk.nomination_cleared = self._nomination_cleared
+            fwk.pod_groups = self.pod_groups
+            fwk.pod_activator = self._activate
+            fwk.pod_lister = self._known_pods
             if isinstance(self.clock, VirtualClock):
                 fwk.permit_clock = self.clock  # Permit timeouts pass on the virtual clock, as backoffs do
             self.profiles[prof.scheduler_name] = fwk
@@ -233,6 +261,10 @@ class Scheduler:
         self._loop_lock = threading.Lock()
         self._loop_owner: int | None = None
         self._threads: list[tuple[threading.Thread, Framework, str]] = []
+        # Under the virtual clock, binding cycles of pods waiting at Permit are parked here instead of holding a
+        # thread each (a big gang would start thousands); they run once their pod is allowed or rejected.
+        self._parked: list[tuple[Framework, CycleState, Pod, str, QueuedPodInfo, PodResult]] = []
+        self._parked_seen = 0  # finished Permit waits seen by _finish_parked
         self.cycles = 0
         # Attempts after which a pod whose cycles keep ending in Error waits for a cluster event instead of
         # being retried after backoff (upstream retries forever; a simulation must end).
@@ -285,6 +317,8 @@ class Scheduler:
                 self._admission = None
             if obj.kind in (RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE):
                 self._claims_changed()
+            if obj.kind == WORKLOAD or (obj.kind == POD_GROUP and is_kubernetes_pod_group(obj.raw)):
+                self._workload_added(obj)
             self.queue.move_all_to_active_or_backoff(OBJECT_CHANGE)
 
     def _claims_changed(self) -> None:
@@ -329,8 +363,16 @@ class Scheduler:
             pod, refusal = self.admit(pod)
             if refusal and pod.spec.node_name:
                 self.warnings.add_item(WARN_BOUND_REFUSED, refused_item(pod, refusal))
+            if not refusal:
+                self._pods[pod.uid] = pod
+            grouped = is_member(pod, self._v2)
+            if (grouped and not refusal and not pod.is_terminating
+                    and (pod.spec.node_name or pod.spec.scheduler_name in self.profiles)):
+                self.pod_groups.add_pod(pod)
             if pod.spec.node_name:
                 self.cache.add_pod(pod)
+                if grouped:
+                    self._group_grew(pod)
                 self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD)
                 return
             fwk = self.profiles.get(pod.spec.scheduler_name)
@@ -358,14 +400,63 @@ class Scheduler:
             qpi = self.queue.new_info(pod)
             if pod.status.nominated_node_name:
                 self.nominator.add_nominated_pod(qpi.pod_info, pod.status.nominated_node_name)
+            if grouped:
+                r.pod_group = group_name(pod)
             st = fwk.run_pre_enqueue_plugins(pod)
             if st is not None and not st.is_success():
                 r.outcome = UNSCHEDULABLE if st.is_rejected() else ERROR
                 r.message = st.message()
                 r.plugin = st.plugin
                 self.queue.add(qpi, gated_by=st.plugin or "PreEnqueue")
-                return
-            self.queue.add(qpi)
+            else:
+                self.queue.add(qpi)
+            if grouped:
+                self._group_grew(pod)
+
+    def _group_grew(self, pod: Pod) -> None:
+        """A pod joined a pod group: PreEnqueue runs again for the group's gated pods (a gang waiting for
+        minCount pods may now have them), as upstream's queue does on an unscheduled-pod add."""
+        key = PodGroupManager.key_of(pod)
+        if self._grown is not None:
+            self._grown.add(key)  # load(): once for every group at the end, not once per pod
+            return
+        self._recheck_groups({key})
+
+    def _recheck_groups(self, keys: set[Any]) -> None:
+        def in_groups(q: QueuedPodInfo) -> bool:
+            return PodGroupManager.key_of(q.pod) in keys
+
+        def pre_enqueue(p: Pod) -> Any:
+            fwk = self.profiles.get(p.spec.scheduler_name)
+            return None if fwk is None else fwk.run_pre_enqueue_plugins(p)
+
+        self.queue.activate_gated(pre_enqueue, in_groups)
+
+    def _workload_added(self, obj: KubeObject) -> None:
+        """A Workload (1.35) or PodGroup (1.36+) appeared: its gated pods go through PreEnqueue again."""
+
+        def refers(q: QueuedPodInfo) -> bool:
+            if q.pod.namespace != obj.namespace:
+                return False
+            if obj.kind == WORKLOAD:
+                ref = q.pod.spec.workload_ref
+                return ref is not None and ref.name == obj.name
+            return q.pod.spec.scheduling_group == obj.name
+
+        def pre_enqueue(p: Pod) -> Any:
+            fwk = self.profiles.get(p.spec.scheduler_name)
+            return None if fwk is None else fwk.run_pre_enqueue_plugins(p)
+
+        self.queue.activate_gated(pre_enqueue, refers)
+
+    def _known_pods(self) -> list[Pod]:
+        with self._lock:
+            return list(self._pods.values())
+
+    def _activate(self, pods: Iterable[Pod]) -> None:
+        """A plugin asked for these pods to be retried now (GangScheduling: the group's unscheduled pods)."""
+        with self._lock:
+            self.queue.activate(p.uid for p in pods)
 
     def _skip(self, r: PodResult, message: str, warning_group: str, item: str = "") -> None:
         r.outcome = SKIPPED
@@ -387,6 +478,8 @@ class Scheduler:
         with self._lock:
             self._progress += 1
             pod = self.admit(pod)[0]
+            if pod.uid in self._pods:
+                self._pods[pod.uid] = pod
             if pod.spec.node_name:
                 self.cache.update_pod(pod)
                 self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_UPDATE)
@@ -428,6 +521,8 @@ class Scheduler:
             self._progress += 1
             self.nominator.delete_nominated_pod_if_exists(pod)
             self._release_claims(pod)
+            self.pod_groups.delete_pod(pod)
+            self._pods.pop(pod.uid, None)
             cached = self.cache.get_pod(pod.uid)
             if cached is not None:
                 # bound or assumed: either way its resources leave the node (upstream RemovePod)
@@ -480,7 +575,10 @@ class Scheduler:
                 watch.saw_node(n)
                 self.cache.add_node(n)
             pending = []
+            grouped = []
             for p in pods:
+                if p.spec.workload_ref is not None or p.spec.scheduling_group is not None:
+                    grouped.append(p)
                 if p.spec.node_name and self.cache.get_node(p.spec.node_name) is None:
                     if p.status.phase not in ("Succeeded", "Failed"):
                         self.warnings.add_item(WARN_ORPHANS, f'{p.key} (node "{p.spec.node_name}")')
@@ -489,8 +587,17 @@ class Scheduler:
                     self.add_pod(p)
                 else:
                     pending.append(p)
-            for p in pending:
-                self.add_pod(p)
+            self._grown = set()
+            try:
+                for p in pending:
+                    self.add_pod(p)
+            finally:
+                grown, self._grown = self._grown, None
+            if grown:
+                self._recheck_groups(grown)
+            if grouped:
+                workload_warnings(grouped, self.objects, self.warnings, enabled=self.gang_scheduling,
+                                  release=self.config.feature_gates.release)
 
     def _check_taint_rule(self, rule: KubeObject) -> None:
         gates = self.config.feature_gates
@@ -563,7 +670,7 @@ class Scheduler:
         if p is not None and (t is None or p < t):
             t = p
         if t is None:
-            if self._threads:  # a binding thread still busy (an application binder taking its time)
+            if self._threads or self._parked:  # a binding still busy (an application binder taking its time)
                 self.wait_for_bindings()
                 return True
             return False
@@ -587,7 +694,9 @@ class Scheduler:
             fwk.expire_waiting_pods(now)
 
     def _join_unblocked_bindings(self) -> None:
-        """Join the binding threads no longer held at Permit (their pod was allowed, rejected or timed out)."""
+        """Join the binding threads no longer held at Permit (their pod was allowed, rejected or timed out), and
+        run the parked binding cycles of such pods."""
+        self._finish_parked()
         keep = []
         for entry in self._threads:
             t, fwk, uid = entry
@@ -597,6 +706,25 @@ class Scheduler:
             else:
                 keep.append(entry)
         self._threads = keep
+
+    def _finish_parked(self) -> None:
+        """Run the parked binding cycles whose pod no longer waits at Permit (until none is left to run: a
+        binding can end another pod's wait)."""
+        while self._parked:
+            finished = sum(fwk.waiting_pods.finished for fwk in self.profiles.values())
+            if finished == self._parked_seen:
+                return  # no wait ended since the last look: nothing to run (keeps a big gang linear)
+            self._parked_seen = finished
+            done: list[tuple[Framework, CycleState, Pod, str, QueuedPodInfo, PodResult]] = []
+            keep: list[tuple[Framework, CycleState, Pod, str, QueuedPodInfo, PodResult]] = []
+            for entry in self._parked:
+                wp = entry[0].get_waiting_pod(entry[2].uid)
+                (done if wp is None or wp.done() else keep).append(entry)
+            if not done:
+                return
+            self._parked = keep
+            for entry in done:
+                self._binding_cycle(*entry)
 
     def _stalled(self, cycles: int) -> None:
         stuck = sorted({q.pod.key for qs in self.queue.pending_pods().values() for q in qs
@@ -611,7 +739,7 @@ class Scheduler:
         if isinstance(self.clock, VirtualClock):
             while True:
                 self._join_unblocked_bindings()
-                if not self._threads:
+                if not self._threads and not self._parked:
                     return
                 d = self._next_permit_deadline()
                 if d is None:
@@ -672,6 +800,8 @@ class Scheduler:
             self._scheduling_cycle(fwk, qpi, r, cycle, moves_before)
         except Exception as e:  # a fault no extension point runner caught: an Error, with the pod rolled back
             self._cycle_fault(fwk, qpi, r, cycle, e, moves_before)
+        if self._parked:
+            self._finish_parked()  # the pods this cycle allowed at Permit bind now
         return r
 
     def _scheduling_cycle(self, fwk: Framework, qpi: QueuedPodInfo, r: PodResult, cycle: _Cycle,
@@ -715,7 +845,9 @@ class Scheduler:
             return
         self.nominator.delete_nominated_pod_if_exists(pod)
         cycle.assumed = None  # the binding cycle owns the rollback from here
-        if st is not None and st.is_wait() and self.bind_in_thread:
+        if st is not None and st.is_wait() and self.bind_in_thread and isinstance(self.clock, VirtualClock):
+            self._parked.append((fwk, state, assumed, host, qpi, r))
+        elif st is not None and st.is_wait() and self.bind_in_thread:
             t = threading.Thread(target=self._binding_cycle, args=(fwk, state, assumed, host, qpi, r), daemon=True)
             self._threads.append((t, fwk, assumed.uid))
             t.start()
@@ -775,7 +907,7 @@ class Scheduler:
                 # help pods a Filter rejected, never this pod nor others whose own binding failed (upstream
                 # excludes the pod from this move), so bindings that always fail cannot requeue each other.
                 self._fail(qpi, r, st, self.queue.moved_since, node=host, kind=_FAILED_BINDING)
-                self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, self._resolvable_by_forget)
+                self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, self._resolvable_by_forget_of(assumed))
             return
         with self._lock:
             if self.cache.is_assumed(assumed.uid):
@@ -784,6 +916,10 @@ class Scheduler:
                 self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD)
             self._progress += 1
             self._failure_kind.pop(assumed.uid, None)
+            if is_member(assumed, self._v2):
+                self.pod_groups.assign(assumed)
+            if assumed.uid in self._pods:
+                self._pods[assumed.uid] = assumed
             r.outcome = SCHEDULED
             r.node = host
             r.message = ""
@@ -811,6 +947,26 @@ class Scheduler:
 
     def _resolvable_by_forget(self, qpi: QueuedPodInfo) -> bool:
         return self._failure_kind.get(qpi.pod.uid, _FAILED_FILTER) == _FAILED_FILTER
+
+    def _resolvable_by_forget_of(self, forgotten: Pod) -> Callable[[QueuedPodInfo], bool]:
+        """:meth:`_resolvable_by_forget`, and, for a gang member, not the members of its own group: the room a
+        gang frees when its attempt fails would only let it try the same placement again (upstream retries it
+        every timeout, for ever; a simulation must end — docs/differences.md)."""
+        def member_key(p: Pod) -> Any:
+            return PodGroupManager.key_of(p) if is_member(p, self._v2) else None
+
+        keyers: list[Callable[[Pod], Any]] = [member_key]
+        for fwk in self.profiles.values():
+            keyers.extend(fwk.pod_group_keys)
+        keys = [(k, k(forgotten)) for k in keyers]
+        keys = [(k, v) for k, v in keys if v]
+        if not keys:
+            return self._resolvable_by_forget
+
+        def check(qpi: QueuedPodInfo) -> bool:
+            return self._resolvable_by_forget(qpi) and all(k(qpi.pod) != v for k, v in keys)
+
+        return check
 
     def _nomination_cleared(self, pod: Pod) -> None:
         """A queued pod lost its nominated node: forget it on the queued copy and retry the pod."""
@@ -881,6 +1037,7 @@ class Scheduler:
         qpi.pending_plugins = set(d.pending_plugins)
         r.outcome = UNSCHEDULABLE
         r.node = None
+        r.plugin = ""  # no single plugin: the message counts each node's
         r.message = fe.message()
         with self._lock:
             self._failure_kind[qpi.pod.uid] = _FAILED_FILTER
@@ -927,6 +1084,28 @@ class Scheduler:
         r.total_scores = ex["totalScores"]
 
     # views -----------------------------------------------------------------------------------
+    @property
+    def gang_scheduling(self) -> bool:
+        """Whether a profile runs the GangScheduling plugin (GenericWorkload and GangScheduling gates on)."""
+        return self.config.feature_gates.enabled("GenericWorkload") and any(
+            GANG_SCHEDULING in fwk.plugins for fwk in self.profiles.values())
+
+    def pod_group_results(self) -> list[dict[str, Any]]:
+        """One entry per pod group among the pending pods: its policy, its pods, whether it was placed
+        whole, and, when not, why (the members that found no node, the Permit timeout, the PreEnqueue wait)."""
+        by_group: dict[str, list[PodResult]] = {}
+        for r in self.results.values():
+            if r.pod_group is not None:
+                by_group.setdefault(r.pod_group, []).append(r)
+        with self._lock:
+            by_key = {p.key: p for p in self._pods.values()}
+        out = []
+        for name, members in sorted(by_group.items()):
+            sample = next((by_key[r.pod] for r in members if r.pod in by_key), None)
+            policy = None if sample is None else lookup_policy(sample, self.objects, self._v2)[0]
+            out.append(summarize_group(name, policy, members, self.gang_scheduling))
+        return out
+
     def profile(self, name: str | None = None) -> Framework:
         if name is None:
             return next(iter(self.profiles.values()))

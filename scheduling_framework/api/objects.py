@@ -14,7 +14,7 @@ from scheduling_framework.errors import ManifestError, ValidationError
 # Kinds whose objects live in a namespace (metadata.namespace defaults to "default").
 NAMESPACED_KINDS = frozenset({
     "Pod", "Service", "ReplicationController", "ReplicaSet", "StatefulSet", "Deployment", "DaemonSet", "Job",
-    "PersistentVolumeClaim", "PodDisruptionBudget", "ResourceClaim", "ResourceClaimTemplate",
+    "PersistentVolumeClaim", "PodDisruptionBudget", "ResourceClaim", "ResourceClaimTemplate", "Workload", "PodGroup",
 })
 
 

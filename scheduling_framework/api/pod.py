@@ -28,6 +28,7 @@ from scheduling_framework.api.quantity import Quantity
 from scheduling_framework.api.resize import PodResizeStatus, parse_resize_status
 from scheduling_framework.api.selectors import LabelSelector, NodeSelector, NodeSelectorTerm, PreferredSchedulingTerm
 from scheduling_framework.api.taints import Toleration
+from scheduling_framework.api.workload import WorkloadReference, scheduling_group_from_dict
 from scheduling_framework.errors import ValidationError, brief_str
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -342,6 +343,10 @@ class PodSpec:
     volumes: tuple[Volume, ...] = ()
     host_network: bool = False
     resource_claims: tuple[PodResourceClaim, ...] = ()
+    # spec.workloadRef (Workload API, GenericWorkload): the pod group this pod belongs to
+    workload_ref: WorkloadReference | None = None
+    # spec.schedulingGroup.podGroupName (Kubernetes 1.36+): the PodGroup this pod belongs to
+    scheduling_group: str | None = None
 
     @classmethod
     def from_dict(cls, d: Any, path: str = "spec") -> PodSpec:
@@ -396,6 +401,10 @@ class PodSpec:
             volumes=vols,
             host_network=host_network,
             resource_claims=rclaims,
+            workload_ref=None if m.get("workloadRef") is None else WorkloadReference.from_dict(
+                m.get("workloadRef"), f"{path}.workloadRef"),
+            scheduling_group=None if m.get("schedulingGroup") is None else scheduling_group_from_dict(
+                m.get("schedulingGroup"), f"{path}.schedulingGroup"),
         )
 
 

@@ -12,6 +12,7 @@ from scheduling_framework.versions import at_least
 
 DYNAMIC_RESOURCES = "DynamicResources"
 NODE_DECLARED_FEATURES = "NodeDeclaredFeatures"
+GANG_SCHEDULING = "GangScheduling"
 
 
 def default_multi_point(features: FeatureGates | None = None) -> tuple[tuple[str, int], ...]:
@@ -21,6 +22,8 @@ def default_multi_point(features: FeatureGates | None = None) -> tuple[tuple[str
     the DynamicResourceAllocation gate is on, provided this distribution ships the plugin; it leaves
     when the gate is off. Its weight is 2 from 1.35 on; 1.34 sets none (its plugin has no Score there).
     NodeDeclaredFeatures is appended at the end while its gate is on (1.36+ by default).
+    GangScheduling is appended after it while the GenericWorkload and GangScheduling gates are both on
+    (Kubernetes 1.35+).
     """
     gates = features if features is not None else FeatureGates()
     entries = [e for e in DEFAULT_MULTI_POINT if e[0] != DYNAMIC_RESOURCES]
@@ -30,7 +33,14 @@ def default_multi_point(features: FeatureGates | None = None) -> tuple[tuple[str
         entries.insert(at, (DYNAMIC_RESOURCES, 2 if at_least(gates.release, "1.35") else 0))
     if gates.enabled(NODE_DECLARED_FEATURES) and NODE_DECLARED_FEATURES in INTREE_POINTS:
         entries.append((NODE_DECLARED_FEATURES, 0))
+    if gang_scheduling_enabled(gates) and GANG_SCHEDULING in INTREE_POINTS:
+        entries.append((GANG_SCHEDULING, 0))
     return tuple(entries)
+
+
+def gang_scheduling_enabled(gates: FeatureGates) -> bool:
+    """GangScheduling joins the default profile (last) while both GenericWorkload and GangScheduling are on."""
+    return gates.enabled("GenericWorkload") and gates.enabled("GangScheduling")
 
 
 def default_plugins(features: FeatureGates | None = None) -> Plugins:

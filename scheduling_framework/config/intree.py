@@ -34,6 +34,8 @@ INTREE_POINTS: dict[str, frozenset[str]] = {
     # Upstream's PreEnqueue only holds back pods whose asynchronous preemption is in flight; preemption
     # runs synchronously here, so it admits every pod, but the point is there as upstream's is.
     "DefaultPreemption": frozenset({"preEnqueue", "postFilter"}),
+    # The 1.35 plugin's points, in every release (later upstream releases drop Reserve; docs/differences.md).
+    "GangScheduling": frozenset({"preEnqueue", "reserve", "permit"}),
     "NodeResourcesBalancedAllocation": frozenset({"preScore", "score"}),
     "ImageLocality": frozenset({"score"}),
     "DefaultBinder": frozenset({"bind"}),

@@ -74,8 +74,9 @@ def report_data(nodes: Sequence[Node], bound_before: Iterable[Pod], run: Any, re
             preemptions.append({"pod": r.pod, "outcome": r.outcome, "nominatedNode": r.nominated_node,
                                 "node": r.node, "victims": list(r.victims)})
     breakdown = [{"reason": k, **v} for k, v in sorted(reasons.items(), key=lambda kv: (-kv[1]["nodes"], kv[0]))]
+    groups = run.pod_group_results() if hasattr(run, "pod_group_results") else []
     return {"stats": dict(stats), "warnings": list(warnings), "resources": resources, "nodes": rows, "pods": pods,
-            "failureReasons": breakdown, "preemptions": preemptions}
+            "failureReasons": breakdown, "preemptions": preemptions, "podGroups": groups}
 
 
 def render(data: dict[str, Any], title: str = "scheduling-framework run") -> str:

@@ -63,12 +63,25 @@ def outcome_rows(results: Sequence[Any]) -> list[tuple[str, ...]]:
     return rows
 
 
+def pod_group_rows(groups: Sequence[Mapping[str, Any]]) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = [("POD GROUP", "POLICY", "OUTCOME", "SCHEDULED", "DETAIL")]
+    for g in groups:
+        policy = f"gang (minCount {g['minCount']})" if g["policy"] == "gang" else str(g["policy"] or "-")
+        rows.append((str(g["podGroup"]), policy, str(g["outcome"]), f"{g['scheduled']}/{len(g['pods'])}",
+                     str(g["message"])))
+    return rows
+
+
 def print_results(results: Sequence[Any], stats: Mapping[str, Any], out: TextIO, *, explain: bool = False,
                   explain_nodes: int | None = None, width: int = WIDTH,
-                  weights: Mapping[str, Mapping[str, int]] | None = None) -> None:
-    """The outcome table, then (``explain``) each pod's explanation, then the summary line.
-    ``weights``: scheduler name -> plugin -> score weight, for the explanations' legends."""
+                  weights: Mapping[str, Mapping[str, int]] | None = None,
+                  groups: Sequence[Mapping[str, Any]] = ()) -> None:
+    """The outcome table, then the pod groups (Workload API), then (``explain``) each pod's explanation, then
+    the summary line. ``weights``: scheduler name -> plugin -> score weight, for the explanations' legends."""
     table(outcome_rows(results), out, width=width)
+    if groups:
+        out.write("\n")
+        table(pod_group_rows(groups), out, width=width)
     if explain:
         for r in results:
             out.write("\n")
@@ -214,7 +227,9 @@ def print_capacity(result: Any, node_names: Sequence[str], out: TextIO, width: i
     """How many copies fit, per node (copies and what then limits the node), and why the loop stopped."""
     what = {"Unschedulable": "the next copy does not fit", "LimitReached": "--max reached",
             "Error": "a plugin failed"}.get(result.stop_reason, result.stop_reason)
-    out.write(f"{result.pod}: {result.count} more cop{'y' if result.count == 1 else 'ies'} fit ({what})\n")
+    size = getattr(result, "pods_per_copy", 1)
+    gang = f" of its gang ({size} pods each)" if size != 1 else ""
+    out.write(f"{result.pod}: {result.count} more cop{'y' if result.count == 1 else 'ies'}{gang} fit ({what})\n")
     rows: list[tuple[str, ...]] = [("NODE", "COPIES", "LIMITED BY")]
     for n in node_names:
         copies = result.per_node.get(n, 0)

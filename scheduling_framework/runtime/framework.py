@@ -28,6 +28,7 @@ from scheduling_framework.interfaces import (
     QueuedPodInfo,
 )
 from scheduling_framework.node_info import NodeInfo, PodInfo
+from scheduling_framework.podgroups import PodGroupManager
 from scheduling_framework.registry import Registry, default_registry
 from scheduling_framework.runtime.parallelize import Parallelizer
 from scheduling_framework.runtime.signatures import MAX_MEMO_ENTRIES, MemoKeys, Signer, sign, signer
@@ -371,6 +372,16 @@ class Framework:
         # The configuration's scheduler extenders (HTTPExtender), shared by every profile as upstream; the
         # preemption plugin reads them through the handle.
         self.extenders: tuple[Any, ...] = tuple(extenders)
+        # The pod groups (Workload API) the scheduler knows, shared by its profiles; GangScheduling reads it.
+        self.pod_groups: PodGroupManager = PodGroupManager()
+        # Moves pods from the unschedulable pool / backoff to the active queue (upstream's PodActivator);
+        # None = no queue to move (a framework used alone).
+        self.pod_activator: Callable[[Iterable[Pod]], None] | None = None
+        # Every pod the embedding scheduler knows, pending or bound (upstream plugins list pods through the
+        # shared informer: Coscheduling counts a group's pods this way); None = the snapshot's pods only.
+        self.pod_lister: Callable[[], Iterable[Pod]] | None = None
+        # How plugins that schedule groups of pods together name a pod's group (see register_pod_group_key).
+        self.pod_group_keys: list[Callable[[Pod], Any]] = []
         self.plugins: dict[str, Any] = {}
         self.score_weights: dict[str, int] = {}
         self._points: dict[str, list[Any]] = {p: [] for p in POINT_METHODS}
@@ -910,6 +921,26 @@ class Framework:
         for pl in reversed(self._points["reserve"]):
             with contextlib.suppress(Exception):  # unreserve must reach every plugin
                 pl.unreserve(state, pod, node_name)
+
+    def list_pods(self, namespace: str | None = None) -> list[Pod]:
+        """Every pod known to the scheduler (pending and bound), of ``namespace`` when given: what upstream
+        plugins read from the shared informer's pod lister."""
+        if self.pod_lister is not None:
+            pods: Iterable[Pod] = self.pod_lister()
+        else:
+            pods = [pi.pod for ni in self.snapshot.list() for pi in ni.pods]
+        return [p for p in pods if namespace is None or p.namespace == namespace]
+
+    def register_pod_group_key(self, key: Callable[[Pod], Any]) -> None:
+        """A plugin that places groups of pods together (Coscheduling) says how to name a pod's group (a
+        falsy key: no group). The reference Scheduler then does not send a group round again on the room its
+        own members gave back when its attempt failed (docs/differences.md, gang scheduling)."""
+        self.pod_group_keys.append(key)
+
+    def activate(self, pods: Iterable[Pod]) -> None:
+        """Ask the scheduling queue to retry ``pods`` now (upstream's ``Handle.Activate``)."""
+        if self.pod_activator is not None:
+            self.pod_activator(pods)
 
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         waits: dict[str, float] = {}

@@ -27,6 +27,8 @@ class WaitingPod:
         self._timers: dict[str, threading.Timer] = {}
         self._timeouts = dict(plugin_timeouts)
         self._deadlines: dict[str, float] = {}
+        # Told when the wait ends (WaitingPodsMap counts finished waits; see WaitingPodsMap.finished).
+        self.on_finish: Callable[[], None] | None = None
         if clock is not None:
             now = clock()
             self._deadlines = {plugin: now + timeout for plugin, timeout in plugin_timeouts.items()}
@@ -86,6 +88,8 @@ class WaitingPod:
         for t in self._timers.values():
             t.cancel()
         self._done.set()
+        if self.on_finish is not None:
+            self.on_finish()
 
     def wait(self, timeout: float | None = None) -> Status:
         self._done.wait(timeout)
@@ -116,10 +120,19 @@ class WaitingPodsMap:
     def __init__(self) -> None:
         self._pods: dict[str, WaitingPod] = {}
         self._lock = threading.Lock()
+        #: how many waits of pods added here have ended (allowed, rejected, timed out): a cheap "anything
+        #: new?" test for whoever tracks the waits
+        self.finished = 0
+        self._finish_lock = threading.Lock()
 
     def add(self, wp: WaitingPod) -> None:
+        wp.on_finish = self._count_finish
         with self._lock:
             self._pods[wp.pod.uid] = wp
+
+    def _count_finish(self) -> None:
+        with self._finish_lock:
+            self.finished += 1
 
     def remove(self, uid: str) -> None:
         with self._lock:

@@ -23,10 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
+from scheduling_framework.api.workload import POD_GROUP
+from scheduling_framework.config.defaults import GANG_SCHEDULING
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ValidationError
 from scheduling_framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeScore
+from scheduling_framework.podgroups import group_name, is_member, lookup_policy, uses_pod_group_api
 from scheduling_framework.runtime.algorithm import num_feasible_nodes_to_find
 from scheduling_framework.runtime.framework import batch_normalizer
 from scheduling_framework.simulation.placement import Placement
@@ -79,10 +83,15 @@ class CapacityResult:
     stop_reason: str
     message: str = ""
     placements: tuple[str, ...] = attrs.field(default=(), repr=False)
+    #: pods in one copy: 1, or a gang's minCount (``count`` then counts whole gangs, ``per_node`` pods)
+    pods_per_copy: int = 1
 
     def to_dict(self) -> dict[str, Any]:
-        return {"pod": self.pod, "count": self.count, "perNode": dict(self.per_node),
-                "reasons": dict(self.reasons), "stopReason": self.stop_reason, "message": self.message}
+        d = {"pod": self.pod, "count": self.count, "perNode": dict(self.per_node),
+             "reasons": dict(self.reasons), "stopReason": self.stop_reason, "message": self.message}
+        if self.pods_per_copy != 1:
+            d["podsPerCopy"] = self.pods_per_copy
+        return d
 
 
 def pod_copy(template: Pod, index: int) -> Pod:
@@ -118,6 +127,8 @@ def capacity(sim: Simulator, pod: Pod, max: int | None = None, *, fast: bool = T
     template, refusal = sim.admit(pod)
     if refusal:
         return CapacityResult(pod.key, 0, {}, {}, STOP_ERROR, refusal)
+    if sim.gang_scheduling and is_member(template, uses_pod_group_api(sim.config.feature_gates.release)):
+        return _gang_capacity(sim, template, max)
     st = sim.framework.run_pre_enqueue_plugins(template)
     if st is not None and not st.is_success():
         return CapacityResult(pod.key, 0, {}, {}, STOP_UNSCHEDULABLE if st.is_rejected() else STOP_ERROR,
@@ -139,6 +150,87 @@ def capacity(sim: Simulator, pod: Pod, max: int | None = None, *, fast: bool = T
         reasons = {n: s.message() for n, s in final.diagnosis.full_map(names).items()}
     stop = STOP_ERROR if final.status is not None and not final.status.is_rejected() else STOP_UNSCHEDULABLE
     return CapacityResult(pod.key, len(placements), per_node, reasons, stop, final.message, tuple(placements))
+
+
+def _gang_capacity(sim: Simulator, template: Pod, max: int | None) -> CapacityResult:
+    """How many more copies of the pod's gang fit: each copy is ``minCount`` pods of the template in a group
+    of its own — a pod group replica (``spec.workloadRef.podGroupReplicaKey: copy-N``, 1.35) or a PodGroup
+    ``<name>-copy-N`` made from the template's (1.36+) — placed whole or not at all by
+    :meth:`Simulator.schedule_pods`; a basic group's copy is one pod."""
+    v2 = uses_pod_group_api(sim.config.feature_gates.release)
+    policy, missing = lookup_policy(template, sim.objects, v2)
+    if policy is None:
+        return CapacityResult(template.key, 0, {}, {}, STOP_UNSCHEDULABLE, missing)
+    size = policy.min_count if policy.is_gang else 1
+    limit = SAFETY_LIMIT // size if max is None else max
+    placements: list[str] = []
+    count = 0
+    stop, message, reasons = STOP_LIMIT, "", {}
+    names = [ni.name for ni in sim.cluster.snapshot.list()]
+    fork = sim.fork()
+    try:
+        while count < limit:
+            if v2:
+                _add_pod_group_copy(sim, template, count)
+            members = [_gang_member(template, count, i, size, v2) for i in range(size)]
+            out = sim.schedule_pods(members)
+            if not out.all_scheduled:
+                by_key = {r.pod: r for r in out.results}
+                missed = [by_key[p.key] for p in members if by_key[p.key].node is None]
+                # the members that found no node themselves (the others were placed, then taken back)
+                own = [r for r in missed if r.status is None or r.status.plugin != GANG_SCHEDULING] or missed
+                first = next((r for r in own if r.diagnosis is not None), own[0])
+                err = any(r.status is not None and not r.status.is_rejected() for r in own)
+                stop = STOP_ERROR if err else STOP_UNSCHEDULABLE
+                message = own[0].message
+                if size > 1:
+                    name = group_name(members[0])
+                    message = (f"pod group {name} (gang, minCount {size}) was not placed: only {size - len(own)} "
+                               f"of its pods found a node; {own[0].pod} found no node: {own[0].message}")
+                if first.diagnosis is not None:
+                    reasons = {n: st.message() for n, st in first.diagnosis.full_map(names).items()}
+                break
+            placements.extend(out.placements[p.key] for p in members)
+            count += 1
+    finally:
+        fork.revert()
+    per_node: dict[str, int] = {}
+    for n in placements:
+        per_node[n] = per_node.get(n, 0) + 1
+    return CapacityResult(template.key, count, per_node, reasons, stop, message, tuple(placements), size)
+
+
+def _add_pod_group_copy(sim: Simulator, template: Pod, copy: int) -> None:
+    """PodGroup ``<name>-copy-<copy>``: the template's PodGroup under another name (undone with the fork)."""
+    name = template.spec.scheduling_group
+    assert name is not None
+    obj = sim.objects.get(POD_GROUP, template.namespace, name)
+    assert obj is not None
+    raw = {**obj.raw, "metadata": {**(obj.raw.get("metadata") or {}), "name": f"{name}-copy-{copy}",
+                                   "namespace": template.namespace}}
+    sim.objects.add(KubeObject.from_dict(raw))
+
+
+def _gang_member(template: Pod, copy: int, i: int, size: int, v2: bool) -> Pod:
+    """Pod ``i`` of gang copy ``copy``: ``<name>-<copy>-<i>``, in pod group replica ``copy-<copy>`` (1.35) or
+    PodGroup ``<group>-copy-<copy>`` (1.36+)."""
+    p = pod_copy(template, copy * size + i)
+    name = f"{template.name}-{copy}-{i}"
+    raw = dict(p._raw)
+    raw["metadata"] = {**raw["metadata"], "name": name}
+    spec = dict(raw["spec"])
+    if v2:
+        group = f"{template.spec.scheduling_group}-copy-{copy}"
+        spec["schedulingGroup"] = {"podGroupName": group}
+        new_spec = attrs.evolve(p.spec, scheduling_group=group)
+    else:
+        ref = template.spec.workload_ref
+        assert ref is not None
+        replica = f"copy-{copy}"
+        spec["workloadRef"] = {**(spec.get("workloadRef") or {}), "podGroupReplicaKey": replica}
+        new_spec = attrs.evolve(p.spec, workload_ref=attrs.evolve(ref, pod_group_replica_key=replica))
+    raw["spec"] = spec
+    return Pod(attrs.evolve(p.metadata, name=name), new_spec, p.status, raw)
 
 
 def _run(sim: Simulator, template: Pod, limit: int, placements: list[str], fast: bool) -> Placement | None:

@@ -30,12 +30,14 @@ from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.resize import RequestRules
 from scheduling_framework.cluster import Cluster
 from scheduling_framework.config import KubeSchedulerConfiguration, resolve_config
+from scheduling_framework.config.defaults import GANG_SCHEDULING
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.dra.extended import requests_dra_candidate
 from scheduling_framework.errors import SnapshotError
 from scheduling_framework.features import UnreproducedInput
 from scheduling_framework.interfaces import QueuedPodInfo
 from scheduling_framework.node_info import NodeInfo, PodInfo
+from scheduling_framework.podgroups import PodGroupManager, group_name, is_member, lookup_policy, uses_pod_group_api
 from scheduling_framework.registry import Registry, default_registry
 from scheduling_framework.resource_claims import (
     RESOURCE_CLAIM,
@@ -109,6 +111,31 @@ class DrainResult:
     @property
     def ok(self) -> bool:
         return self.outcome.all_scheduled
+
+
+def _failed_gangs(outcome: ScheduleOutcome, batch: Sequence[Pod], groups: Mapping[str, tuple[int, int]]
+                  ) -> dict[str, str]:
+    """Pod key -> why it is not placed, for every pod of a gang that ended below its ``minCount``."""
+    by_key = {r.pod: r for r in outcome.results}
+    members: dict[str, list[Pod]] = {}
+    for p in batch:
+        name = group_name(p)
+        if name is not None and name in groups:
+            members.setdefault(name, []).append(p)
+    failed: dict[str, str] = {}
+    for name, ps in members.items():
+        min_count, bound = groups[name]
+        placed = sum(1 for p in ps if by_key[p.key].node is not None)
+        if placed + bound >= min_count:
+            continue
+        misses = [by_key[p.key] for p in ps if by_key[p.key].node is None]
+        first = misses[0] if misses else None
+        detail = f"; {first.pod} found no node: {first.message}" if first is not None else ""
+        why = (f"pod group {name} (gang, minCount {min_count}) was not placed: only {placed + bound} of its "
+               f"pods found a node{detail}")
+        for p in ps:
+            failed[p.key] = why
+    return failed
 
 
 class Simulator:
@@ -458,6 +485,87 @@ class Simulator:
         the snapshot, or a candidate node does not exist.
         """
         pods = tuple(pods)
+        if self.gang_scheduling and any(is_member(p, self._v2) for p in pods):
+            return self._schedule_gangs(pods, nodes)
+        return self._schedule_batch(pods, nodes)
+
+    @property
+    def gang_scheduling(self) -> bool:
+        """Whether the profile runs GangScheduling with the GenericWorkload gate on (gangs placed whole)."""
+        return GANG_SCHEDULING in self.framework.plugins and self.config.feature_gates.enabled("GenericWorkload")
+
+    @property
+    def _v2(self) -> bool:
+        return uses_pod_group_api(self.config.feature_gates.release)
+
+    def _schedule_gangs(self, pods: tuple[Pod, ...], nodes: Iterable[str] | None) -> ScheduleOutcome:
+        """:meth:`schedule_pods` with gangs (GangScheduling): all of a gang's pods are placed, or none.
+
+        The batch runs inside a fork; when a gang ends with fewer than ``minCount`` of its pods placed (bound
+        members of the cluster count), the fork is reverted, that gang's pods are taken out with the reason,
+        and the rest runs again, until every gang left is whole. The reference Scheduler reaches the same
+        end through Permit (members wait for the quorum, then the gang's timeout rejects them)."""
+        out: list[Placement] = []
+        remaining = list(pods)
+        fast = self._fast
+        self._fast = False  # GangScheduling's state lives outside the snapshot: no remembered cycles
+        try:
+            while True:
+                groups = self._feed_pod_groups(remaining)
+                fork = self.fork()
+                try:
+                    outcome = self._schedule_batch(tuple(remaining), nodes)
+                except BaseException:
+                    fork.revert()
+                    raise
+                failed = _failed_gangs(outcome, remaining, groups)
+                if not failed:
+                    fork.commit()
+                    return ScheduleOutcome(outcome.results + tuple(out))
+                fork.revert()
+                for r in outcome.results:
+                    why = failed.get(r.pod)
+                    if why is not None:
+                        out.append(r if r.node is None else Placement(r.pod, None, why, status=Status(
+                            Code.UNSCHEDULABLE, why, plugin=GANG_SCHEDULING)))
+                remaining = [p for p in remaining if p.key not in failed]
+        finally:
+            self._fast = fast
+
+    def _feed_pod_groups(self, batch: Sequence[Pod]) -> dict[str, tuple[int, int]]:
+        """A fresh pod-group state for GangScheduling: the cluster's bound gang members and ``batch``.
+        Returns group name -> (minCount, bound members) for the batch's gang groups."""
+        manager = PodGroupManager()
+        self.framework.pod_groups = manager
+        bound: dict[str, int] = {}
+        for ni in self.cluster.snapshot.list():
+            for pi in ni.pods:
+                if is_member(pi.pod, self._v2):
+                    manager.add_pod(pi.pod)
+                    name = group_name(pi.pod)
+                    assert name is not None
+                    bound[name] = bound.get(name, 0) + 1
+        groups: dict[str, tuple[int, int]] = {}
+        for p in batch:
+            if not is_member(p, self._v2):
+                continue
+            manager.add_pod(p)
+            name = group_name(p)
+            assert name is not None
+            policy = lookup_policy(p, self.objects, self._v2)[0]
+            if policy is not None and policy.is_gang:
+                groups[name] = (policy.min_count, bound.get(name, 0))
+        return groups
+
+    def _schedule_batch(self, pods: tuple[Pod, ...], nodes: Iterable[str] | None) -> ScheduleOutcome:
+        cluster = self.cluster
+
+        def known_pods() -> list[Pod]:
+            # what handle.list_pods() sees: the cluster's pods and the batch's pods not placed yet
+            placed = [pi.pod for ni in cluster.snapshot.list() for pi in ni.pods]
+            return placed + [p for p in pods if not cluster.has_pod(p)]
+
+        self.framework.pod_lister = known_pods
         # Fast path: what-if loops pass the same pods call after call, and everything decided about them
         # before the first cycle (admission, queue order, which pods are equivalent) depends on the pod
         # objects only, so it is worked out once per list of pods. Pinned by

@@ -406,6 +406,19 @@ class PodBuilder:
         gates.extend({"name": n} for n in names)
         return self
 
+    def workload_ref(self, name: str, pod_group: str, replica_key: str = "") -> Self:
+        """``spec.workloadRef``: the pod belongs to pod group ``pod_group`` of Workload ``name`` (same namespace)."""
+        ref: Manifest = {"name": name, "podGroup": pod_group}
+        if replica_key:
+            ref["podGroupReplicaKey"] = replica_key
+        self._spec["workloadRef"] = ref
+        return self
+
+    def scheduling_group(self, pod_group: str) -> Self:
+        """``spec.schedulingGroup.podGroupName`` (Kubernetes 1.36+): the pod belongs to PodGroup ``pod_group``."""
+        self._spec["schedulingGroup"] = {"podGroupName": pod_group}
+        return self
+
     def pvc(self, claim_name: str) -> Self:
         """Append a volume using the PersistentVolumeClaim ``claim_name`` (the volume has the same name)."""
         self._spec.setdefault("volumes", []).append({"name": claim_name,

@@ -55,8 +55,22 @@ def test_default_plugins_v1_34() -> None:
     got = default_plugins(FeatureGates.for_release("1.34"))
     assert [(p.name, p.weight) for p in got.multi_point.enabled] == want
     assert got == Plugins(multi_point=got.multi_point)
-    # NodeDeclaredFeatures joins from 1.36 (its gate's default), at the end
-    assert {n for n, _ in want} | {"NodeDeclaredFeatures"} == set(INTREE_POINTS)
+    # NodeDeclaredFeatures joins from 1.36 (its gate's default), at the end; GangScheduling only behind its gates
+    assert {n for n, _ in want} | {"NodeDeclaredFeatures", "GangScheduling"} == set(INTREE_POINTS)
+
+
+@pytest.mark.parametrize(("release", "gates", "present"), [
+    pytest.param("1.35", {"GenericWorkload": True, "GangScheduling": True}, True, id="1.35-both-gates"),
+    pytest.param("1.37", {"GenericWorkload": True, "GangScheduling": True}, True, id="1.37-both-gates"),
+    pytest.param("1.35", {"GangScheduling": True}, False, id="gang-without-generic-workload"),
+    pytest.param("1.35", {"GenericWorkload": True}, False, id="generic-workload-alone"),
+    pytest.param("1.35", {}, False, id="defaults"),
+])
+def test_default_plugins_gang_scheduling(release: str, gates: dict[str, bool], present: bool) -> None:
+    # applyFeatureGates: GangScheduling is appended to the default multiPoint list (after DefaultBinder)
+    names = [p.name for p in default_plugins(FeatureGates.for_release(release, gates)).multi_point.enabled]
+    assert (names[-1] == "GangScheduling") == present
+    assert names.count("GangScheduling") == int(present)
 
 
 # (name, custom, default, expected) per point key; None custom means no custom plugins at all.

@@ -234,6 +234,17 @@ def check_dra_cel_error_wording(release: str) -> None:
     assert hints is at_least(release, "1.37")  # tests/dra/test_allocator.py checks both wordings
 
 
+def check_gang_scheduling(release: str) -> None:
+    both = {"GenericWorkload": True, "GangScheduling": True}
+    if release == "1.34":
+        with pytest.raises(FeatureGateError):
+            FeatureGates.for_release(release, both)
+        return
+    assert "GangScheduling" not in [n for n, _ in default_multi_point(FeatureGates.for_release(release))]
+    names = [n for n, _ in default_multi_point(FeatureGates.for_release(release, both))]
+    assert names[-1] == "GangScheduling"
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "balanced-allocation": check_balanced_allocation,
     "default-profile-dra": check_default_profile_dra,
@@ -253,6 +264,7 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "image-locality-image-volumes": check_image_locality_image_volumes,
     "dra-pool-order": check_dra_pool_order,
     "dra-cel-error-wording": check_dra_cel_error_wording,
+    "gang-scheduling": check_gang_scheduling,
 }
 
 BEHAVIOUR_ROWS = _table("Behaviour by release")
