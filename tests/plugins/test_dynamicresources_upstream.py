@@ -32,9 +32,11 @@ UPSTREAM_TEST_GATES = {"DRAAdminAccess": False, "DRAPrioritizedList": False, "DR
 
 
 class Handle:
-    def __init__(self, objects: ObjectStore, gates: Mapping[str, bool]) -> None:
+    def __init__(self, objects: ObjectStore, gates: Mapping[str, bool], release: str | None = None) -> None:
         self.objects = objects
         self.feature_gates = dict(gates)
+        if release is not None:
+            self.kubernetes_version = release  # a case of an older release's table
 
 
 def check(step: str, want: Mapping[str, Any] | None, got: Status | None, problems: list[str]) -> None:
@@ -88,7 +90,7 @@ def run(case: Mapping[str, Any]) -> list[str]:
         for n in names or []:
             store.add(KubeObject.from_dict(FIX[kind][n]))
     gates = {**UPSTREAM_TEST_GATES, **(case.get("gates") or {})}
-    pl = DynamicResources(case.get("args"), Handle(store, gates))
+    pl = DynamicResources(case.get("args"), Handle(store, gates, case.get("release")))
     pod = Pod.from_dict(FIX["pods"][case["pod"]])
     nodes = [NodeInfo(Node.from_dict(FIX["nodes"][n])) for n in case.get("nodes") or ["workerNode"]]
     state = CycleState()
