@@ -84,7 +84,7 @@ DEFAULT_MAX_CONNECTIONS = 1024
 LISTEN_BACKLOG = 1024
 #: A request body this large (or a cancelled request) is followed by a garbage collection and
 #: ``malloc_trim``, so the memory of its objects goes back to the system.
-_TRIM_AFTER_BYTES = 4 * 1024 * 1024
+_TRIM_AFTER_BYTES = 1024 * 1024
 FILTER_VERB = "filter"
 PRIORITIZE_VERB = "prioritize"
 
@@ -569,8 +569,9 @@ class ExtenderServer:
             finally:
                 self.admission.leave()
                 if cancel.is_set():
-                    out.clear()  # nobody will read it
-                if cancel.is_set() or len(body) >= _TRIM_AFTER_BYTES:
+                    # nobody reads the answer: what the work built goes now (an answered large request is
+                    # trimmed by its handler once the answer is sent)
+                    out.clear()
                     _release_memory()
                 with self._work_lock:
                     self.active_work -= 1
@@ -639,7 +640,7 @@ def _handler(server: ExtenderServer) -> type[BaseHTTPRequestHandler]:
             self.reader.next_request()
             super().handle_one_request()
             if self.reader.expired:
-                # the request line or headers did not arrive in time: say so, then close
+                # the request line, headers or body did not arrive in time: say so, then close
                 log.info("%s request not read within %gs", self.client_address[0], server.read_timeout)
                 self.close_connection = True
                 with contextlib.suppress(OSError):
@@ -704,8 +705,7 @@ def _handler(server: ExtenderServer) -> type[BaseHTTPRequestHandler]:
             try:
                 body = self.rfile.read(n)
             except TimeoutError:
-                self.close_connection = True
-                self._reply(408, _json({"Error": f"request not read within {server.read_timeout:g}s"}), started)
+                self.close_connection = True  # handle_one_request answers 408
                 return
             if len(body) < n:
                 self.close_connection = True  # the client closed mid-body
@@ -714,6 +714,9 @@ def _handler(server: ExtenderServer) -> type[BaseHTTPRequestHandler]:
             status, out = server.handle(self.path.rstrip("/").rsplit("/", 1)[-1], body,
                                         time.monotonic() + server.request_timeout)
             self._reply(status, out, started)
+            if n >= _TRIM_AFTER_BYTES:
+                del body, out
+                _release_memory()
 
     return Handler
 

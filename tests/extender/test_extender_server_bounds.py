@@ -249,7 +249,7 @@ def test_slow_client_gets_408_at_the_read_timeout(phase: str) -> None:
                 got = _read_all(s)
             elapsed = time.monotonic() - t0
     assert got.startswith(b"HTTP/1.1 408 Request Timeout\r\n")
-    assert b"request not read within 0.5s" in got
+    assert got.count(b"HTTP/1.1") == 1 and got.endswith(b'{"Error":"request not read within 0.5s"}')
     assert elapsed < 0.5 + 1.5
 
 
@@ -262,3 +262,14 @@ def test_slow_client_gets_408_at_the_read_timeout(phase: str) -> None:
 def test_bad_bounds_are_refused(kwargs: dict[str, Any], want: str) -> None:
     with pytest.raises(ExtenderServerError, match=want):
         ExtenderServer(PLUGINS, address="127.0.0.1:0", **kwargs)
+
+
+def test_cli_refuses_bad_bounds() -> None:
+    import io
+
+    from scheduling_framework.cli import main
+
+    err = io.StringIO()
+    assert main(["serve-extender", "--address", "127.0.0.1:0", "--workers", "0"], stdout=io.StringIO(),
+                stderr=err) == 2
+    assert "--workers: 0: must be at least 1" in err.getvalue()
