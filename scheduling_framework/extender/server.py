@@ -19,13 +19,14 @@ from that cluster file: without it, plugins that count the pods already on a nod
 requested resources, NodePorts, InterPodAffinity, PodTopologySpread) see empty nodes — serve such plugins
 with a cluster file, or keep them in kube-scheduler and serve only the plugins that read the pod and the node.
 
-Server: the standard library's ``http.server.ThreadingHTTPServer``. kube-scheduler calls an extender once
-per verb per scheduling cycle, one cycle at a time, and plugins are synchronous Python: a thread per
-connection is all the concurrency that helps, and no framework (aiohttp, uvicorn, ...) needs installing on
-the image. Requests are bounded (``max_request_bytes``, 413 above), read with a socket timeout and answered
-within ``request_timeout`` (a filter that takes longer answers ``Error``); each is logged on the
-``scheduling_framework.extender.server`` logger; :meth:`ExtenderServer.stop` (SIGTERM in the CLI) stops
-accepting and waits for the requests in flight.
+Server: the standard library's ``http.server.ThreadingHTTPServer``, with a thread per connection for the HTTP
+side and a bounded number of requests computed at once (``workers``, the rest waiting in a ``queue``; 503
+beyond). kube-scheduler calls an extender once per verb per scheduling cycle, one cycle at a time, and plugins
+are synchronous Python: no framework (aiohttp, uvicorn, ...) needs installing on the image. Every request is
+bounded: its body (``max_request_bytes``, 413), the time to read it (``read_timeout`` from its first byte,
+408) and the time to answer it (``request_timeout``; the work is then cancelled at its next check and its
+memory returned). Each is logged on the ``scheduling_framework.extender.server`` logger;
+:meth:`ExtenderServer.stop` (SIGTERM in the CLI) stops accepting and waits for the requests in flight.
 """
 
 from __future__ import annotations
