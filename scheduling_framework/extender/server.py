@@ -343,10 +343,11 @@ class _Server(ThreadingHTTPServer):
         if full:
             # refused in the accepting thread: a short canned answer fits the new socket's send buffer
             log.info("%s refused: %d connections open", client_address[0], self.max_connections)
-            with contextlib.suppress(OSError):
-                request.settimeout(0.2)
-                request.sendall(_canned(503, f"too many connections (limit {self.max_connections})",
-                                        retry_after=True))
+            if self.ssl_context is None:  # over TLS there is no answer without a handshake: only the close
+                with contextlib.suppress(OSError):
+                    request.settimeout(0.2)
+                    request.sendall(_canned(503, f"too many connections (limit {self.max_connections})",
+                                            retry_after=True))
             self.shutdown_request(request)
             return
         super().process_request(request, client_address)
@@ -445,8 +446,8 @@ class ExtenderServer:
     embedding), ``serve_forever()`` in the caller's; ``stop()`` shuts down gracefully. ``port=0`` picks a
     free port (see :attr:`url`).
 
-    Bounds: ``workers`` requests are computed at once and ``queue`` more wait for a worker, in arrival order
-    (beyond that: 503 with ``Retry-After``); ``request_timeout`` bounds each request from the end of its body
+    Bounds: ``workers`` requests are computed at once and ``queue`` more wait for a worker (beyond that: 503
+    with ``Retry-After``); ``request_timeout`` bounds each request from the end of its body
     to its answer, waiting included, and cancels its work when passed; ``read_timeout`` bounds reading each
     request (line, headers, body) from its first byte (408, connection closed); ``max_connections`` connections
     are kept open at once (503 beyond); ``max_request_bytes`` bounds a body (413)."""
