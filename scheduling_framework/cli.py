@@ -90,6 +90,15 @@ def _parser() -> argparse.ArgumentParser:
                     help="answer each request within this time (default 30)")
     se.add_argument("--max-request-bytes", type=_max_bytes, default=32 * 1024 * 1024, metavar="N",
                     help="refuse request bodies larger than N bytes (default 32Mi)")
+    se.add_argument("--read-timeout", type=float, default=10.0, metavar="SECONDS",
+                    help="a request's line, headers and body must arrive within this time of its first byte "
+                         "(default 10; 408 and the connection closed otherwise)")
+    se.add_argument("--workers", type=int, default=4, metavar="N",
+                    help="requests computed at once (default 4)")
+    se.add_argument("--queue", type=int, default=64, metavar="N",
+                    help="requests waiting for a worker before the server answers 503 (default 64)")
+    se.add_argument("--max-connections", type=int, default=1024, metavar="N",
+                    help="open connections before new ones are answered 503 (default 1024)")
     pl = sub.add_parser("plugins", help="list registered plugins, their origin and extension points")
     pl.add_argument("--output", choices=("table", "json"), default="table")
     comp = sub.add_parser("completion", help="print a shell completion script (bash)")
@@ -402,7 +411,8 @@ def _serve_extender(args: argparse.Namespace, err: TextIO) -> int:
     try:
         serve(args.config, address=args.address, profile=args.profile, tls_cert=args.tls_cert,
               tls_key=args.tls_key, cluster=args.cluster, request_timeout=args.request_timeout,
-              max_request_bytes=args.max_request_bytes)
+              max_request_bytes=args.max_request_bytes, read_timeout=args.read_timeout, workers=args.workers,
+              queue=args.queue, max_connections=args.max_connections)
     finally:
         logger.removeHandler(handler)
     return EXIT_OK

@@ -104,7 +104,7 @@ GATES: Final[Mapping[str, GateSpec]] = {g.name: g for g in (
        ("1.37", True, GA, True), effect=DRA),
     _g("DRAResourceClaimDeviceStatus", ("1.32", False, ALPHA), ("1.33", True, BETA), ("1.37", True, GA, True),
        effect=DRA),
-    _g("DRASchedulerFilterTimeout", ("1.34", True, BETA), effect=DRA, note="only its default (on) is reproduced"),
+    _g("DRASchedulerFilterTimeout", ("1.34", True, BETA), effect=DRA),
     _g("DRAWorkloadResourceClaims", ("1.36", False, ALPHA), ("1.37", False, BETA), note="not implemented"),
     _g("DynamicResourceAllocation", ("1.32", False, BETA), ("1.34", True, GA), ("1.35", True, GA, True),
        effect=HONOURED, note="adds DynamicResources to the default profile when that plugin is installed"),
@@ -149,7 +149,7 @@ GATES: Final[Mapping[str, GateSpec]] = {g.name: g for g in (
 
 # Gates whose effect here is fixed at their default: turning them off is a warning, not silence.
 _DEFAULT_ONLY: Final = frozenset({"MatchLabelKeysInPodTopologySpread", "MatchLabelKeysInPodTopologySpreadSelectorMerge",
-                                  "PodLevelResources", "DRASchedulerFilterTimeout"})
+                                  "PodLevelResources"})
 
 _TRUE: Final = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _FALSE: Final = frozenset({"0", "f", "F", "FALSE", "false", "False"})

@@ -8,7 +8,9 @@ pkg/scheduler/framework/plugins/dynamicresources).
   checked for their device classes and the structured allocator is set up for the cycle (devices allocated
   to other claims are unavailable).
 - Filter: allocated claims must be available on the node; unallocated claims must all be allocatable
-  there ("cannot allocate all claims"). The allocation found is kept for Reserve and Score.
+  there ("cannot allocate all claims"). The allocation found is kept for Reserve and Score. The search
+  on one node stops after ``filterTimeout`` (DRASchedulerFilterTimeout): an Error naming the node from 1.36
+  on, the node UnschedulableAndUnresolvable before ("timed out trying to allocate devices").
 - PostFilter: when an allocated claim was unavailable and no other pod uses it, it is deallocated so that
   the next attempt can allocate it elsewhere ("deallocation of ResourceClaim completed").
 - Score: prioritized-list requests score the node by how early in ``firstAvailable`` the allocated
@@ -22,7 +24,8 @@ from __future__ import annotations
 import importlib
 import random
 import threading
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from plugins_intree.dynamicresources.state import DraManager, manager_for
@@ -64,7 +67,7 @@ from scheduling_framework.resource_claims import (
 )
 from scheduling_framework.snapshot import ObjectStore
 from scheduling_framework.status import Code, Status
-from scheduling_framework.versions import at_least
+from scheduling_framework.versions import at_least, release_of
 
 NAME: Final = "DynamicResources"
 #: the pod status field PreBind writes for the claim made for the pod's extended resources
@@ -74,6 +77,10 @@ STATE_KEY: Final = NAME
 FIRST_AVAILABLE_MAX_SIZE: Final = 8
 ERR_CANNOT_ALLOCATE: Final = "cannot allocate all claims"
 ERR_NOT_AVAILABLE: Final = "resourceclaim not available on the node"
+ERR_TIMED_OUT: Final = "timed out trying to allocate devices"
+#: From this release a timed-out allocation is an Error naming the node (the pod is retried with backoff);
+#: before it, the node alone was UnschedulableAndUnresolvable (upstream PR #137607).
+TIMEOUT_IS_ERROR_SINCE: Final = "1.36"
 
 
 class _ClaimInfo:
@@ -182,6 +189,9 @@ class DynamicResources:
     #: plain search on every node and the plain Score (the reference tests/test_perf_equivalence.py compares
     #: against)
     fast_paths: bool = True
+    #: the clock filterTimeout is measured on: wall time, as upstream (computation time, not the scheduler's
+    #: simulated time); tests set a virtual one
+    clock: Callable[[], float] = staticmethod(time.monotonic)
 
     def __init__(self, args: Any, handle: Any) -> None:
         self.handle = handle
@@ -212,6 +222,10 @@ class DynamicResources:
                             or "DRADeviceTaintRules" in gates.known() else on("DRADeviceTaints"))
         # a rule's deviceClassName and CEL selectors left the API in 1.35 (the 1.34 tracker evaluates them)
         self.taint_rule_cel_selectors = not at_least(gates.release, "1.35")
+        # filterTimeout bounds each node's search while DRASchedulerFilterTimeout is on; 0 turns it off
+        ft = self.args.filter_timeout
+        self.filter_timeout: float | None = ft if on("DRASchedulerFilterTimeout") and ft else None
+        self.timeout_is_error = at_least(release_of(handle), TIMEOUT_IS_ERROR_SINCE)
         store = getattr(handle, "objects", None)
         self._store: ObjectStore = store if isinstance(store, ObjectStore) else ObjectStore()
         self.manager: DraManager = manager_for(self._store)
@@ -442,8 +456,12 @@ class DynamicResources:
                 # the extended-resource claim (last to allocate) with the requests this node needs
                 to_allocate = [*to_allocate[:-1], variant[0]]
             try:
-                result = s.allocator.allocate(node, to_allocate)
+                result = s.allocator.allocate(node, to_allocate, self.filter_timeout, clock=self.clock)
             except SchedulingFrameworkError as e:
+                if getattr(e, "timed_out", False):
+                    if self.timeout_is_error:
+                        return Status(Code.ERROR, f"node {node.name}: {ERR_TIMED_OUT}")
+                    return _unresolvable(ERR_TIMED_OUT)
                 # something is wrong with a claim, class or pool (a CEL error, ...): abort the pod's cycle
                 return Status(Code.ERROR, str(e))
             if result is None or len(result) != len(s.to_allocate):

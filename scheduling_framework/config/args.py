@@ -732,8 +732,10 @@ class VolumeBindingArgs(_Args):
 
 # --------------------------------------------------------------------------- DynamicResources
 
-#: DRASchedulerFilterTimeout (beta, on by default): filterTimeout is honoured and may be set.
-DRA_SCHEDULER_FILTER_TIMEOUT = True
+#: The gate (beta, on by default) under which filterTimeout is defaulted, honoured and may be set.
+DRA_SCHEDULER_FILTER_TIMEOUT_GATE = "DRASchedulerFilterTimeout"
+#: upstream DynamicResourcesFilterTimeoutDefault (seconds)
+DRA_FILTER_TIMEOUT_DEFAULT = 10.0
 #: DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (both on by default in the newest release):
 #: bindingTimeout may be set.
 DRA_DEVICE_BINDING_CONDITIONS = True
@@ -785,24 +787,31 @@ class DynamicResourcesArgs(_Args):
     PLUGIN: ClassVar[str] = "DynamicResources"
     FIELDS: ClassVar[tuple[str, ...]] = ("filterTimeout", "bindingTimeout")
 
-    filter_timeout: float | None = 10.0 if DRA_SCHEDULER_FILTER_TIMEOUT else None
+    filter_timeout: float | None = DRA_FILTER_TIMEOUT_DEFAULT
     binding_timeout: float | None = 600.0 if DRA_DEVICE_BINDING_CONDITIONS else None
 
     @classmethod
     def _decode_fields(cls, r: f.Reader, m: Mapping[str, Any], path: str) -> Self:
         ft = _decode_duration(r, m.get("filterTimeout"), f.child(path, "filterTimeout"))
         bt = _decode_duration(r, m.get("bindingTimeout"), f.child(path, "bindingTimeout"))
-        if ft is None and DRA_SCHEDULER_FILTER_TIMEOUT:
-            ft = 10.0
         if bt is None and DRA_DEVICE_BINDING_CONDITIONS:
             bt = 600.0
         return cls(ft, bt)
 
+    def apply_gates(self, features: FeatureGates | None) -> Self:
+        # upstream defaults filterTimeout only while DRASchedulerFilterTimeout is on
+        if self.filter_timeout is None and _gate(features, DRA_SCHEDULER_FILTER_TIMEOUT_GATE):
+            return attrs.evolve(self, filter_timeout=DRA_FILTER_TIMEOUT_DEFAULT)
+        return self
+
     def validate(self, path: str = "") -> list[str]:
+        return self.validate_for(path, None)
+
+    def validate_for(self, path: str, features: FeatureGates | None) -> list[str]:
         errs: list[str] = []
         ft_path = f.child(path, "filterTimeout")
         bt_path = f.child(path, "bindingTimeout")
-        if DRA_SCHEDULER_FILTER_TIMEOUT:
+        if _gate(features, DRA_SCHEDULER_FILTER_TIMEOUT_GATE):
             if self.filter_timeout is not None and self.filter_timeout < 0:
                 errs.append(f.invalid(ft_path, go_duration(self.filter_timeout), "must be zero or positive"))
         elif self.filter_timeout is not None:

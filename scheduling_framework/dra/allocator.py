@@ -139,6 +139,12 @@ class Features:
     cel_error_hints: bool = True
 
 
+#: How often a search bounded by ``allocate(timeout=...)`` reads its clock: at its first step and every this
+#: many steps after (calls of the recursive search, each trying one device for one request), a power of two.
+DEADLINE_CHECK_STEPS = 256
+_DEADLINE_MASK = DEADLINE_CHECK_STEPS - 1
+
+
 class AllocatorError(SchedulingFrameworkError):
     """Allocation cannot proceed: invalid input (unknown class, CEL error, bad counters...).
 
@@ -715,32 +721,34 @@ class Allocator:
         self._allocated_by_pool: dict[tuple[str, str], frozenset[str]] | None = None
         self._claims_keys: dict[tuple[ResourceClaim, ...], int | None] = {}
 
-    def allocate(self, node: Node, claims: Sequence[ResourceClaim],
-                 timeout: float | None = None) -> list[AllocationResult] | None:
+    def allocate(self, node: Node, claims: Sequence[ResourceClaim], timeout: float | None = None, *,
+                 clock: Callable[[], float] = time.monotonic) -> list[AllocationResult] | None:
         """One AllocationResult per claim (same order), or None when they cannot all be allocated here.
 
-        Raises AllocatorError with upstream's message when the input is unusable. ``timeout`` (seconds) bounds
-        the search as upstream's filter timeout does; when hit, the AllocatorError has ``timed_out`` set.
+        Raises AllocatorError with upstream's message when the input is unusable. ``timeout`` (seconds, read
+        on ``clock``) bounds the search as upstream's filter timeout does: the clock is read at the first
+        search step and every :data:`DEADLINE_CHECK_STEPS` steps after, and once past the deadline the
+        AllocatorError has ``timed_out`` set. A memoized outcome is returned at once, whatever the timeout.
         """
+        deadline = None if timeout is None else clock() + timeout
         memo = self._memo
-        if memo is not None and timeout is None:
+        if memo is not None:
             # Fast path: the outcome this node had for equal inputs (AllocationMemo); the plain path below
             # is the reference. Pinned by test_dra_allocation_memo_matches_plain_search.
-            return self._allocate_memo(memo, node, tuple(claims))
+            return self._allocate_memo(memo, node, tuple(claims), deadline, clock)
         run = _Run(self, node, list(claims))
-        if timeout is not None:
-            run.deadline = time.monotonic() + timeout
+        run.deadline, run.clock = deadline, clock
         return run.run()
 
-    def _allocate_memo(self, memo: AllocationMemo, node: Node,
-                       claims: tuple[ResourceClaim, ...]) -> list[AllocationResult] | None:
+    def _allocate_memo(self, memo: AllocationMemo, node: Node, claims: tuple[ResourceClaim, ...],
+                       deadline: float | None, clock: Callable[[], float]) -> list[AllocationResult] | None:
         ckey = self._claims_keys.get(claims, 0)
         if ckey == 0:
             ckey = self._claims_keys[claims] = memo.claims_key(claims)
         entry = memo.node_entry(node, self)
         if ckey is None:
             run = _Run(self, node, list(claims))
-            run.pools = entry.pools
+            run.pools, run.deadline, run.clock = entry.pools, deadline, clock
             return run.run(gathered=True)
         by_pool = self._allocated_by_pool
         if by_pool is None:
@@ -755,8 +763,8 @@ class Allocator:
             return None if hit is None else list(hit)
         memo.misses += 1
         run = _Run(self, node, list(claims))
-        run.pools = entry.pools
-        out = run.run(gathered=True)
+        run.pools, run.deadline, run.clock = entry.pools, deadline, clock
+        out = run.run(gathered=True)  # a timed-out search raises: nothing is memoized
         if out is not None and any(r.share_id is not None for res in out for r in res.results):
             return out
         if len(outcomes) >= _MEMO_OUTCOMES_PER_NODE:
@@ -782,7 +790,9 @@ class _Run:
 
     def __init__(self, a: Allocator, node: Node, claims: list[ResourceClaim]) -> None:
         self.a = a
+        # ``allocate(timeout=...)``: the search stops past ``deadline`` on ``clock``
         self.deadline: float | None = None
+        self.clock: Callable[[], float] = time.monotonic
         self.steps = 0
         self.features = a.features
         self.node = node
@@ -905,9 +915,10 @@ class _Run:
                       start: tuple[int, int, int]) -> bool:
         self.a.num_allocate_one += 1
         if self.deadline is not None:
-            # Reading the clock on every step would dominate small searches: look every 256 steps.
+            # Reading the clock on every step would dominate small searches: look at the first step (a
+            # deadline already past stops any search, as upstream's) and every 256 steps after it.
             self.steps += 1
-            if not self.steps & 0xFF and time.monotonic() > self.deadline:
+            if self.steps & _DEADLINE_MASK == 1 and self.clock() > self.deadline:
                 raise AllocatorError("filter operation aborted: context deadline exceeded", timed_out=True)
         if ci >= len(self.claims):
             return True

@@ -12,10 +12,11 @@ TLS with a custom CA, client certificates and SNI override, and socket timeouts 
 run-time dependency list stays as DESIGN.md wants). requests / urllib3 / httpx would add packages for what
 this protocol does not use (redirects, proxies, cookies, HTTP/2).
 
-Every call is bounded by ``httpTimeout`` (default 5 s, as upstream) from connecting to the last byte of the
-reply, so a slow or silent extender cannot hang a run. Errors raise :class:`ExtenderError` with upstream's
-message where upstream's names the extender (``failed filter with extender at URL ..., code 500``,
-``Post "<url>": context deadline exceeded ...``) and ``extender "<urlPrefix>": ...`` before it otherwise.
+Every call is bounded by ``httpTimeout`` (default 5 s, as upstream) as a whole, from connecting to the last byte
+of the reply, as Go's ``http.Client.Timeout`` is: a slow, silent or trickling extender cannot hang a run. Errors
+raise :class:`ExtenderError` with upstream's message where upstream's names the extender (``failed filter with
+extender at URL ..., code 500``, ``Post "<url>": context deadline exceeded ...``) and ``extender "<urlPrefix>": ...``
+before it otherwise.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import base64
 import binascii
 import contextlib
 import http.client
+import io
 import json
 import os
 import socket
@@ -137,18 +139,83 @@ class ExtenderConfig:
                    managed_resources=resources, ignorable=bool(d.get("ignorable")))
 
 
-class _TLSConnection(http.client.HTTPSConnection):
-    """HTTPSConnection that presents ``server_name`` (tlsConfig.serverName) for SNI and hostname checks."""
+class _DeadlineSocket:
+    """A connected socket whose every write and read gives up at the owning connection's ``deadline``
+    (``time.monotonic()``). http.client reads through a buffered file that loops over ``recv`` until it
+    has what it asked for, so a per-socket timeout alone bounds only each ``recv``: a server trickling one
+    byte at a time would hold the call forever. Here each ``recv`` gets only the time left."""
+
+    __slots__ = ("_conn", "_sock")
+
+    def __init__(self, sock: socket.socket, conn: _BoundedConnection) -> None:
+        self._sock = sock
+        self._conn = conn
+
+    def left(self) -> float:
+        left = self._conn.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("deadline exceeded")
+        return left
+
+    def sendall(self, data: Any) -> None:
+        # sendall's timeout bounds the whole send (not each chunk) since Python 3.5
+        self._sock.settimeout(self.left())
+        self._sock.sendall(data)
+
+    def recv_into(self, buf: Any) -> int:
+        self._sock.settimeout(self.left())
+        return self._sock.recv_into(buf)
+
+    def makefile(self, mode: str = "rb", *args: Any, **kwargs: Any) -> io.BufferedReader:
+        return io.BufferedReader(_DeadlineReader(self))
+
+    def settimeout(self, value: float | None) -> None:
+        self._sock.settimeout(value)
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+
+class _DeadlineReader(io.RawIOBase):
+    def __init__(self, sock: _DeadlineSocket) -> None:
+        self._dsock = sock
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf: Any) -> int:
+        return self._dsock.recv_into(buf)
+
+
+class _BoundedConnection(http.client.HTTPConnection):
+    """An HTTP connection bounded by ``deadline`` (set before each request) from connect to the last byte."""
+
+    deadline: float = 0.0
+
+    def connect(self) -> None:
+        super().connect()
+        self.sock = _DeadlineSocket(self.sock, self)
+
+
+class _TLSConnection(_BoundedConnection):
+    """The same over TLS, presenting ``server_name`` (tlsConfig.serverName) for SNI and hostname checks."""
+
+    default_port = http.client.HTTPS_PORT
 
     def __init__(self, host: str, port: int | None, *, timeout: float, context: ssl.SSLContext,
                  server_name: str) -> None:
-        super().__init__(host, port, timeout=timeout, context=context)
+        super().__init__(host, port, timeout=timeout)
         self._server_name = server_name
         self._ctx = context
 
     def connect(self) -> None:
         http.client.HTTPConnection.connect(self)
-        self.sock = self._ctx.wrap_socket(self.sock, server_hostname=self._server_name)
+        # the handshake's timeout (the time left) bounds the whole handshake, as sendall's does
+        self.sock.settimeout(max(self.deadline - time.monotonic(), 0.001))
+        self.sock = _DeadlineSocket(self._ctx.wrap_socket(self.sock, server_hostname=self._server_name), self)
 
 
 def _pem(value: str, what: str, path: str) -> bytes:
@@ -222,7 +289,7 @@ class HTTPExtender:
         self._path = parts.path.rstrip("/")
         self._ssl = _tls_context(cfg, path) if self._https else None
         self._server_name = str((cfg.tls_config or {}).get("serverName") or "") or self._host
-        self._idle: list[http.client.HTTPConnection] = []
+        self._idle: list[_BoundedConnection] = []
         self._lock = threading.Lock()
         # Where skipped failures are reported (the Scheduler's or Simulator's warnings); None: nowhere.
         self.warnings: Warnings | None = None
@@ -370,7 +437,9 @@ class HTTPExtender:
         return f"{self._base}/{verb}"
 
     def send(self, verb: str, payload: Any) -> Any:
-        """POST ``payload`` as JSON to ``<urlPrefix>/<verb>``; the decoded JSON reply. Bounded by httpTimeout."""
+        """POST ``payload`` as JSON to ``<urlPrefix>/<verb>``; the decoded JSON reply. The whole call (connect,
+        TLS handshake, sending, the reply's headers and body, the retry on a stale kept-alive connection) ends
+        by httpTimeout, as Go's ``http.Client.Timeout`` bounds kube-scheduler's."""
         url = self.url(verb)
         body = json.dumps(payload, separators=(",", ":"), default=_plain).encode()
         deadline = time.monotonic() + self.timeout
@@ -385,6 +454,12 @@ class HTTPExtender:
                 conn.close()
                 conn, reused = self._new_connection(deadline), False
                 status, data = self._exchange(conn, verb, body, deadline)
+        except _BodyTimeout:
+            conn.close()
+            # Go's error for a body cut by Client.Timeout (not wrapped in a url.Error: it comes from reading)
+            raise ExtenderError(self.name, verb, "context deadline exceeded "
+                                                 "(Client.Timeout or context cancellation while reading body)"
+                                ) from None
         except TimeoutError:
             conn.close()
             raise ExtenderError(self.name, verb, f'Post "{url}": context deadline exceeded '
@@ -410,52 +485,53 @@ class HTTPExtender:
             raise ExtenderError(self.name, verb,
                                 f'extender "{self.name}": {verb} reply is not valid JSON: {e}') from None
 
-    def _new_connection(self, deadline: float) -> http.client.HTTPConnection:
+    def _new_connection(self, deadline: float) -> _BoundedConnection:
         remaining = max(deadline - time.monotonic(), 0.001)
+        conn: _BoundedConnection
         if self._ssl is not None:
-            return _TLSConnection(self._host, self._port, timeout=remaining, context=self._ssl,
+            conn = _TLSConnection(self._host, self._port, timeout=remaining, context=self._ssl,
                                   server_name=self._server_name)
-        return http.client.HTTPConnection(self._host, self._port, timeout=remaining)
+        else:
+            conn = _BoundedConnection(self._host, self._port, timeout=remaining)
+        conn.deadline = deadline
+        return conn
 
-    def _acquire(self, deadline: float) -> tuple[http.client.HTTPConnection, bool]:
+    def _acquire(self, deadline: float) -> tuple[_BoundedConnection, bool]:
         with self._lock:
             if self._idle:
-                return self._idle.pop(), True
+                conn = self._idle.pop()
+                conn.deadline = deadline
+                return conn, True
         return self._new_connection(deadline), False
 
-    def _release(self, conn: http.client.HTTPConnection) -> None:
+    def _release(self, conn: _BoundedConnection) -> None:
         with self._lock:
             if len(self._idle) < _POOL_SIZE:
                 self._idle.append(conn)
                 return
         conn.close()
 
-    def _exchange(self, conn: http.client.HTTPConnection, verb: str, body: bytes, deadline: float
-                  ) -> tuple[int, bytes]:
-        def remaining() -> float:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError
-            return left
-
-        conn.timeout = remaining()
-        if conn.sock is not None:
-            conn.sock.settimeout(conn.timeout)
+    def _exchange(self, conn: _BoundedConnection, verb: str, body: bytes, deadline: float) -> tuple[int, bytes]:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        conn.timeout = left  # bounds connect(); every later read and write checks the deadline itself
         conn.request("POST", f"{self._path}/{verb}", body=body,
                      headers={"Content-Type": "application/json", "Accept": "application/json"})
         resp = conn.getresponse()
         chunks: list[bytes] = []
         size = 0
-        while True:
-            if conn.sock is not None:
-                conn.sock.settimeout(remaining())
-            chunk = resp.read(65536)
-            if not chunk:
-                break
-            size += len(chunk)
-            if size > MAX_REPLY_BYTES:
-                raise _TooLarge(f"reply larger than {MAX_REPLY_BYTES} bytes")
-            chunks.append(chunk)
+        try:
+            while True:
+                chunk = resp.read(65536)
+                if not chunk:
+                    break
+                size += len(chunk)
+                if size > MAX_REPLY_BYTES:
+                    raise _TooLarge(f"reply larger than {MAX_REPLY_BYTES} bytes")
+                chunks.append(chunk)
+        except TimeoutError:
+            raise _BodyTimeout from None
         if resp.will_close:
             conn.close()
         else:
@@ -475,6 +551,10 @@ class HTTPExtender:
 
 class _TooLarge(Exception):
     pass
+
+
+class _BodyTimeout(Exception):
+    """The deadline passed while the reply's body was being read."""
 
 
 def _plain(obj: Any) -> Any:

@@ -19,18 +19,23 @@ from that cluster file: without it, plugins that count the pods already on a nod
 requested resources, NodePorts, InterPodAffinity, PodTopologySpread) see empty nodes — serve such plugins
 with a cluster file, or keep them in kube-scheduler and serve only the plugins that read the pod and the node.
 
-Server: the standard library's ``http.server.ThreadingHTTPServer``. kube-scheduler calls an extender once
-per verb per scheduling cycle, one cycle at a time, and plugins are synchronous Python: a thread per
-connection is all the concurrency that helps, and no framework (aiohttp, uvicorn, ...) needs installing on
-the image. Requests are bounded (``max_request_bytes``, 413 above), read with a socket timeout and answered
-within ``request_timeout`` (a filter that takes longer answers ``Error``); each is logged on the
-``scheduling_framework.extender.server`` logger; :meth:`ExtenderServer.stop` (SIGTERM in the CLI) stops
-accepting and waits for the requests in flight.
+Server: the standard library's ``http.server.ThreadingHTTPServer``, with a thread per connection for the HTTP
+side and a bounded number of requests computed at once (``workers``, the rest waiting in a ``queue``; 503
+beyond). kube-scheduler calls an extender once per verb per scheduling cycle, one cycle at a time, and plugins
+are synchronous Python: no framework (aiohttp, uvicorn, ...) needs installing on the image. Every request is
+bounded: its body (``max_request_bytes``, 413), the time to read it (``read_timeout`` from its first byte,
+408) and the time to answer it (``request_timeout``; the work is then cancelled at its next check and its
+memory returned). Each is logged on the ``scheduling_framework.extender.server`` logger;
+:meth:`ExtenderServer.stop` (SIGTERM in the CLI) stops accepting and waits for the requests in flight.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
+import gc
+import io
 import json
 import logging
 import socket
@@ -68,6 +73,19 @@ log = logging.getLogger("scheduling_framework.extender.server")
 DEFAULT_ADDRESS = "127.0.0.1:8888"
 DEFAULT_MAX_REQUEST_BYTES = 32 * 1024 * 1024
 DEFAULT_REQUEST_TIMEOUT = 30.0
+#: Time a client has to send a whole request (line, headers and body) once its first byte arrived.
+DEFAULT_READ_TIMEOUT = 10.0
+#: Requests computed at once (plugins are Python: more would only share the interpreter and add memory).
+DEFAULT_WORKERS = 4
+#: Requests waiting for a worker before the server answers 503.
+DEFAULT_QUEUE = 64
+#: Open connections before new ones are answered 503 and closed.
+DEFAULT_MAX_CONNECTIONS = 1024
+#: listen() backlog: connections the kernel queues before accept() (capped by net.core.somaxconn).
+LISTEN_BACKLOG = 1024
+#: A request body this large (or a cancelled request) is followed by a garbage collection and
+#: ``malloc_trim``, so the memory of its objects goes back to the system.
+_TRIM_AFTER_BYTES = 1024 * 1024
 FILTER_VERB = "filter"
 PRIORITIZE_VERB = "prioritize"
 
@@ -84,6 +102,17 @@ class _RequestError(Exception):
         super().__init__(message)
 
 
+class RequestCancelled(Exception):
+    """The request's time is up: its work stops at the next check (see :class:`PluginExtender`)."""
+
+
+Cancel = Callable[[], bool]
+
+
+def _never() -> bool:
+    return False
+
+
 def parse_address(address: str) -> tuple[str, int]:
     """``host:port`` (``[v6]:port``; an empty host listens on every interface) -> (host, port)."""
     host, sep, port = address.rpartition(":")
@@ -98,6 +127,11 @@ class PluginExtender:
     ``cluster_nodes`` / ``cluster_pods`` / ``objects`` come from a cluster file: they resolve node names
     (nodeCacheCapable requests) and put the pods already bound on each node. Thread-safe: every request
     builds its own Framework and snapshot, so plugins never share state between requests.
+
+    ``cancelled`` (``filter`` / ``prioritize``): asked between steps — after each decoded node, after the
+    snapshot is built, before each node's Filter plugins, between PreFilter, PreScore and Score — and when true
+    the work stops with :class:`RequestCancelled`, dropping what it built. A single plugin call is not
+    interrupted, so the work ends within one such step after the request's time is up.
     """
 
     def __init__(self, config: KubeSchedulerConfiguration | Mapping[str, Any] | str | None = None, *,
@@ -128,7 +162,7 @@ class PluginExtender:
         return Framework(self.profile, self.registry, snapshot=snap.snapshot, objects=ObjectStore(self.objects),
                          parallelism=self.config.parallelism)
 
-    def _decode(self, body: Any) -> tuple[Pod, list[str], list[Node], bool]:
+    def _decode(self, body: Any, cancelled: Cancel = _never) -> tuple[Pod, list[str], list[Node], bool]:
         """(pod, candidate names in request order, every node of the snapshot, names-only request)."""
         try:
             args = ExtenderArgs.from_json(body)
@@ -148,6 +182,8 @@ class PluginExtender:
             return pod, list(args.node_names), list(nodes.values()), True
         names: list[str] = []
         for i, raw in enumerate(args.nodes or ()):
+            if not i & 255 and cancelled():
+                raise RequestCancelled
             try:
                 n = Node.from_dict({"apiVersion": "v1", "kind": "Node", **raw})
             except SchedulingFrameworkError as e:
@@ -156,13 +192,15 @@ class PluginExtender:
             names.append(n.name)
         return pod, names, list(nodes.values()), False
 
-    def filter(self, body: Any) -> dict[str, Any]:
+    def filter(self, body: Any, cancelled: Cancel = _never) -> dict[str, Any]:
         """An ExtenderFilterResult (as JSON) for an ExtenderArgs request."""
         try:
-            pod, names, nodes, names_only = self._decode(body)
+            pod, names, nodes, names_only = self._decode(body, cancelled)
         except _RequestError as e:
             return ExtenderFilterResult(error=str(e)).to_json()
         fwk = self._framework(nodes)
+        if cancelled():
+            raise RequestCancelled
         infos = fwk.snapshot.node_info_map
         state = CycleState()
         passed: list[str] = []
@@ -179,6 +217,8 @@ class PluginExtender:
             allowed = pre_res.node_names if pre_res is not None else None
             absent = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]"
             for name in names:
+                if cancelled():
+                    raise RequestCancelled
                 ni = infos.get(name)
                 if ni is None:
                     unresolvable[name] = f'node "{name}" is not in the extender\'s cluster file'
@@ -201,25 +241,31 @@ class PluginExtender:
                                  for n in (ExtenderArgs.from_json(body).nodes or ())}
         return ExtenderFilterResult([items[n] for n in passed], None, failed, unresolvable).to_json()
 
-    def prioritize(self, body: Any) -> list[dict[str, Any]]:
+    def prioritize(self, body: Any, cancelled: Cancel = _never) -> list[dict[str, Any]]:
         """A HostPriorityList (as JSON); raises _RequestError (400 / 500) when it cannot score."""
-        pod, names, nodes, _ = self._decode(body)
+        pod, names, nodes, _ = self._decode(body, cancelled)
         fwk = self._framework(nodes)
+        if cancelled():
+            raise RequestCancelled
         infos = fwk.snapshot.node_info_map
         candidates: list[NodeInfo] = [infos[n] for n in names if n in infos]
-        scores = self.scores(fwk, pod, candidates)
+        scores = self.scores(fwk, pod, candidates, cancelled)
         return host_priority_list_to_json([HostPriority(n, scores.get(n, 0)) for n in names])
 
     @staticmethod
-    def scores(fwk: Framework, pod: Pod, candidates: list[NodeInfo]) -> dict[str, int]:
+    def scores(fwk: Framework, pod: Pod, candidates: list[NodeInfo], cancelled: Cancel = _never) -> dict[str, int]:
         """Each candidate's weighted plugin total as a share of the maximum, scaled to 0..10 (rounded)."""
         if not candidates or not fwk.has_score_plugins():
             return {ni.name: 0 for ni in candidates}
         state = CycleState()
         fwk.run_pre_filter_plugins(state, pod, fwk.snapshot.list())  # state Score plugins may read
+        if cancelled():
+            raise RequestCancelled
         st = fwk.run_pre_score_plugins(state, pod, candidates)
         if st is not None and st.code != Code.SUCCESS:
             raise _RequestError(500, st.message())
+        if cancelled():
+            raise RequestCancelled
         names, totals, columns, st = fwk.score_columns(state, pod, candidates)
         if st is not None and st.code != Code.SUCCESS:
             raise _RequestError(500, st.message())
@@ -229,11 +275,49 @@ class PluginExtender:
         return {n: (t * MAX_EXTENDER_PRIORITY * 2 + top) // (2 * top) for n, t in zip(names, totals, strict=True)}
 
 
+class _Admission:
+    """At most ``workers`` requests computed at once and ``queue`` more waiting for a worker; a request beyond
+    those is refused at once (the server is saturated)."""
+
+    def __init__(self, workers: int, queue: int) -> None:
+        self.workers = workers
+        self.queue = queue
+        self.running = 0
+        self.waiting = 0
+        self._cond = threading.Condition()
+
+    def enter(self, deadline: float) -> str:
+        """"ok" (a worker slot is held: call :meth:`leave`), "saturated" or "timeout" (no slot by ``deadline``)."""
+        with self._cond:
+            if self.running >= self.workers:
+                if self.waiting >= self.queue:
+                    return "saturated"
+                self.waiting += 1
+                try:
+                    while self.running >= self.workers:
+                        left = deadline - time.monotonic()
+                        if left <= 0:
+                            return "timeout"
+                        self._cond.wait(left)
+                finally:
+                    self.waiting -= 1
+            self.running += 1
+            return "ok"
+
+    def leave(self) -> None:
+        with self._cond:
+            self.running -= 1
+            self._cond.notify()
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = False  # server_close() waits for the requests in flight
     block_on_close = True
+    request_queue_size = LISTEN_BACKLOG  # socketserver's default of 5 resets bursts of connections
     ssl_context: ssl.SSLContext | None = None
     request_timeout = DEFAULT_REQUEST_TIMEOUT
+    read_timeout = DEFAULT_READ_TIMEOUT
+    max_connections = DEFAULT_MAX_CONNECTIONS
 
     def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
         super().__init__(address, handler)
@@ -241,6 +325,7 @@ class _Server(ThreadingHTTPServer):
         self.connections: set[Any] = set()
         self.connections_lock = threading.Lock()
         self.stopping = False
+        self.accepted = 0  # connections given a thread (counted before the thread registers itself)
 
     def close_idle_connections(self) -> None:
         with self.connections_lock:
@@ -250,9 +335,33 @@ class _Server(ThreadingHTTPServer):
                 with contextlib.suppress(OSError):
                     h.connection.shutdown(socket.SHUT_RDWR)
 
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.connections_lock:
+            full = self.accepted >= self.max_connections
+            if not full:
+                self.accepted += 1
+        if full:
+            # refused in the accepting thread: a short canned answer fits the new socket's send buffer
+            log.info("%s refused: %d connections open", client_address[0], self.max_connections)
+            if self.ssl_context is None:  # over TLS there is no answer without a handshake: only the close
+                with contextlib.suppress(OSError):
+                    request.settimeout(0.2)
+                    request.sendall(_canned(503, f"too many connections (limit {self.max_connections})",
+                                            retry_after=True))
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self.connections_lock:
+                self.accepted -= 1
+
     def finish_request(self, request: Any, client_address: Any) -> None:
-        # TLS handshakes happen in the request's thread, bounded by the request timeout, never in accept().
-        request.settimeout(self.request_timeout)
+        # TLS handshakes happen in the request's thread, bounded by the read timeout, never in accept().
+        request.settimeout(min(self.request_timeout, self.read_timeout))
         if self.ssl_context is not None:
             try:
                 request = self.ssl_context.wrap_socket(request, server_side=True)
@@ -262,16 +371,101 @@ class _Server(ThreadingHTTPServer):
         super().finish_request(request, client_address)
 
 
+class _RequestReader(io.RawIOBase):
+    """What a connection's handler reads through: between requests a read may wait ``idle`` seconds; once the
+    first byte of a request has come, the request line, headers and body must all arrive within ``limit``
+    seconds of it (a client sending a byte now and then cannot hold the connection's thread)."""
+
+    def __init__(self, sock: Any, idle: float, limit: float) -> None:
+        self.sock = sock
+        self.idle = idle
+        self.limit = limit
+        self.deadline: float | None = None
+        self.expired = False
+
+    def readable(self) -> bool:
+        return True
+
+    def next_request(self) -> None:
+        self.deadline = None
+        self.expired = False
+
+    def readinto(self, buf: Any) -> int:
+        if self.deadline is None:
+            self.sock.settimeout(self.idle)
+            n = int(self.sock.recv_into(buf))
+            if n:
+                self.deadline = time.monotonic() + self.limit
+            return n
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            self.expired = True
+            raise TimeoutError("request not read in time")
+        self.sock.settimeout(left)
+        try:
+            return int(self.sock.recv_into(buf))
+        except TimeoutError:
+            self.expired = True
+            raise
+
+
+def _canned(status: int, message: str, *, retry_after: bool = False) -> bytes:
+    """A whole HTTP/1.1 reply that closes the connection (for answers given outside a handler's flow)."""
+    body = _json({"Error": message})
+    reason = {400: "Bad Request", 408: "Request Timeout", 503: "Service Unavailable"}.get(status, "Error")
+    head = (f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+            f"{'Retry-After: 1' + chr(13) + chr(10) if retry_after else ''}Connection: close\r\n\r\n")
+    return head.encode() + body
+
+
+def _release_memory() -> None:
+    """Collect cycles and give freed heap pages back to the system (glibc ``malloc_trim``; elsewhere a no-op)."""
+    gc.collect()
+    trim = _malloc_trim()
+    if trim is not None:
+        with contextlib.suppress(Exception):
+            trim(0)
+
+
+_TRIM: list[Any] = []
+
+
+def _malloc_trim() -> Any:
+    if not _TRIM:
+        fn = None
+        with contextlib.suppress(Exception):
+            name = ctypes.util.find_library("c")
+            if name:
+                fn = getattr(ctypes.CDLL(name), "malloc_trim", None)
+        _TRIM.append(fn)
+    return _TRIM[0]
+
+
 class ExtenderServer:
     """An HTTP(S) extender server for one profile. ``start()`` serves in a background thread (tests,
     embedding), ``serve_forever()`` in the caller's; ``stop()`` shuts down gracefully. ``port=0`` picks a
-    free port (see :attr:`url`)."""
+    free port (see :attr:`url`).
+
+    Bounds: ``workers`` requests are computed at once and ``queue`` more wait for a worker (beyond that: 503
+    with ``Retry-After``); ``request_timeout`` bounds each request from the end of its body
+    to its answer, waiting included, and cancels its work when passed; ``read_timeout`` bounds reading each
+    request (line, headers, body) from its first byte (408, connection closed); ``max_connections`` connections
+    are kept open at once (503 beyond); ``max_request_bytes`` bounds a body (413)."""
 
     def __init__(self, config: KubeSchedulerConfiguration | Mapping[str, Any] | str | None = None, *,
                  address: str = DEFAULT_ADDRESS, profile: str | None = None, registry: Registry | None = None,
                  tls_cert: str | None = None, tls_key: str | None = None, cluster: Any = None,
                  request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
-                 max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES) -> None:
+                 max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES, read_timeout: float = DEFAULT_READ_TIMEOUT,
+                 workers: int = DEFAULT_WORKERS, queue: int = DEFAULT_QUEUE,
+                 max_connections: int = DEFAULT_MAX_CONNECTIONS) -> None:
+        for name, value, least in (("request_timeout", request_timeout, 0.0), ("read_timeout", read_timeout, 0.0),
+                                   ("workers", workers, 1), ("queue", queue, 0),
+                                   ("max_connections", max_connections, 1)):
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or value < least or (
+                    isinstance(least, float) and value <= 0):
+                raise ExtenderServerError(f"--{name.replace('_', '-')}: {value!r}: must be "
+                                          f"{'a positive number' if isinstance(least, float) else f'at least {least}'}")
         if cluster is not None and isinstance(cluster, str):
             from scheduling_framework.cluster import load_cluster
 
@@ -281,7 +475,12 @@ class ExtenderServer:
                                        cluster_pods=cluster.bound_pods if cluster is not None else (),
                                        objects=cluster.objects if cluster is not None else ())
         self.request_timeout = request_timeout
+        self.read_timeout = read_timeout
         self.max_request_bytes = max_request_bytes
+        self.admission = _Admission(workers, queue)
+        # work threads still running (a cancelled one until it reaches its next check)
+        self.active_work = 0
+        self._work_lock = threading.Lock()
         host, port = parse_address(address)
         ctx: ssl.SSLContext | None = None
         if tls_cert or tls_key:
@@ -298,6 +497,8 @@ class ExtenderServer:
             raise ExtenderServerError(f'cannot listen on "{address}": {e.strerror or e}') from None
         self.httpd.ssl_context = ctx
         self.httpd.request_timeout = request_timeout
+        self.httpd.read_timeout = read_timeout
+        self.httpd.max_connections = max_connections
         self.scheme = "https" if ctx is not None else "http"
         self._thread: threading.Thread | None = None
 
@@ -337,37 +538,72 @@ class ExtenderServer:
         self.stop()
 
     # one request ----------------------------------------------------------------------------------
-    def handle(self, verb: str, body: bytes) -> tuple[int, bytes]:
-        """(status, JSON body) for a POST of ``body`` to ``.../<verb>``."""
+    def handle(self, verb: str, body: bytes, deadline: float | None = None) -> tuple[int, bytes]:
+        """(status, JSON body) for a POST of ``body`` to ``.../<verb>``, answered by ``deadline``
+        (``time.monotonic()``; default: ``request_timeout`` from now)."""
         if verb not in (FILTER_VERB, PRIORITIZE_VERB):
             return 404, _json({"Error": f'unknown verb "{verb}": this extender serves {FILTER_VERB} and '
                                         f"{PRIORITIZE_VERB}"})
-        try:
-            doc = json.loads(body)
-        except ValueError as e:
-            return 400, _json({"Error": f"request body is not JSON: {e}"})
-        fn: Callable[[Any], Any] = self.extender.filter if verb == FILTER_VERB else self.extender.prioritize
+        if deadline is None:
+            deadline = time.monotonic() + self.request_timeout
+        admitted = self.admission.enter(deadline)
+        if admitted == "saturated":
+            return 503, _json({"Error": f"busy: {self.admission.workers} requests running and "
+                                        f"{self.admission.queue} waiting"})
+        if admitted == "timeout":
+            return self._late(verb)
+        fn: Callable[[Any, Cancel], Any] = self.extender.filter if verb == FILTER_VERB else self.extender.prioritize
         out: dict[str, Any] = {}
+        cancel = threading.Event()
 
         def work() -> None:
             try:
-                out["reply"] = fn(doc)
+                out["reply"] = fn(_loads(body), cancel.is_set)
+            except RequestCancelled:
+                log.info("%s cancelled at its deadline", verb)
             except _RequestError as e:
                 out["error"] = (e.status, str(e))
+            except RecursionError:
+                out["error"] = (400, "request body is nested too deeply")
             except Exception as e:  # a plugin bug must not kill the server; the reply says what failed
                 log.exception("%s failed", verb)
                 out["error"] = (500, f"{type(e).__name__}: {e}")
+            finally:
+                self.admission.leave()
+                if cancel.is_set():
+                    # nobody reads the answer: what the work built goes now (an answered large request is
+                    # trimmed by its handler once the answer is sent)
+                    out.clear()
+                    _release_memory()
+                with self._work_lock:
+                    self.active_work -= 1
 
+        with self._work_lock:
+            self.active_work += 1
         worker = threading.Thread(target=work, name=f"extender-{verb}", daemon=True)
         worker.start()
-        worker.join(self.request_timeout)
+        worker.join(max(0.0, deadline - time.monotonic()))
         if worker.is_alive():
-            msg = f"{verb} did not finish within {self.request_timeout:g}s"
-            return (200, _json({"Error": msg})) if verb == FILTER_VERB else (503, _json({"Error": msg}))
+            cancel.set()  # the work stops at its next check and frees what it built
+            return self._late(verb)
         if "error" in out:
             status, msg = out["error"]
-            return (200, _json({"Error": msg})) if verb == FILTER_VERB else (status, _json({"Error": msg}))
+            return (200, _json({"Error": msg})) if verb == FILTER_VERB and status != 400 else (
+                status, _json({"Error": msg}))
         return 200, _json(out["reply"])
+
+    def _late(self, verb: str) -> tuple[int, bytes]:
+        msg = f"{verb} did not finish within {self.request_timeout:g}s"
+        return (200, _json({"Error": msg})) if verb == FILTER_VERB else (503, _json({"Error": msg}))
+
+
+def _loads(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except RecursionError:
+        raise _RequestError(400, "request body is not JSON: nested too deeply") from None
+    except ValueError as e:
+        raise _RequestError(400, f"request body is not JSON: {e}") from None
 
 
 def _json(doc: Any) -> bytes:
@@ -382,12 +618,17 @@ def _handler(server: ExtenderServer) -> type[BaseHTTPRequestHandler]:
         server_version = "scheduling-framework-extender"
 
         busy = False
+        reader: _RequestReader
 
         def log_message(self, format: str, *args: Any) -> None:
             log.debug("%s " + format, self.client_address[0], *args)
 
         def setup(self) -> None:
             super().setup()
+            # every read goes through the request deadline (slow clients cannot hold the thread)
+            self.rfile.close()
+            self.reader = _RequestReader(self.connection, server.request_timeout, server.read_timeout)
+            self.rfile = io.BufferedReader(self.reader, 65536)
             with server.httpd.connections_lock:
                 server.httpd.connections.add(self)
 
@@ -398,7 +639,14 @@ def _handler(server: ExtenderServer) -> type[BaseHTTPRequestHandler]:
 
         def handle_one_request(self) -> None:
             self.busy = False  # waiting for a request line: a stopping server may close the connection
+            self.reader.next_request()
             super().handle_one_request()
+            if self.reader.expired:
+                # the request line, headers or body did not arrive in time: say so, then close
+                log.info("%s request not read within %gs", self.client_address[0], server.read_timeout)
+                self.close_connection = True
+                with contextlib.suppress(OSError):
+                    self.wfile.write(_canned(408, f"request not read within {server.read_timeout:g}s"))
 
         def parse_request(self) -> bool:
             self.busy = True
@@ -406,9 +654,11 @@ def _handler(server: ExtenderServer) -> type[BaseHTTPRequestHandler]:
 
         def _reply(self, status: int, body: bytes, started: float) -> None:
             self.send_response(status)
-            if server.httpd.stopping:
+            if server.httpd.stopping or self.close_connection:
                 self.close_connection = True
                 self.send_header("Connection", "close")
+            if status == 503:
+                self.send_header("Retry-After", "1")
             self.send_header("Content-Type", "application/json" if body[:1] in (b"{", b"[") else "text/plain")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -425,12 +675,30 @@ def _handler(server: ExtenderServer) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             started = time.monotonic()
+            try:
+                self._post(started)
+            except OSError:
+                self.close_connection = True  # the client went away: nobody to answer
+            except Exception as e:  # never drop a connection without an answer
+                log.exception("POST %s failed", self.path)
+                self.close_connection = True
+                with contextlib.suppress(OSError):
+                    self._reply(500, _json({"Error": f"{type(e).__name__}: {e}"}), started)
+
+        def _post(self, started: float) -> None:
             length = self.headers.get("Content-Length")
-            if length is None or not length.isdigit():
+            if length is None:
                 self.close_connection = True
                 self._reply(411, _json({"Error": "Content-Length required"}), started)
                 return
-            n = int(length)
+            text = length.strip()
+            # str.isdigit() accepts digits of every script ("²", "٣"): HTTP allows ASCII digits only
+            if not (text.isascii() and text.isdigit()):
+                self.close_connection = True
+                self._reply(400, _json({"Error": f"invalid Content-Length {length!r}: expected a number of "
+                                                 "bytes in ASCII digits"}), started)
+                return
+            n = int(text)
             if n > server.max_request_bytes:
                 self.close_connection = True
                 self._reply(413, _json({"Error": f"request body of {n} bytes exceeds the limit of "
@@ -438,11 +706,19 @@ def _handler(server: ExtenderServer) -> type[BaseHTTPRequestHandler]:
                 return
             try:
                 body = self.rfile.read(n)
-            except OSError:
-                self.close_connection = True
+            except TimeoutError:
+                self.close_connection = True  # handle_one_request answers 408
                 return
-            status, out = server.handle(self.path.rstrip("/").rsplit("/", 1)[-1], body)
+            if len(body) < n:
+                self.close_connection = True  # the client closed mid-body
+                return
+            self.reader.deadline = None  # read: the request timeout runs from here
+            status, out = server.handle(self.path.rstrip("/").rsplit("/", 1)[-1], body,
+                                        time.monotonic() + server.request_timeout)
             self._reply(status, out, started)
+            if n >= _TRIM_AFTER_BYTES:
+                del body, out
+                _release_memory()
 
     return Handler
 

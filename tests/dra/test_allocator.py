@@ -9,6 +9,7 @@ import pytest
 from scheduling_framework.api import Node
 from scheduling_framework.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 from scheduling_framework.dra import AllocatedState, Allocator, AllocatorError, DeviceID, Features
+from scheduling_framework.dra.allocator import DEADLINE_CHECK_STEPS
 from scheduling_framework.dra.cel import CELCache
 from scheduling_framework.features import FeatureGates, dra_allocator_flags
 
@@ -206,3 +207,59 @@ def test_pool_search_order(sorted_pools: bool, want: str) -> None:
                   [pool_slice("n1-b"), pool_slice("n1-a")])
     got = a.allocate(NODE, [claim()])
     assert got is not None and [r.pool for r in got[0].results] == [want]
+
+
+class StepClock:
+    """A virtual clock that moves one second each time it is read: a search reading it every
+    DEADLINE_CHECK_STEPS steps passes a 10 s deadline after about 10 x 256 steps, whatever the machine's load."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.reads = 0
+
+    def __call__(self) -> float:
+        self.reads += 1
+        self.now += 1.0
+        return self.now
+
+
+def grouped_slice(per_group: int) -> ResourceSlice:
+    """Two groups of ``per_group`` devices (attribute ``group`` a / b)."""
+    return gpu_slice_with([{"name": f"{g}-{i}", "attributes": {"group": {"string": g}}}
+                           for g in "ab" for i in range(per_group)])
+
+
+def gpu_slice_with(devices: list[dict[str, Any]]) -> ResourceSlice:
+    return ResourceSlice.from_dict({
+        "apiVersion": V1, "kind": "ResourceSlice", "metadata": {"name": "n1-gpus"},
+        "spec": {"driver": "gpu.example.com", "pool": {"name": "n1", "resourceSliceCount": 1}, "nodeName": "n1",
+                 "devices": devices}})
+
+
+def matching_claim(requests: int, count: int) -> ResourceClaim:
+    """``requests`` requests of ``count`` devices each, all from the same ``group``."""
+    return ResourceClaim.from_dict({
+        "apiVersion": V1, "kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "ns"},
+        "spec": {"devices": {
+            "requests": [{"name": f"r{i}", "exactly": {"deviceClassName": "gpu", "count": count}}
+                         for i in range(requests)],
+            "constraints": [{"matchAttribute": "gpu.example.com/group"}]}}})
+
+
+def test_issue_26_matchattribute_search_without_solution_ends_at_the_deadline() -> None:
+    # 4 requests x 4 devices, one group of 15 each: no solution, and the exhaustive search would run for hours.
+    a = Allocator(Features(), AllocatedState(), {"gpu": gpu_class()}, [grouped_slice(15)])
+    clock = StepClock()
+    with pytest.raises(AllocatorError, match="filter operation aborted: context deadline exceeded") as ei:
+        a.allocate(NODE, [matching_claim(4, 4)], timeout=10.0, clock=clock)
+    assert ei.value.timed_out
+    # the clock read at the start, at the first step and every DEADLINE_CHECK_STEPS steps until past 10 s
+    assert clock.reads == 12
+    assert a.num_allocate_one == 10 * DEADLINE_CHECK_STEPS + 1
+
+
+def test_search_without_timeout_never_reads_the_clock() -> None:
+    clock = StepClock()
+    a = Allocator(Features(), AllocatedState(), {"gpu": gpu_class()}, [grouped_slice(4)])
+    assert a.allocate(NODE, [matching_claim(3, 2)], clock=clock) is None
+    assert clock.reads == 0

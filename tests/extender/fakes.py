@@ -187,7 +187,8 @@ class FakeExtenderServer:
         return [{"Host": n, "Score": s} for n, s in combined.items()]
 
 
-def extender_entry(server: FakeExtenderServer, *, filter_verb: bool = True, prioritize: bool = False,
+def extender_entry(server: FakeExtenderServer | TrickleServer, *, filter_verb: bool = True,
+                   prioritize: bool = False,
                    weight: int = 1, **extra: Any) -> dict[str, Any]:
     """A KubeSchedulerConfiguration ``extenders:`` entry pointing at ``server``."""
     e: dict[str, Any] = {"urlPrefix": server.url}
@@ -198,3 +199,71 @@ def extender_entry(server: FakeExtenderServer, *, filter_verb: bool = True, prio
         e["weight"] = weight
     e.update(extra)
     return e
+
+
+class TrickleServer:
+    """A raw-socket HTTP server on 127.0.0.1 that reads each request, then sends its 200 reply one byte every
+    ``interval`` seconds, from the status line (``phase="headers"``) or only the body (``phase="body"``, the
+    headers at once). It gives up after ``max_seconds`` per connection, so a client that does not bound the
+    whole call fails a test in seconds rather than hanging it."""
+
+    def __init__(self, phase: str = "headers", interval: float = 0.1, max_seconds: float = 6.0) -> None:
+        import socket
+
+        self.phase = phase
+        self.interval = interval
+        self.max_seconds = max_seconds
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.05)
+        self.port = int(self.sock.getsockname()[1])
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _handle(self, conn: Any) -> None:
+        body = b"{}" + b" " * 4000
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
+        with conn:
+            conn.settimeout(self.max_seconds)
+            data = b""
+            try:
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        return
+                    data += chunk
+                if self.phase == "body":
+                    conn.sendall(head)
+                    out = body
+                else:
+                    out = head + body
+                end = time.monotonic() + self.max_seconds
+                for i in range(len(out)):
+                    if self._stop.is_set() or time.monotonic() > end:
+                        return  # the connection closes mid-reply
+                    conn.sendall(out[i:i + 1])
+                    time.sleep(self.interval)
+            except OSError:
+                return  # the client gave up
+
+    def __enter__(self) -> TrickleServer:
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self.sock.close()

@@ -16,7 +16,7 @@ from scheduling_framework.config import load_config
 from scheduling_framework.errors import ConfigError
 from scheduling_framework.extender import ExtenderError, HTTPExtender, build_extenders
 from scheduling_framework.scheduler import ERROR, SCHEDULED, UNSCHEDULABLE, Scheduler
-from tests.extender.fakes import FakeExtenderServer, extender_entry
+from tests.extender.fakes import FakeExtenderServer, TrickleServer, extender_entry
 
 API = "kubescheduler.config.k8s.io/v1"
 
@@ -192,6 +192,36 @@ def test_timeout_of_an_ignorable_extender_skips_it() -> None:
         sched, results = run([extender_entry(srv, httpTimeout="100ms", ignorable=True)], NODES, [pod("p")])
     assert results["default/p"].outcome == SCHEDULED
     assert "context deadline exceeded" in sched.warnings.to_list()[0]
+
+
+TRICKLE_TIMEOUTS = {
+    "headers": 'Post "{url}/filter": context deadline exceeded (Client.Timeout exceeded while awaiting headers)',
+    "body": "context deadline exceeded (Client.Timeout or context cancellation while reading body)",
+}
+
+
+@pytest.mark.parametrize("phase", ["headers", "body"])
+def test_trickling_reply_fails_at_http_timeout(phase: str) -> None:
+    # One byte every 0.1 s: each read succeeds, only the whole-call deadline can stop it (issue 26).
+    with TrickleServer(phase) as srv:
+        ext = HTTPExtender({"urlPrefix": srv.url, "filterVerb": "filter", "httpTimeout": "500ms"})
+        t0 = time.monotonic()
+        with pytest.raises(ExtenderError) as err:
+            ext.filter(pod("p"), [])
+        elapsed = time.monotonic() - t0
+    assert str(err.value) == TRICKLE_TIMEOUTS[phase].format(url=srv.url)
+    assert 0.45 < elapsed < 0.5 + 0.5
+
+
+@pytest.mark.parametrize(("ignorable", "outcome"), [(False, ERROR), (True, SCHEDULED)],
+                         ids=["not ignorable: the pod fails", "ignorable: the extender is skipped"])
+def test_trickling_extender_counts_as_failed(ignorable: bool, outcome: str) -> None:
+    with TrickleServer("body") as srv:
+        sched, results = run([extender_entry(srv, httpTimeout="300ms", ignorable=ignorable)],
+                             NODES, [pod("p")], podInitialBackoffSeconds=1, podMaxBackoffSeconds=1)
+    assert results["default/p"].outcome == outcome
+    want = TRICKLE_TIMEOUTS["body"]
+    assert (sched.warnings.to_list()[0].endswith(want) if ignorable else results["default/p"].message == want)
 
 
 def _closed_port() -> int:

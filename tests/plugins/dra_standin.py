@@ -48,7 +48,8 @@ class Allocator:
                     if did not in taken:
                         yield did
 
-    def allocate(self, node: Any, claims: Sequence[r.ResourceClaim]) -> list[r.AllocationResult] | None:
+    def allocate(self, node: Any, claims: Sequence[r.ResourceClaim], timeout: float | None = None,
+                 clock: Any = None) -> list[r.AllocationResult] | None:
         taken = set(self.taken)
         out = []
         for claim in claims:

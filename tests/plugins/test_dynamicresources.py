@@ -243,3 +243,86 @@ def test_pod_waiting_for_its_template_is_scheduled_once_the_template_arrives() -
     r = s.results["default/p"]
     assert (r.outcome, r.node) == ("Scheduled", "gpu-1")
     assert r.claims is not None and r.claims[0]["allocation"]["devices"][0]["device"] == "gpu-0"
+
+
+# --- filterTimeout (DRASchedulerFilterTimeout) ----------------------------------------------------------
+
+class StepClock:
+    """Moves one second per read: the allocator reads it every 256 search steps, so a 10 s filterTimeout
+    passes after about 2,560 steps whatever the machine's load."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+def grouped_docs(args: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """One node with two groups of 8 devices and a claim of 4 requests x 3 devices that must all share a group:
+    no solution, and the full search takes about 7,600 steps (it ends, so a missing deadline shows as the
+    wrong status rather than as a hang)."""
+    devices = [{"name": f"{g}-{i}", "attributes": {"group": {"string": g}}} for g in "ab" for i in range(8)]
+    claim = {"apiVersion": RV1, "kind": "ResourceClaim", "metadata": {"name": "big", "namespace": "default"},
+             "spec": {"devices": {
+                 "requests": [{"name": f"r{i}", "exactly": {"deviceClassName": "gpu", "count": 3}} for i in range(4)],
+                 "constraints": [{"matchAttribute": "gpu.example.com/group"}]}}}
+    docs = [node("w-1"), DEVICE_CLASS, claim, pod("p", [{"name": "big", "resourceClaimName": "big"}]),
+            {**gpu_slice("w-1", 0), "spec": {**gpu_slice("w-1", 0)["spec"], "devices": devices}}]
+    return docs
+
+
+def run_grouped(monkeypatch: pytest.MonkeyPatch, release: str | None = None, gates: str | None = None,
+                args: dict[str, Any] | None = None) -> Any:
+    from plugins_intree.dynamicresources.plugin import DynamicResources
+
+    monkeypatch.setattr(DynamicResources, "clock", StepClock())
+    c = cluster_from_documents(grouped_docs())
+    cfg: dict[str, Any] = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+    if args is not None:
+        cfg["profiles"] = [{"schedulerName": "default-scheduler",
+                            "pluginConfig": [{"name": "DynamicResources", "args": args}]}]
+    s = Scheduler(cfg, seed=1, kubernetes_version=release, feature_gates=gates)
+    s.load(c.nodes, c.pods, c.objects)
+    s.run()
+    return s.results["default/p"]
+
+
+@pytest.mark.parametrize(("release", "outcome", "message"), [
+    (None, "Error", 'running "DynamicResources" filter plugin: node w-1: timed out trying to allocate devices'),
+    ("1.36", "Error", 'running "DynamicResources" filter plugin: node w-1: timed out trying to allocate devices'),
+    ("1.35", "Unschedulable", "0/1 nodes are available: 1 timed out trying to allocate devices."),
+], ids=["newest: an error naming the node", "1.36: an error naming the node", "1.35: the node unresolvable"])
+def test_filter_timeout_stops_the_search(monkeypatch: pytest.MonkeyPatch, release: str | None, outcome: str,
+                                         message: str) -> None:
+    r = run_grouped(monkeypatch, release)
+    assert r.outcome == outcome
+    assert r.message.startswith(message)
+
+
+@pytest.mark.parametrize(("gates", "args"), [
+    ("DRASchedulerFilterTimeout=false", None),
+    (None, {"filterTimeout": "0s"}),
+], ids=["gate off: no deadline", "filterTimeout 0s: no deadline"])
+def test_filter_timeout_off_searches_to_the_end(monkeypatch: pytest.MonkeyPatch, gates: str | None,
+                                                args: dict[str, Any] | None) -> None:
+    r = run_grouped(monkeypatch, gates=gates, args=args)
+    assert (r.outcome, r.message.split(".")[0]) == ("Unschedulable", "0/1 nodes are available: 1 cannot allocate "
+                                                                      "all claims")
+
+
+def test_filter_timeout_is_forbidden_with_the_gate_off() -> None:
+    with pytest.raises(ConfigError, match="filterTimeout: Forbidden: DRASchedulingFilterTimeout feature gate is "
+                                          "disabled"):
+        load_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                     "profiles": [{"pluginConfig": [{"name": "DynamicResources", "args": {"filterTimeout": "5s"}}]}]},
+                    feature_gates="DRASchedulerFilterTimeout=false")
+
+
+def test_filter_timeout_default_follows_the_gate() -> None:
+    from scheduling_framework.features import FeatureGates
+
+    off = FeatureGates.for_release(gates={"DRASchedulerFilterTimeout": False})
+    assert DynamicResourcesArgs.decode({}, "", [], off).filter_timeout is None
+    assert DynamicResourcesArgs.decode({}, "", []).filter_timeout == 10.0

@@ -33,9 +33,12 @@ UPSTREAM_TEST_GATES = {"DRAAdminAccess": False, "DRAPrioritizedList": False, "DR
 
 
 class Handle:
-    def __init__(self, objects: ObjectStore, gates: Mapping[str, bool] | FeatureGates) -> None:
+    def __init__(self, objects: ObjectStore, gates: Mapping[str, bool] | FeatureGates,
+                 release: str | None = None) -> None:
         self.objects = objects
         self.feature_gates = gates if isinstance(gates, FeatureGates) else dict(gates)
+        if release is not None:
+            self.kubernetes_version = release  # a case of an older release's table
 
 
 def check(step: str, want: Mapping[str, Any] | None, got: Status | None, problems: list[str]) -> None:
@@ -93,7 +96,7 @@ def run(case: Mapping[str, Any]) -> list[str]:
         # a case pinned to the release whose wording it expects (that release's defaults: some of the test
         # defaults above are locked on there)
         gates = FeatureGates.for_release(case["release"], case.get("gates") or {})
-    pl = DynamicResources(case.get("args"), Handle(store, gates))
+    pl = DynamicResources(case.get("args"), Handle(store, gates, case.get("release")))
     pod = Pod.from_dict(FIX["pods"][case["pod"]])
     nodes = [NodeInfo(Node.from_dict(FIX["nodes"][n])) for n in case.get("nodes") or ["workerNode"]]
     state = CycleState()
