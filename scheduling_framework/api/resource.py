@@ -28,6 +28,8 @@ from scheduling_framework.api._parse import (
     as_time,
     str_tuple,
 )
+from scheduling_framework.api.clients import as_manifest
+from scheduling_framework.api.fields import check_unknown_fields
 from scheduling_framework.api.meta import MetadataAccessors, ObjectMeta, object_ref, reraise_for
 from scheduling_framework.api.quantity import Quantity
 from scheduling_framework.api.selectors import NodeSelector
@@ -51,20 +53,22 @@ DEVICE_TOLERATION_OPERATORS = ("Exists", "Equal")
 AttributeValue = bool | int | str
 
 
-def _check_api_version(manifest: Any, kind: str) -> tuple[Mapping[str, Any], str]:
-    """Kind and apiVersion checks shared by the four kinds; returns the manifest and its version."""
-    if not isinstance(manifest, Mapping):
-        raise ManifestError(kind, f"expected a mapping, got {type(manifest).__name__}")
+def _check_api_version(manifest: Any, kind: str, strict: bool | None) -> tuple[Mapping[str, Any], str]:
+    """Kind and apiVersion checks shared by the four kinds (and the unknown-field check, ``strict`` as for
+    ``Pod.from_dict``); returns the manifest (a client object read as one) and its version."""
+    manifest = as_manifest(manifest, kind)
     got = manifest.get("kind")
     if got not in (None, kind):
         raise ManifestError(object_ref(kind, manifest), f'expected kind "{kind}", got "{got}"', "kind")
     av = manifest.get("apiVersion")
     if av is None:
+        check_unknown_fields(manifest, kind, object_ref(kind, manifest), strict, stacklevel=4)
         return manifest, API_VERSION
     if av not in SUPPORTED_API_VERSIONS:
         raise ManifestError(object_ref(kind, manifest),
                             f'unsupported apiVersion "{av}" for {kind}: supported versions: '
                             + ", ".join(f'"{v}"' for v in SUPPORTED_API_VERSIONS), "apiVersion")
+    check_unknown_fields(manifest, kind, object_ref(kind, manifest), strict, stacklevel=4)
     return manifest, str(av)
 
 
@@ -242,8 +246,10 @@ class DeviceClass(MetadataAccessors):
     _raw: Mapping[str, Any] = attrs.field(factory=dict, repr=False)
 
     @classmethod
-    def from_dict(cls, manifest: Any) -> DeviceClass:
-        m, av = _check_api_version(manifest, "DeviceClass")
+    def from_dict(cls, manifest: Any, *, strict: bool | None = False) -> DeviceClass:
+        """A DeviceClass from its manifest (a dict or a client object); ``strict`` as for ``Pod.from_dict``."""
+        m, av = _check_api_version(manifest, "DeviceClass", strict)
+        manifest = m
         try:
             meta = _meta(m, namespaced=False)
             s = as_map(m.get("spec"), "spec")
@@ -457,8 +463,10 @@ class ResourceSlice(MetadataAccessors):
     _raw: Mapping[str, Any] = attrs.field(factory=dict, repr=False)
 
     @classmethod
-    def from_dict(cls, manifest: Any) -> ResourceSlice:
-        m, av = _check_api_version(manifest, "ResourceSlice")
+    def from_dict(cls, manifest: Any, *, strict: bool | None = False) -> ResourceSlice:
+        """A ResourceSlice from its manifest (a dict or a client object); ``strict`` as for ``Pod.from_dict``."""
+        m, av = _check_api_version(manifest, "ResourceSlice", strict)
+        manifest = m
         beta1 = av.endswith("/v1beta1")
         try:
             meta = _meta(m, namespaced=False)
@@ -808,8 +816,10 @@ class ResourceClaim(MetadataAccessors):
     _status_changed: bool = attrs.field(default=False, repr=False)
 
     @classmethod
-    def from_dict(cls, manifest: Any) -> ResourceClaim:
-        m, av = _check_api_version(manifest, "ResourceClaim")
+    def from_dict(cls, manifest: Any, *, strict: bool | None = False) -> ResourceClaim:
+        """A ResourceClaim from its manifest (a dict or a client object); ``strict`` as for ``Pod.from_dict``."""
+        m, av = _check_api_version(manifest, "ResourceClaim", strict)
+        manifest = m
         try:
             meta = _meta(m, namespaced=True)
             spec = ResourceClaimSpec.from_dict(m.get("spec"), "spec", av.endswith("/v1beta1"))
@@ -872,8 +882,10 @@ class ResourceClaimTemplate(MetadataAccessors):
     _raw: Mapping[str, Any] = attrs.field(factory=dict, repr=False)
 
     @classmethod
-    def from_dict(cls, manifest: Any) -> ResourceClaimTemplate:
-        m, av = _check_api_version(manifest, "ResourceClaimTemplate")
+    def from_dict(cls, manifest: Any, *, strict: bool | None = False) -> ResourceClaimTemplate:
+        """A ResourceClaimTemplate from its manifest (a dict or a client object); ``strict`` as for Pod.from_dict."""
+        m, av = _check_api_version(manifest, "ResourceClaimTemplate", strict)
+        manifest = m
         try:
             meta = _meta(m, namespaced=True)
             s = as_map(m.get("spec"), "spec")

@@ -271,11 +271,13 @@ class ExtenderServer:
                  address: str = DEFAULT_ADDRESS, profile: str | None = None, registry: Registry | None = None,
                  tls_cert: str | None = None, tls_key: str | None = None, cluster: Any = None,
                  request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
-                 max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES) -> None:
+                 max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES, strict: bool = False) -> None:
         if cluster is not None and isinstance(cluster, str):
             from scheduling_framework.cluster import load_cluster
 
-            cluster = load_cluster(cluster)
+            cluster = load_cluster(cluster, strict=strict)
+            for w in cluster.warnings:
+                log.warning("cluster: %s", w)
         self.extender = PluginExtender(config, profile=profile, registry=registry,
                                        cluster_nodes=cluster.nodes if cluster is not None else (),
                                        cluster_pods=cluster.bound_pods if cluster is not None else (),
