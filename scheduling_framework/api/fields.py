@@ -78,22 +78,24 @@ def _root(manifest: Mapping[str, Any], kind: str) -> _Type | None:
 def unknown_fields(manifest: Mapping[str, Any], kind: str) -> list[str]:
     """Messages for the fields of ``manifest`` (a ``kind``) that the API does not define, in the API server's
     words with a did-you-mean where one is close (``unknown field "spec.node_selector" (did you mean
-    "spec.nodeSelector"?)``); empty for a clean manifest or a kind outside the schema."""
+    "spec.nodeSelector"?)``); empty for a clean manifest or a kind outside the schema. The fields that hold a
+    value come first (the ones whose loss changes something), then those that are null."""
     t = _root(manifest, kind)
     if t is None:
         return []
-    found: list[tuple[str, str, _Type]] = []
+    found: list[tuple[str, str, _Type, Any]] = []
     _walk(manifest, t, "", found)
-    return [_message(prefix, key, fields) for prefix, key, fields in found]
+    found.sort(key=lambda f: f[3] is None)
+    return [_message(prefix, key, fields) for prefix, key, fields, _ in found]
 
 
-def _walk(d: Mapping[str, Any], t: _Type, prefix: str, found: list[tuple[str, str, _Type]]) -> None:
+def _walk(d: Mapping[str, Any], t: _Type, prefix: str, found: list[tuple[str, str, _Type, Any]]) -> None:
     for k, v in d.items():
         child = t.get(k, _ABSENT)
         if child is None:
             continue
         if child is _ABSENT:
-            found.append((prefix, k, t))
+            found.append((prefix, k, t, v))
         elif v is None:
             continue
         elif type(child) is tuple:  # a map of objects
