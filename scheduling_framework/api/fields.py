@@ -31,28 +31,48 @@ class UnknownFieldWarning(UserWarning):
     """A manifest holds a field the Kubernetes API does not define (it is ignored)."""
 
 
-# A resolved type: field name -> None (leaf), a type (object or list of objects) or a 1-tuple (map of objects).
-_Type = dict[str, Any]
+class _Type:
+    """A model's fields: every name, the names whose value is an object (or a list or map of them) and the
+    type of each such value (a 1-tuple for a map of objects)."""
+
+    __slots__ = ("names", "nested", "children")
+
+    def __init__(self) -> None:
+        self.names: frozenset[str] = frozenset()
+        self.nested: frozenset[str] = frozenset()
+        self.children: dict[str, Any] = {}
+
+
+# Subtrees no part of the scheduler reads, whose contents are not walked (their own names are still checked):
+# in a typical pod they are half the nested objects (env entries, probes, projected volume sources, container
+# statuses), and a misspelling inside them changes no decision.
+_NOT_WALKED: dict[str, frozenset[str]] = {
+    **dict.fromkeys(("V1Container", "V1EphemeralContainer"), frozenset({
+        "env", "envFrom", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "securityContext",
+        "volumeMounts", "volumeDevices"})),
+    "V1PodSpec": frozenset({"securityContext", "dnsConfig", "hostAliases", "os"}),
+    "V1Volume": frozenset({"projected", "configMap", "secret", "downwardAPI", "emptyDir"}),
+    "V1ObjectMeta": frozenset({"managedFields"}),
+    "V1PodStatus": frozenset({"containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses"}),
+}
+
 _types: dict[str, _Type] = {}
 _roots: dict[tuple[str, str], _Type] = {}
 _default_roots: dict[str, _Type] = {}
-_ABSENT: Any = object()
 
 
 def _load() -> None:
     from scheduling_framework.api._known_fields import ROOTS, TYPES
 
     for name in TYPES:
-        _types[name] = {}
+        _types[name] = _Type()
     for name, fields in TYPES.items():
         t = _types[name]
+        t.names = frozenset(fields)
         for f, child in fields.items():
-            if child is None:
-                t[f] = None
-            elif child.startswith("{}"):
-                t[f] = (_types[child[2:]],)
-            else:
-                t[f] = _types[child]
+            if child is not None:
+                t.children[f] = (_types[child[2:]],) if child.startswith("{}") else _types[child]
+        t.nested = frozenset(t.children) - _NOT_WALKED.get(name, frozenset())
     for (api_version, kind), model in ROOTS.items():
         _roots[(api_version, kind)] = _types[model]
         _default_roots.setdefault(kind, _types[model])
@@ -79,57 +99,77 @@ def unknown_fields(manifest: Mapping[str, Any], kind: str) -> list[str]:
     """Messages for the fields of ``manifest`` (a ``kind``) that the API does not define, in the API server's
     words with a did-you-mean where one is close (``unknown field "spec.node_selector" (did you mean
     "spec.nodeSelector"?)``); empty for a clean manifest or a kind outside the schema. The fields that hold a
-    value come first (the ones whose loss changes something), then those that are null."""
+    value come first (the ones whose loss changes something), then those that are null; each group in path order."""
     t = _root(manifest, kind)
     if t is None:
         return []
-    found: list[tuple[str, str, _Type, Any]] = []
-    _walk(manifest, t, "", found)
-    found.sort(key=lambda f: f[3] is None)
-    return [_message(prefix, key, fields) for prefix, key, fields, _ in found]
+    found: list[tuple[Any, str, _Type, Any]] = []
+    _walk(manifest, t, (), found)
+    if not found:
+        return []
+    paths = [(f[3] is None, _path(f[0]), f[1], f[2]) for f in found]
+    paths.sort(key=lambda f: (f[0], f[1] + str(f[2])))
+    return [_message(prefix, key, fields) for _, prefix, key, fields in paths]
 
 
-def _walk(d: Mapping[str, Any], t: _Type, prefix: str, found: list[tuple[str, str, _Type, Any]]) -> None:
-    for k, v in d.items():
-        child = t.get(k, _ABSENT)
-        if child is None:
-            continue
-        if child is _ABSENT:
-            found.append((prefix, k, t, v))
-        elif v is None:
-            continue
-        elif type(child) is tuple:  # a map of objects
-            if isinstance(v, Mapping):
-                for mk, mv in v.items():
-                    if isinstance(mv, Mapping):
-                        _walk(mv, child[0], f"{prefix}{k}[{mk}].", found)
-        elif isinstance(v, Mapping):
-            _walk(v, child, f"{prefix}{k}.", found)
-        elif isinstance(v, list):
+def _walk(d: Mapping[str, Any], t: _Type, prefix: Any, found: list[tuple[Any, str, _Type, Any]]) -> None:
+    # Set operations on the keys run in C: the Python loop sees only the nested objects (and unknown keys).
+    # ``prefix`` is the path as nested tuples, turned into text only for an unknown field.
+    names = t.names
+    if not names.issuperset(d):
+        for k in d:
+            if k not in names:
+                found.append((prefix, k, t, d[k]))
+    nested = t.nested.intersection(d)
+    if not nested:
+        return
+    children = t.children
+    for k in nested:
+        v = d[k]
+        child = children[k]
+        tv = type(v)
+        if tv is list:
             for i, item in enumerate(v):
-                if isinstance(item, Mapping):
-                    _walk(item, child, f"{prefix}{k}[{i}].", found)
+                if type(item) is dict or isinstance(item, Mapping):
+                    _walk(item, child, (prefix, k, i), found)
+        elif tv is dict or isinstance(v, Mapping):
+            if type(child) is tuple:  # a map of objects
+                for mk, mv in v.items():
+                    if type(mv) is dict or isinstance(mv, Mapping):
+                        _walk(mv, child[0], (prefix, k, str(mk)), found)
+            else:
+                _walk(v, child, (prefix, k, None), found)
+
+
+def _path(prefix: Any) -> str:
+    """``spec.containers[0].`` from the nested tuples ``_walk`` builds."""
+    parts: list[str] = []
+    while prefix:
+        prefix, k, i = prefix
+        parts.append(f"{k}[{i}]." if i is not None else f"{k}.")
+    return "".join(reversed(parts))
 
 
 _SNAKE = re.compile(r"_([a-z0-9])")
 
 
-def _suggest(key: str, fields: _Type) -> str:
+def _suggest(key: str, t: _Type) -> str:
     if not isinstance(key, str):
         return ""
+    fields = sorted(t.names)
     camel = _SNAKE.sub(lambda m: m.group(1).upper(), key)
-    if camel != key and camel in fields:
+    if camel != key and camel in t.names:
         return camel
     folded = key.replace("_", "").replace("-", "").lower()
     for f in fields:
         if f.lower() == folded:
             return f
-    close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.8)
+    close = difflib.get_close_matches(key, fields, n=1, cutoff=0.8)
     return close[0] if close else ""
 
 
-def _message(prefix: str, key: str, fields: _Type) -> str:
-    s = _suggest(key, fields)
+def _message(prefix: str, key: str, t: _Type) -> str:
+    s = _suggest(key, t)
     hint = f' (did you mean "{prefix}{s}"?)' if s else ""
     return f'unknown field "{prefix}{key}"{hint}'
 

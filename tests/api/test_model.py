@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduling_framework.api.clients import ACCEPTED
 from scheduling_framework.api import KubeObject, Namespace, Node, Pod
+from scheduling_framework.api.clients import ACCEPTED
 from scheduling_framework.api.meta import ObjectMeta, object_ref
 from scheduling_framework.api.pod import DEFAULT_SCHEDULER_NAME, PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER
 from scheduling_framework.api.quantity import Quantity

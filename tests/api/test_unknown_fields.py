@@ -129,7 +129,7 @@ def test_the_snake_case_pod_is_no_longer_a_silent_wrong_answer() -> None:
     assert any(w.startswith('unknown field "spec.node_selector" (did you mean "spec.nodeSelector"?) (ignored): '
                             "Pod default/web") for w in c.warnings)
     assert f"unknown fields: {SNAKE_CASE_HINT}" in list(c.warnings)
-    with pytest.raises(ManifestValidationError, match='unknown field "spec.node_selector"'):
+    with pytest.raises(ManifestValidationError, match=r'unknown field "spec\.node_selector"'):
         cluster_from_documents([NODE_A, snake_case_pod()], strict=True)
 
 
@@ -147,10 +147,10 @@ def test_scheduler_and_simulator_report_unknown_fields(strict: bool) -> None:
     s = Scheduler(strict=strict)
     sim = Simulator(strict=strict)
     if strict:
-        with pytest.raises(ManifestValidationError, match="spec.node_selector"):
+        with pytest.raises(ManifestValidationError, match=r"spec\.node_selector"):
             s.load([NODE_A], [bad])
         assert s.cache.nodes() == []  # nothing half-applied
-        with pytest.raises(ManifestValidationError, match="spec.node_selector"):
+        with pytest.raises(ManifestValidationError, match=r"spec\.node_selector"):
             sim.add_pod(bad, "a-1")
         return
     s.load([NODE_A], [bad])
@@ -161,8 +161,8 @@ def test_scheduler_and_simulator_report_unknown_fields(strict: bool) -> None:
 
 
 def test_shipped_examples_and_real_fixtures_have_no_unknown_fields() -> None:
-    files = sorted(glob.glob(str(ROOT / "examples" / "*cluster*.yaml")) + [str(ROOT / "examples" / "web-pod.yaml")]
-                   + glob.glob(str(ROOT / "tests" / "fixtures" / "real" / "*.yaml")))
+    files = sorted([*glob.glob(str(ROOT / "examples" / "*cluster*.yaml")), str(ROOT / "examples" / "web-pod.yaml"),
+                    *glob.glob(str(ROOT / "tests" / "fixtures" / "real" / "*.yaml"))])
     assert len(files) >= 5
     for f in files:
         assert [w for w in load_cluster(f).warnings if "unknown field" in w] == [], f
