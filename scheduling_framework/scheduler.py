@@ -32,6 +32,7 @@ from scheduling_framework.extender.client import HTTPExtender, build_extenders, 
 from scheduling_framework.extender.config import apply_ignored_resources
 from scheduling_framework.interfaces import QueuedPodInfo
 from scheduling_framework.node_info import PodInfo
+from scheduling_framework.overcommit import report_overcommitted
 from scheduling_framework.queue import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
@@ -442,7 +443,8 @@ class Scheduler:
         Each may be this package's objects, manifest dicts or objects of a Python Kubernetes client, or a list
         object (``V1NodeList`` as a list call returns it). Nothing is added when one of them cannot be read.
         A bound pod whose node is not among ``nodes`` (normal in a dump: nodes change between list calls)
-        is left out, with a warning."""
+        is left out, with a warning. Nodes that their bound pods over-commit (requests above allocatable) are
+        named in a warning, one item per node with the resources concerned."""
         from scheduling_framework.ingest import gc_paused
 
         # read every object first, so that a bad one leaves the scheduler as it was
@@ -466,6 +468,8 @@ class Scheduler:
                     self.add_pod(p)
                 else:
                     pending.append(p)
+            # the input as given: nodes its bound pods already over-commit (before any pending pod is queued)
+            report_overcommitted(filter(None, (self.cache.node_info(n.name) for n in nodes)), self.warnings)
             for p in pending:
                 self.add_pod(p)
 

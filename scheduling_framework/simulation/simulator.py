@@ -34,6 +34,7 @@ from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import SnapshotError
 from scheduling_framework.interfaces import QueuedPodInfo
 from scheduling_framework.node_info import NodeInfo, PodInfo
+from scheduling_framework.overcommit import report_overcommitted
 from scheduling_framework.registry import Registry, default_registry
 from scheduling_framework.resource_claims import (
     RESOURCE_CLAIM,
@@ -186,7 +187,8 @@ class Simulator:
         Pending pods are not added: pass ``cluster.pending_pods`` to :meth:`schedule_pods`. Pods that
         have finished (phase Succeeded or Failed) hold no resources and are skipped, as the CLI does.
         Pods bound to a node the cluster does not have are skipped too, with a warning in
-        ``warnings`` (which starts with the cluster's own loading warnings).
+        ``warnings`` (which starts with the cluster's own loading warnings); nodes their bound pods
+        over-commit are named there too.
         """
         from scheduling_framework.ingest import gc_paused
 
@@ -217,6 +219,7 @@ class Simulator:
         sim = cls(config, registry, seed, profile=profile, cluster=ClusterSnapshot(cluster.nodes, bound),
                   objects=cluster.objects, kubernetes_version=kubernetes_version, feature_gates=feature_gates)
         warnings.extend(sim.warnings)
+        report_overcommitted(sim.cluster.node_infos(), warnings)
         sim.warnings = warnings
         for ext in sim.framework.extenders:
             ext.warnings = warnings
