@@ -219,7 +219,7 @@ def _one_line(s: str) -> str:
 
 
 def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from scheduling_framework.scheduler import ERROR, PREEMPTED, SCHEDULED, SKIPPED, UNSCHEDULABLE, Scheduler
+    from scheduling_framework.scheduler import ERROR, SCHEDULED, SKIPPED, UNSCHEDULABLE, Scheduler
     from scheduling_framework.warning_list import merged
 
     if args.cluster == "-" and args.config == "-":
@@ -249,7 +249,8 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
              "unschedulable": sum(r.outcome == UNSCHEDULABLE for r in all_results),
              "errors": sum(r.outcome == ERROR for r in all_results),
              "skipped": sum(r.outcome == SKIPPED for r in all_results),
-             "preempted": sum(r.outcome == PREEMPTED for r in all_results),
+             # every pod evicted as a victim: bound before the run or placed by it (then reported Preempted)
+             "preempted": len({v for r in sched.results.values() for v in r.victims}),
              "seconds": round(seconds, 6)}
     warnings = merged(cfg.feature_gates.warnings(), cluster.warnings, sched.warnings)
     status = EXIT_OK
@@ -309,7 +310,7 @@ def _write_report(path: str, cluster: Any, sched: Any, results: list[Any], stats
     from scheduling_framework.errors import InputError
     from scheduling_framework.report.html import render, report_data
 
-    data = report_data(cluster.nodes, cluster.bound_pods, sched, results, stats, warnings)
+    data = report_data(cluster.nodes, cluster.bound_pods, sched, results, stats, warnings, cluster.pending_pods)
     try:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(render(data))
