@@ -45,6 +45,7 @@ from scheduling_framework.queue import (
     SchedulingQueue,
 )
 from scheduling_framework.registry import Registry, default_registry
+from scheduling_framework.report.notebook import RunResults
 from scheduling_framework.resource_claims import (
     POD_CLAIM_NAME_ANNOTATION,
     RESOURCE_CLAIM,
@@ -474,7 +475,7 @@ class Scheduler:
                 self.add_pod(p)
 
     # the loop ---------------------------------------------------------------------------------
-    def run(self, max_cycles: int | None = None) -> list[PodResult]:
+    def run(self, max_cycles: int | None = None) -> RunResults:
         """Schedule until no pod is left to try (backoffs and Permit timeouts pass on the virtual clock).
 
         Always returns: after ``max_cycles`` scheduling cycles, or when every queued pod waits for an event,
@@ -486,7 +487,7 @@ class Scheduler:
             self._run(max_cycles)
         finally:
             self._exit_loop()
-        return list(self.results.values())
+        return RunResults(self.results.values())
 
     def _run(self, max_cycles: int | None) -> None:
         cycles = 0

@@ -36,6 +36,7 @@ from scheduling_framework.interfaces import QueuedPodInfo
 from scheduling_framework.node_info import NodeInfo, PodInfo
 from scheduling_framework.overcommit import report_overcommitted
 from scheduling_framework.registry import Registry, default_registry
+from scheduling_framework.report.notebook import ResultsMixin
 from scheduling_framework.resource_claims import (
     RESOURCE_CLAIM,
     RESOURCE_SLICE,
@@ -64,10 +65,14 @@ _POD_INFO_CACHE_SIZE = 100_000
 
 
 @attrs.frozen
-class ScheduleOutcome:
-    """The result of :meth:`Simulator.schedule_pods`: one Placement per pod, in scheduling order."""
+class ScheduleOutcome(ResultsMixin):
+    """The result of :meth:`Simulator.schedule_pods`: one Placement per pod, in scheduling order (an HTML
+    table in Jupyter; ``to_records()`` / ``to_dataframe()`` for data tools)."""
 
     results: tuple[Placement, ...]
+
+    def _result_items(self) -> tuple[Placement, ...]:
+        return self.results
 
     @property
     def placements(self) -> dict[str, str]:
