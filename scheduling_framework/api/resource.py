@@ -504,7 +504,7 @@ class ResourceSlice(MetadataAccessors):
         raw.setdefault("metadata", {})["name"] = name
         raw.setdefault("spec", {})["nodeName"] = node_name
         raw["spec"]["pool"] = {**raw["spec"].get("pool", {}), "name": node_name}
-        return ResourceSlice.from_dict(raw)
+        return ResourceSlice.from_dict(raw, strict=None)
 
     def to_dict(self) -> dict[str, Any]:
         return copy.deepcopy(dict(self._raw))

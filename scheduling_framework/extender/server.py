@@ -136,7 +136,7 @@ class PluginExtender:
             raise _RequestError(400, str(e)) from None
         try:
             # kube-scheduler's objects come from informers, whose TypeMeta (kind, apiVersion) is usually empty
-            pod = Pod.from_dict({"apiVersion": "v1", "kind": "Pod", **args.pod})
+            pod = Pod.from_dict({"apiVersion": "v1", "kind": "Pod", **args.pod}, strict=None)
         except SchedulingFrameworkError as e:
             raise _RequestError(400, f"Pod: {e}") from None
         nodes = dict(self.cluster_nodes)
@@ -149,7 +149,7 @@ class PluginExtender:
         names: list[str] = []
         for i, raw in enumerate(args.nodes or ()):
             try:
-                n = Node.from_dict({"apiVersion": "v1", "kind": "Node", **raw})
+                n = Node.from_dict({"apiVersion": "v1", "kind": "Node", **raw}, strict=None)
             except SchedulingFrameworkError as e:
                 raise _RequestError(400, f"Nodes.items[{i}]: {e}") from None
             nodes[n.name] = n

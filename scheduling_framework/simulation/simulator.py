@@ -318,8 +318,8 @@ class Simulator:
         for name in names:
             for o in own:
                 new_name = o.name.replace(template.name, name) if template.name in o.name else f"{o.name}-{name}"
-                clone = ResourceSlice.from_dict(o.raw).with_node_name(new_name, name)
-                self.objects.add(KubeObject.from_dict(clone.to_dict()))
+                clone = ResourceSlice.from_dict(o.raw, strict=None).with_node_name(new_name, name)
+                self.objects.add(KubeObject.from_dict(clone.to_dict(), strict=None))
 
     def remove_node(self, node_name: str) -> list[Pod]:
         return self.cluster.remove_node(node_name)
