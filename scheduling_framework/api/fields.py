@@ -129,6 +129,12 @@ def _walk(d: Mapping[str, Any], t: _Type, prefix: Any, found: list[tuple[Any, st
         child = children[k]
         tv = type(v)
         if tv is list:
+            if not child.nested:  # flat items (tolerations, ports, conditions): their keys only, no call
+                leaf = child.names
+                for i, item in enumerate(v):
+                    if (type(item) is dict or isinstance(item, Mapping)) and not leaf.issuperset(item):
+                        _walk(item, child, (prefix, k, i), found)
+                continue
             for i, item in enumerate(v):
                 if type(item) is dict or isinstance(item, Mapping):
                     _walk(item, child, (prefix, k, i), found)
