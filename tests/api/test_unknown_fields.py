@@ -194,3 +194,14 @@ def test_cli_warns_and_strict_fails(tmp_path: Path, command: list[str]) -> None:
     p = cli(*args, "--strict")
     assert p.returncode == 2
     assert 'unknown field "spec.node_selector" (did you mean "spec.nodeSelector"?)' in p.stderr
+
+
+def test_the_committed_schema_is_the_generators_output() -> None:
+    import kubernetes
+
+    text = (ROOT / "scheduling_framework" / "api" / "_known_fields.py").read_text(encoding="utf-8")
+    if f"kubernetes client {kubernetes.__version__} " not in text:
+        pytest.skip(f"generated from another client release than the installed {kubernetes.__version__}")
+    out = subprocess.run([sys.executable, "tools/gen_known_fields.py"], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout
+    assert out == text
