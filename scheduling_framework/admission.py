@@ -194,7 +194,7 @@ class Admission:
             return pod, f'pods "{pod.name}" is forbidden: {refusal}'
         if changed:
             try:
-                pod = Pod.from_dict(raw)
+                pod = Pod.from_dict(raw, strict=None)
             except ValueError as e:  # a default that does not parse: leave the pod as it was
                 self.warnings.add_item(WARN_UNUSABLE_ADMISSION, f"defaults for pod {pod.key} ({e})")
         return self.priority.admit(pod)

@@ -45,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     add_release_flags(s)
     _add_focus_arguments(s)
     _add_max_input_bytes(s)
+    _add_strict(s)
     d = sub.add_parser("demo", help="schedule the README's demo cluster (shipped with the package): pending pods, "
                                     "a PriorityClass that preempts, a DaemonSet; same as schedule --cluster "
                                     "examples/cluster.yaml --expand-workloads --explain")
@@ -63,6 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     cap.add_argument("--seed", type=int, default=None, help="seed for tie-breaking among equal top scores")
     add_release_flags(cap)
     _add_max_input_bytes(cap)
+    _add_strict(cap)
     c = sub.add_parser("config", help="configuration commands")
     csub = c.add_subparsers(dest="config_command", required=True)
     v = csub.add_parser("view", help="print the effective configuration (defaults, merge, multiPoint expanded)")
@@ -99,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="requests waiting for a worker before the server answers 503 (default 64)")
     se.add_argument("--max-connections", type=int, default=1024, metavar="N",
                     help="open connections before new ones are answered 503 (default 1024)")
+    _add_strict(se)
     pl = sub.add_parser("plugins", help="list registered plugins, their origin and extension points")
     pl.add_argument("--output", choices=("table", "json"), default="table")
     comp = sub.add_parser("completion", help="print a shell completion script (bash)")
@@ -157,6 +160,12 @@ def _max_bytes(text: str) -> int:
         return parse_byte_size(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _add_strict(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--strict", action="store_true",
+                   help="fields the Kubernetes API does not define (e.g. spec.node_selector) are errors, as with "
+                        "kubectl --validate=strict (default: a warning naming each, which the run ignores)")
 
 
 def _add_max_input_bytes(p: argparse.ArgumentParser) -> None:
@@ -221,13 +230,13 @@ def _one_line(s: str) -> str:
 
 
 def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from scheduling_framework.scheduler import ERROR, PREEMPTED, SCHEDULED, SKIPPED, UNSCHEDULABLE, Scheduler
+    from scheduling_framework.scheduler import ERROR, SCHEDULED, SKIPPED, UNSCHEDULABLE, Scheduler
     from scheduling_framework.warning_list import merged
 
     if args.cluster == "-" and args.config == "-":
         raise InputError("--config", "only one of --cluster and --config can read standard input ('-')")
     cfg = load_config_for(args)
-    cluster = load_cluster_with_progress(args.cluster, args.max_input_bytes, err, args.progress)
+    cluster = load_cluster_with_progress(args.cluster, args.max_input_bytes, err, args.progress, args.strict)
     if args.expand_workloads:
         from scheduling_framework.workloads import expand_workloads
 
@@ -251,7 +260,8 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
              "unschedulable": sum(r.outcome == UNSCHEDULABLE for r in all_results),
              "errors": sum(r.outcome == ERROR for r in all_results),
              "skipped": sum(r.outcome == SKIPPED for r in all_results),
-             "preempted": sum(r.outcome == PREEMPTED for r in all_results),
+             # every pod evicted as a victim: bound before the run or placed by it (then reported Preempted)
+             "preempted": len({v for r in sched.results.values() for v in r.victims}),
              "seconds": round(seconds, 6)}
     warnings = merged(cfg.feature_gates.warnings(), cluster.warnings, sched.warnings)
     status = EXIT_OK
@@ -283,14 +293,15 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return status
 
 
-def load_cluster_with_progress(path: str, max_input_bytes: int | None, err: TextIO, flag: bool | None) -> Any:
+def load_cluster_with_progress(path: str, max_input_bytes: int | None, err: TextIO, flag: bool | None,
+                               strict: bool = False) -> Any:
     """``load_cluster``, with a bar of the megabytes read on ``err`` when it is a terminal (or ``--progress``):
     a big dump takes a while to read."""
     from scheduling_framework.cluster import load_cluster
     from scheduling_framework.report.progress import Progress, should_show
 
     if not should_show(err, flag):
-        return load_cluster(path, max_input_bytes=max_input_bytes)
+        return load_cluster(path, max_input_bytes=max_input_bytes, strict=strict)
     read = [0]  # bytes read so far
 
     def progress(done: int, total: int | None) -> None:
@@ -298,7 +309,7 @@ def load_cluster_with_progress(path: str, max_input_bytes: int | None, err: Text
         bar.total = max(total or 0, done) >> 20
 
     with Progress(err, 0, lambda: read[0] >> 20, unit="MB") as bar:
-        return load_cluster(path, max_input_bytes=max_input_bytes, progress=progress)
+        return load_cluster(path, max_input_bytes=max_input_bytes, progress=progress, strict=strict)
 
 
 def _freeze_loaded_objects() -> None:
@@ -314,7 +325,7 @@ def _write_report(path: str, cluster: Any, sched: Any, results: list[Any], stats
     from scheduling_framework.errors import InputError
     from scheduling_framework.report.html import render, report_data
 
-    data = report_data(cluster.nodes, cluster.bound_pods, sched, results, stats, warnings)
+    data = report_data(cluster.nodes, cluster.bound_pods, sched, results, stats, warnings, cluster.pending_pods)
     try:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(render(data))
@@ -364,8 +375,9 @@ def _capacity(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if [args.cluster, args.config, args.pod].count("-") > 1:
         raise InputError("--pod", "only one of --cluster, --config and --pod can read standard input ('-')")
     cfg = load_config_for(args)
-    cluster = load_cluster_with_progress(args.cluster, args.max_input_bytes, err, None)
-    pod = load_single_pod(args.pod, max_input_bytes=args.max_input_bytes)
+    cluster = load_cluster_with_progress(args.cluster, args.max_input_bytes, err, None, args.strict)
+    pod = load_single_pod(args.pod, max_input_bytes=args.max_input_bytes, strict=args.strict,
+                          warnings=cluster.warnings)
     sim = Simulator.from_cluster(cluster, cfg, seed=args.seed)
     if args.workload:
         from scheduling_framework.cluster import load_cluster
@@ -412,7 +424,7 @@ def _serve_extender(args: argparse.Namespace, err: TextIO) -> int:
         serve(args.config, address=args.address, profile=args.profile, tls_cert=args.tls_cert,
               tls_key=args.tls_key, cluster=args.cluster, request_timeout=args.request_timeout,
               max_request_bytes=args.max_request_bytes, read_timeout=args.read_timeout, workers=args.workers,
-              queue=args.queue, max_connections=args.max_connections)
+              queue=args.queue, max_connections=args.max_connections, strict=args.strict)
     finally:
         logger.removeHandler(handler)
     return EXIT_OK

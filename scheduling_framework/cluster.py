@@ -7,6 +7,9 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from scheduling_framework._input import check_size, load_yaml_documents
+from scheduling_framework.api.clients import as_manifest, is_client_object
+from scheduling_framework.api.fields import SNAKE_CASE_HINT, snake_case_hint, unknown_fields
+from scheduling_framework.api.meta import object_ref
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
@@ -46,6 +49,8 @@ def register_object_kinds(*kinds: str) -> None:
 
 def _flatten(docs: Iterable[Any]) -> Iterable[tuple[str, Any]]:
     for i, d in enumerate(docs):
+        if not isinstance(d, Mapping) and is_client_object(d):
+            d = as_manifest(d)  # V1Pod, V1PodList, lightkube and kr8s objects
         if isinstance(d, Mapping) and (d.get("kind") == "List" or str(d.get("kind", "")).endswith("List")) \
                 and isinstance(d.get("items"), list):
             item_kind = str(d.get("kind"))[:-4] if d.get("kind") != "List" else ""
@@ -57,18 +62,22 @@ def _flatten(docs: Iterable[Any]) -> Iterable[tuple[str, Any]]:
             yield f"document {i + 1}", d
 
 
-def cluster_from_documents(docs: Iterable[Any], *, validate: bool = True) -> Cluster:
-    """Parse manifests into a Cluster.
+def cluster_from_documents(docs: Iterable[Any], *, validate: bool = True, strict: bool = False) -> Cluster:
+    """Parse manifests into a Cluster: dicts, or objects of the Python Kubernetes clients (``V1Pod``, a
+    ``V1PodList`` from a list call, lightkube and kr8s objects: see ``api.clients``).
 
     Raises ManifestValidationError listing every problem found (each naming the document, the object and
     the field path): malformed objects, Pods and Nodes that fail API validation (``api.validation``), and
     pods or nodes that share a name or a uid. ``validate=False`` skips API validation (not the duplicate
     checks): for test tables that build objects the API server would refuse, as upstream's unit tests do.
+    Fields the API does not define are reported in ``Cluster.warnings`` (``unknown field "spec.node_selector"
+    (did you mean "spec.nodeSelector"?)``); ``strict=True`` makes them errors, as ``kubectl --validate=strict``.
     """
-    return cluster_from_items(_flatten(docs), validate=validate)
+    return cluster_from_items(_flatten(docs), validate=validate, strict=strict)
 
 
-def cluster_from_items(items: Iterable[tuple[str, Any]], *, validate: bool = True, compact: bool = False) -> Cluster:
+def cluster_from_items(items: Iterable[tuple[str, Any]], *, validate: bool = True, compact: bool = False,
+                       strict: bool = False) -> Cluster:
     """:func:`cluster_from_documents` over ``(where, manifest)`` pairs, ``where`` naming each in messages.
 
     ``compact=True`` (the file readers, which own the dicts they pass) drops ``metadata.managedFields`` and
@@ -79,22 +88,36 @@ def cluster_from_items(items: Iterable[tuple[str, Any]], *, validate: bool = Tru
     errors: list[str] = []
     pod_where: list[str] = []
     node_where: list[str] = []
+    snake_case = False
     for where, d in items:
         if not isinstance(d, Mapping):
-            errors.append(f"{where}: expected an object manifest, got {type(d).__name__}")
-            continue
+            if is_client_object(d):
+                d = as_manifest(d)
+            else:
+                errors.append(f"{where}: expected an object manifest, got {type(d).__name__}")
+                continue
         kind = d.get("kind")
+        if isinstance(kind, str):
+            unknown = unknown_fields(d, kind)
+            if unknown:
+                ref = object_ref(kind, d)
+                if strict:
+                    errors.extend(f"{where}: {ref}: {m}" for m in unknown)
+                else:
+                    for m in unknown:
+                        c.warnings.add_item(f"{m} (ignored)", ref)
+                    snake_case = snake_case or bool(snake_case_hint(unknown))
         if compact:
             meta = d.get("metadata")
             if isinstance(meta, dict) and "managedFields" in meta:
                 d = {**d, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
         try:
             if kind == "Node":
-                node = Node.from_dict(d)
+                node = Node.from_dict(d, strict=None)
                 c.nodes.append(node.with_packed_manifest() if compact else node)
                 node_where.append(where)
             elif kind == "Pod":
-                pod = Pod.from_dict(d)
+                pod = Pod.from_dict(d, strict=None)
                 c.pods.append(pod.with_packed_manifest() if compact else pod)
                 pod_where.append(where)
             elif kind == WORKLOAD:
@@ -105,10 +128,10 @@ def cluster_from_items(items: Iterable[tuple[str, Any]], *, validate: bool = Tru
                 c.objects.append(KubeObject.from_dict(d))
             elif isinstance(kind, str) and kind in _DRA_PARSERS:
                 # Parsed strictly once so that a malformed DRA object is refused at load, naming the field.
-                _DRA_PARSERS[kind](d)
-                c.objects.append(KubeObject.from_dict(d))
+                _DRA_PARSERS[kind](d, strict=None)
+                c.objects.append(KubeObject.from_dict(d, strict=None))
             elif isinstance(kind, str) and kind:
-                c.objects.append(KubeObject.from_dict(d))
+                c.objects.append(KubeObject.from_dict(d, strict=None))
             else:
                 raise ManifestError("object", "Required value: kind is required", "kind")
         except ManifestError as e:
@@ -123,6 +146,8 @@ def cluster_from_items(items: Iterable[tuple[str, Any]], *, validate: bool = Tru
     errors.extend(_duplicates(c, pod_where, node_where))
     if errors:
         raise ManifestValidationError(errors)
+    if snake_case:
+        c.warnings.add(f"unknown fields: {SNAKE_CASE_HINT}")
     for o in c.objects:
         if o.kind not in READ_KINDS:
             c.warnings.add_item(f'ignored object(s) of kind "{o.kind}" (nothing in the scheduler reads it)',
@@ -186,7 +211,7 @@ def _duplicates(c: Cluster, pod_where: list[str], node_where: list[str]) -> list
 
 
 def load_cluster(source: str | os.PathLike[str], *, max_input_bytes: int | None = None,
-                 progress: ProgressFn | None = None) -> Cluster:
+                 progress: ProgressFn | None = None, strict: bool = False) -> Cluster:
     """Read a cluster file (YAML or JSON, optionally gzip-compressed), or standard input when ``source`` is ``-``.
 
     Only regular files are read (a FIFO, a device or a directory is refused), at most ``max_input_bytes``
@@ -195,16 +220,18 @@ def load_cluster(source: str | os.PathLike[str], *, max_input_bytes: int | None 
     one at a time, so memory follows the objects, not the file. ``progress(bytes_read, total_or_None)``
     is called as the input is read. Raises InputError for unreadable, oversized, undecodable, invalid,
     too deeply nested or empty input, ManifestValidationError (listing every problem) for invalid objects.
+    Unknown fields are warnings, or with ``strict=True`` errors (see :func:`cluster_from_documents`).
     """
     from scheduling_framework.ingest import DEFAULT_MAX_CLUSTER_BYTES, open_source
 
     limit = DEFAULT_MAX_CLUSTER_BYTES if max_input_bytes is None else max_input_bytes
     with open_source(source, what="cluster file", max_bytes=limit) as src:
         src.progress = progress
-        return cluster_from_source(src)
+        return cluster_from_source(src, strict=strict)
 
 
-def cluster_from_text(text: str, source: str = "<input>", *, max_input_bytes: int | None = None) -> Cluster:
+def cluster_from_text(text: str, source: str = "<input>", *, max_input_bytes: int | None = None,
+                      strict: bool = False) -> Cluster:
     """Parse cluster YAML or JSON text (multi-document or ``kind: List``); the same checks as :func:`load_cluster`.
 
     Input with no objects at all (empty, or only comments) is an error: a run over it would report
@@ -214,22 +241,22 @@ def cluster_from_text(text: str, source: str = "<input>", *, max_input_bytes: in
 
     check_size(text, source, max_input_bytes, "cluster input")
     with text_source(text, source, "cluster input", len(text) * 4 + 16) as src:
-        return cluster_from_source(src)
+        return cluster_from_source(src, strict=strict)
 
 
-def cluster_from_source(src: Source) -> Cluster:
+def cluster_from_source(src: Source, *, strict: bool = False) -> Cluster:
     """A Cluster from a :class:`~scheduling_framework.ingest.Source`, streamed item by item."""
     from scheduling_framework.ingest import Counter, RereadWhole, gc_paused, stream_items
 
     counter = Counter()
     with gc_paused():
         try:
-            c = cluster_from_items(stream_items(src, counter), compact=True)
+            c = cluster_from_items(stream_items(src, counter), compact=True, strict=strict)
         except RereadWhole:  # a shape the streamed readers leave to the whole-document loader: start over
             text = src.read_text()
             docs = load_yaml_documents(text, src.name)
             counter.documents = len(docs)
-            c = cluster_from_items(_flatten(docs), compact=True)
+            c = cluster_from_items(_flatten(docs), compact=True, strict=strict)
     if not counter.documents:
         raise InputError(src.name, f"{src.name}: no objects found: the cluster input is empty or holds only "
                                    "comments (expected Nodes, Pods and other manifests)")

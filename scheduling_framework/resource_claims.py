@@ -227,7 +227,7 @@ def generate_claims(pod: Pod, get_object: Callable[[str, str, str], KubeObject |
         api_version = str(tmpl.raw.get("apiVersion") or "resource.k8s.io/v1")
         manifest = {"apiVersion": api_version, "kind": RESOURCE_CLAIM, "metadata": meta,
                     "spec": copy.deepcopy(dict(_map(tmpl_spec.get("spec"))))}
-        new_claims.append(KubeObject.from_dict(manifest))
+        new_claims.append(KubeObject.from_dict(manifest, strict=None))
         statuses.append({"name": name, "resourceClaimName": claim_name_})
         done.add(name)
     if not new_claims:

@@ -20,6 +20,7 @@ from scheduling_framework.admission import (
     Admission,
     refused_item,
 )
+from scheduling_framework.api.coerce import coerce_node, coerce_object, coerce_pod, iter_objects
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
@@ -35,6 +36,7 @@ from scheduling_framework.extender.client import HTTPExtender, build_extenders, 
 from scheduling_framework.extender.config import apply_ignored_resources
 from scheduling_framework.features import UnreproducedInput, taint_rules_enabled
 from scheduling_framework.interfaces import QueuedPodInfo
+from scheduling_framework.overcommit import report_overcommitted
 from scheduling_framework.podgroups import (
     PodGroupManager,
     group_name,
@@ -56,6 +58,7 @@ from scheduling_framework.queue import (
     SchedulingQueue,
 )
 from scheduling_framework.registry import Registry, default_registry
+from scheduling_framework.report.notebook import RunResults
 from scheduling_framework.resource_claims import (
     DEVICE_TAINT_RULE,
     POD_CLAIM_NAME_ANNOTATION,
@@ -203,7 +206,7 @@ class Scheduler:
                  registry: Registry | None = None, *, binder: Any = None, seed: int | None = None,
                  clock: Callable[[], float] | None = None, explain: bool | Callable[[Pod], bool] = False,
                  bind_in_thread: bool = True, kubernetes_version: str | None = None,
-                 feature_gates: str | Mapping[str, Any] | None = None) -> None:
+                 feature_gates: str | Mapping[str, Any] | None = None, strict: bool = False) -> None:
         # kubernetes_version / feature_gates: the release whose behaviour to follow (default newest)
         self.config = resolve_config(config, kubernetes_version=kubernetes_version, feature_gates=feature_gates)
         self.registry = registry if registry is not None else default_registry()
@@ -219,6 +222,8 @@ class Scheduler:
         # True, False, or a predicate choosing the pods whose cycles are explained (the CLI's --pod)
         self.explain = explain
         self.bind_in_thread = bind_in_thread
+        # Objects given as manifests or client objects: unknown fields are errors (else warnings)
+        self.strict = strict
         self._binder = _InMemoryBinder(self, binder)
         # Pod groups (Workload API): every gang member the scheduler knows, shared by the profiles.
         self.pod_groups = PodGroupManager(self.clock)
@@ -288,14 +293,17 @@ class Scheduler:
     # events from the embedding application ----------------------------------------------------
     # Each takes the scheduler lock (a binding thread may requeue pods meanwhile) and counts as progress: a
     # cluster change may let the queued pods through, so run()'s no-progress bound starts again.
-    def add_node(self, node: Node) -> None:
+    # Each takes a Pod / Node / KubeObject, a manifest dict or a Python Kubernetes client's object (api.clients).
+    def add_node(self, node: Node | Any) -> None:
+        node = coerce_node(node, strict=self.strict, warnings=self.warnings)
         with self._lock:
             self._progress += 1
             self._unreproduced.saw_node(node)
             self.cache.add_node(node)
             self.queue.move_all_to_active_or_backoff(NODE_ADD)
 
-    def update_node(self, node: Node) -> None:
+    def update_node(self, node: Node | Any) -> None:
+        node = coerce_node(node, strict=self.strict, warnings=self.warnings)
         with self._lock:
             self._progress += 1
             self._unreproduced.saw_node(node)
@@ -308,7 +316,8 @@ class Scheduler:
             self.cache.remove_node(name)
             self.queue.move_all_to_active_or_backoff(NODE_DELETE)
 
-    def add_object(self, obj: KubeObject) -> None:
+    def add_object(self, obj: KubeObject | Any) -> None:
+        obj = coerce_object(obj, strict=self.strict, warnings=self.warnings)
         with self._lock:
             self._progress += 1
             self._unreproduced.saw_object(obj)
@@ -350,8 +359,10 @@ class Scheduler:
                 self._admission = None
             self.queue.move_all_to_active_or_backoff(OBJECT_CHANGE)
 
-    def add_pod(self, pod: Pod) -> None:
+    def add_pod(self, pod: Pod | Any) -> None:
         """A bound pod (spec.nodeName set) joins the cluster; a pending one joins the queue."""
+        if not isinstance(pod, Pod):
+            pod = coerce_pod(pod, strict=self.strict, warnings=self.warnings)
         if pod.status.phase in ("Succeeded", "Failed"):
             # terminal pods hold no resources; upstream's informer skips them
             if not pod.spec.node_name:
@@ -474,7 +485,8 @@ class Scheduler:
             adm = self._admission = Admission([o for k in ADMISSION_KINDS for o in self.objects.list(k)], self.warnings)
         return adm.admit(pod)
 
-    def update_pod(self, pod: Pod) -> None:
+    def update_pod(self, pod: Pod | Any) -> None:
+        pod = coerce_pod(pod, strict=self.strict, warnings=self.warnings)
         with self._lock:
             self._progress += 1
             pod = self.admit(pod)[0]
@@ -547,13 +559,22 @@ class Scheduler:
             vr.plugin = ""
             vr.message = f"Preempted by pod {preemptor.pod} on node {node}"
 
-    def load(self, nodes: Iterable[Node] = (), pods: Iterable[Pod] = (), objects: Iterable[KubeObject] = ()) -> None:
+    def load(self, nodes: Iterable[Node | Any] | Any = (), pods: Iterable[Pod | Any] | Any = (),
+             objects: Iterable[KubeObject | Any] | Any = ()) -> None:
         """Feed a whole cluster: objects, nodes, then bound pods, then pending pods (in the order given).
 
+        Each may be this package's objects, manifest dicts or objects of a Python Kubernetes client, or a list
+        object (``V1NodeList`` as a list call returns it). Nothing is added when one of them cannot be read.
         A bound pod whose node is not among ``nodes`` (normal in a dump: nodes change between list calls)
-        is left out, with a warning."""
+        is left out, with a warning. Nodes that their bound pods over-commit (requests above allocatable) are
+        named in a warning, one item per node with the resources concerned."""
         from scheduling_framework.ingest import gc_paused
 
+        # read every object first, so that a bad one leaves the scheduler as it was
+        kw: dict[str, Any] = {"strict": self.strict, "warnings": self.warnings}
+        objects = [coerce_object(o, **kw) for o in iter_objects(objects)]
+        nodes = [coerce_node(n, **kw) for n in iter_objects(nodes)]
+        pods = [coerce_pod(p, **kw) for p in iter_objects(pods)]
         with self._lock, gc_paused():  # a big cluster is millions of objects and no cycles
             self._progress += 1
             watch = self._unreproduced
@@ -587,6 +608,8 @@ class Scheduler:
                     self.add_pod(p)
                 else:
                     pending.append(p)
+            # the input as given: nodes its bound pods already over-commit (before any pending pod is queued)
+            report_overcommitted(filter(None, (self.cache.node_info(n.name) for n in nodes)), self.warnings)
             self._grown = set()
             try:
                 for p in pending:
@@ -612,7 +635,7 @@ class Scheduler:
             self.warnings.add_item(WARN_TAINT_RULE_CEL.format(release=gates.release), rule.name)
 
     # the loop ---------------------------------------------------------------------------------
-    def run(self, max_cycles: int | None = None) -> list[PodResult]:
+    def run(self, max_cycles: int | None = None) -> RunResults:
         """Schedule until no pod is left to try (backoffs and Permit timeouts pass on the virtual clock).
 
         Always returns: after ``max_cycles`` scheduling cycles, or when every queued pod waits for an event,
@@ -624,7 +647,7 @@ class Scheduler:
             self._run(max_cycles)
         finally:
             self._exit_loop()
-        return list(self.results.values())
+        return RunResults(self.results.values())
 
     def _run(self, max_cycles: int | None) -> None:
         cycles = 0

@@ -189,7 +189,7 @@ class _Expander:
         manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": copy.deepcopy(dict(spec)),
                     "status": {"phase": "Pending"}}
         self.pod_keys.add(f"{o.namespace}/{name}")
-        return Pod.from_dict(manifest)
+        return Pod.from_dict(manifest, strict=None)
 
     @staticmethod
     def _owner(api_version: str, kind: str, name: str, uid: str) -> dict[str, Any]:
@@ -240,7 +240,7 @@ class _Expander:
                          **dict(_map(meta_t.get("labels"), "labels")), POD_TEMPLATE_HASH_LABEL: h}},
                          "spec": copy.deepcopy(dict(spec_t))}},
         }
-        rs = KubeObject.from_dict(rs_manifest)
+        rs = KubeObject.from_dict(rs_manifest, strict=None)
         pods: list[Pod] = []
         if not self.count_only:
             owner = self._owner("apps/v1", "ReplicaSet", rs_name, rs_uid)
@@ -325,7 +325,7 @@ class _Expander:
                     "metadata": {"name": name, "namespace": o.namespace,
                                  "labels": {**dict(meta.get("labels") or {}), **selector_labels}},
                     "spec": spec, "status": {"phase": "Pending"}}
-        return KubeObject.from_dict(manifest)
+        return KubeObject.from_dict(manifest, strict=None)
 
     def _job(self, o: KubeObject) -> WorkloadPods | None:
         if o.spec.get("suspend") is True:
@@ -502,7 +502,7 @@ def daemonset_pods_for_node(objects: Iterable[KubeObject], node: Node, warnings:
                                      "labels": dict(_map(meta_t.get("labels"), "labels")),
                                      "ownerReferences": [_Expander._owner("apps/v1", "DaemonSet", ds.name, ds.uid)]},
                         "spec": spec, "status": {"phase": "Running"}}
-            pods.append(Pod.from_dict(manifest))
+            pods.append(Pod.from_dict(manifest, strict=None))
         except (ValidationError, ValueError, TypeError) as e:
             if warnings is not None:
                 warnings.add_item(WARN_UNUSABLE, f"{_ref(ds)} ({e})")

@@ -121,7 +121,8 @@ def test_sdist_carries_tests_docs_and_examples(tmp_path: Path) -> None:
     with tarfile.open(sdist) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     for expected in ("LICENSE", "README.md", "CHANGELOG.md", "constraints/ci.txt", "examples/cluster.yaml",
-                     "docs/index.md", "tests/test_packaging.py", "scheduling_framework/demo/cluster.yaml"):
+                     "docs/index.md", "tests/test_packaging.py", "scheduling_framework/demo/cluster.yaml",
+                     "tools/gen_known_fields.py"):
         assert expected in names, expected
     assert not any("__pycache__" in n for n in names)
 

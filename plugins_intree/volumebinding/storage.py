@@ -346,7 +346,7 @@ def deep_merge(base: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, A
 
 def with_changes(obj: KubeObject, patch: Mapping[str, Any]) -> KubeObject:
     """A new KubeObject: ``obj``'s manifest with ``patch`` merged in."""
-    return KubeObject.from_dict(deep_merge(obj.raw, patch), obj.kind)
+    return KubeObject.from_dict(deep_merge(obj.raw, patch), obj.kind, strict=None)
 
 
 def sort_by_request(claims: Sequence[PVCInfo]) -> list[PVCInfo]:

@@ -9,6 +9,8 @@ from typing import Any
 import attrs
 
 from scheduling_framework.api._parse import as_bool, as_list, as_map, as_str, as_time, str_map
+from scheduling_framework.api.clients import as_manifest
+from scheduling_framework.api.fields import check_unknown_fields
 from scheduling_framework.api.frozen import freeze_map
 from scheduling_framework.errors import ManifestError, ValidationError, brief_str
 
@@ -115,10 +117,13 @@ def reraise_for(kind: str, manifest: Any, err: ValidationError) -> ManifestError
     return ManifestError(object_ref(kind, manifest), err.detail, err.path)
 
 
-def check_kind(manifest: Any, kind: str) -> Mapping[str, Any]:
-    if not isinstance(manifest, Mapping):
-        raise ManifestError(kind, f"expected a mapping, got {type(manifest).__name__}")
-    got = manifest.get("kind")
+def check_kind(manifest: Any, kind: str, strict: bool | None = None) -> Mapping[str, Any]:
+    """The manifest of ``manifest`` (a mapping, or a client object: ``api.clients``) after checking its kind
+    and, unless ``strict`` is None, its fields (unknown ones warn, or with ``strict=True`` are an error)."""
+    m = as_manifest(manifest, kind)
+    got = m.get("kind")
     if got not in (None, kind):
-        raise ManifestError(object_ref(kind, manifest), f'expected kind "{kind}", got "{brief_str(got)}"', "kind")
-    return manifest
+        raise ManifestError(object_ref(kind, m), f'expected kind "{kind}", got "{brief_str(got)}"', "kind")
+    if strict is not None:
+        check_unknown_fields(m, kind, object_ref(kind, m), strict, stacklevel=4)
+    return m

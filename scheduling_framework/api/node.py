@@ -56,8 +56,9 @@ class Node(MetadataAccessors):
     _raw: Mapping[str, Any] = attrs.field(repr=False)
 
     @classmethod
-    def from_dict(cls, manifest: Any) -> Node:
-        m = check_kind(manifest, "Node")
+    def from_dict(cls, manifest: Any, *, strict: bool | None = False) -> Node:
+        """A Node from its manifest (a dict or a client object); ``strict`` as for ``Pod.from_dict``."""
+        manifest = m = check_kind(manifest, "Node", strict)
         try:
             meta = ObjectMeta.from_dict(m.get("metadata"), "metadata")
             if not meta.name:

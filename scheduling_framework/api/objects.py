@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 
+from scheduling_framework.api.clients import as_manifest
 from scheduling_framework.api.meta import MetadataAccessors, ObjectMeta, check_kind, reraise_for
 from scheduling_framework.errors import ManifestError, ValidationError
 
@@ -27,16 +28,17 @@ class KubeObject(MetadataAccessors):
     raw: Mapping[str, Any] = attrs.field(repr=False)
 
     @classmethod
-    def from_dict(cls, manifest: Any, kind: str | None = None) -> KubeObject:
-        if not isinstance(manifest, Mapping):
-            raise ManifestError(kind or "object", f"expected a mapping, got {type(manifest).__name__}")
+    def from_dict(cls, manifest: Any, kind: str | None = None, *, strict: bool | None = False) -> KubeObject:
+        """Any object from its manifest (a dict or a client object); ``strict`` as for ``Pod.from_dict`` (kinds
+        outside the API schema the package knows are not checked)."""
+        manifest = as_manifest(manifest, kind or "object")
         raw_kind = manifest.get("kind")
         if kind is None and raw_kind is not None and not isinstance(raw_kind, str):
             raise ManifestError("object", f"expected a string, got {type(raw_kind).__name__}", "kind")
         k = kind or str(raw_kind or "")
         if not k:
             raise ManifestError("object", "Required value: kind is required", "kind")
-        check_kind(manifest, k)
+        check_kind(manifest, k, strict)
         try:
             meta = ObjectMeta.from_dict(manifest.get("metadata"), "metadata", namespaced=k in NAMESPACED_KINDS)
             if not meta.name:

@@ -495,8 +495,13 @@ class Pod(MetadataAccessors):
     _raw: Mapping[str, Any] = attrs.field(repr=False)
 
     @classmethod
-    def from_dict(cls, manifest: Any) -> Pod:
-        m = check_kind(manifest, "Pod")
+    def from_dict(cls, manifest: Any, *, strict: bool | None = False) -> Pod:
+        """A Pod from its manifest (a dict, or an object of a Python Kubernetes client: ``api.clients``).
+
+        Fields the API does not define warn (UnknownFieldWarning) or, with ``strict=True``, raise
+        ManifestValidationError; ``strict=None`` skips that check (the cluster readers report them on their own).
+        """
+        manifest = m = check_kind(manifest, "Pod", strict)
         try:
             meta = ObjectMeta.from_dict(m.get("metadata"), "metadata", namespaced=True)
             if not meta.name:

@@ -29,6 +29,8 @@ from scheduling_framework.api._parse import (
     str_tuple,
 )
 from scheduling_framework.api.celcost import ESTIMATE_MESSAGE, exceeds_limit
+from scheduling_framework.api.clients import as_manifest
+from scheduling_framework.api.fields import check_unknown_fields
 from scheduling_framework.api.meta import MetadataAccessors, ObjectMeta, object_ref, reraise_for
 from scheduling_framework.api.names import is_qualified_name
 from scheduling_framework.api.quantity import Quantity
@@ -54,20 +56,22 @@ DEVICE_TOLERATION_OPERATORS = ("Exists", "Equal")
 AttributeValue = bool | int | str
 
 
-def _check_api_version(manifest: Any, kind: str) -> tuple[Mapping[str, Any], str]:
-    """Kind and apiVersion checks shared by the four kinds; returns the manifest and its version."""
-    if not isinstance(manifest, Mapping):
-        raise ManifestError(kind, f"expected a mapping, got {type(manifest).__name__}")
+def _check_api_version(manifest: Any, kind: str, strict: bool | None) -> tuple[Mapping[str, Any], str]:
+    """Kind and apiVersion checks shared by the four kinds (and the unknown-field check, ``strict`` as for
+    ``Pod.from_dict``); returns the manifest (a client object read as one) and its version."""
+    manifest = as_manifest(manifest, kind)
     got = manifest.get("kind")
     if got not in (None, kind):
         raise ManifestError(object_ref(kind, manifest), f'expected kind "{kind}", got "{got}"', "kind")
     av = manifest.get("apiVersion")
     if av is None:
+        check_unknown_fields(manifest, kind, object_ref(kind, manifest), strict, stacklevel=4)
         return manifest, API_VERSION
     if av not in SUPPORTED_API_VERSIONS:
         raise ManifestError(object_ref(kind, manifest),
                             f'unsupported apiVersion "{av}" for {kind}: supported versions: '
                             + ", ".join(f'"{v}"' for v in SUPPORTED_API_VERSIONS), "apiVersion")
+    check_unknown_fields(manifest, kind, object_ref(kind, manifest), strict, stacklevel=4)
     return manifest, str(av)
 
 
@@ -249,8 +253,10 @@ class DeviceClass(MetadataAccessors):
     _raw: Mapping[str, Any] = attrs.field(factory=dict, repr=False)
 
     @classmethod
-    def from_dict(cls, manifest: Any) -> DeviceClass:
-        m, av = _check_api_version(manifest, "DeviceClass")
+    def from_dict(cls, manifest: Any, *, strict: bool | None = False) -> DeviceClass:
+        """A DeviceClass from its manifest (a dict or a client object); ``strict`` as for ``Pod.from_dict``."""
+        m, av = _check_api_version(manifest, "DeviceClass", strict)
+        manifest = m
         try:
             meta = _meta(m, namespaced=False)
             s = as_map(m.get("spec"), "spec")
@@ -473,8 +479,10 @@ class ResourceSlice(MetadataAccessors):
     _raw: Mapping[str, Any] = attrs.field(factory=dict, repr=False)
 
     @classmethod
-    def from_dict(cls, manifest: Any) -> ResourceSlice:
-        m, av = _check_api_version(manifest, "ResourceSlice")
+    def from_dict(cls, manifest: Any, *, strict: bool | None = False) -> ResourceSlice:
+        """A ResourceSlice from its manifest (a dict or a client object); ``strict`` as for ``Pod.from_dict``."""
+        m, av = _check_api_version(manifest, "ResourceSlice", strict)
+        manifest = m
         beta1 = av.endswith("/v1beta1")
         try:
             meta = _meta(m, namespaced=False)
@@ -512,7 +520,7 @@ class ResourceSlice(MetadataAccessors):
         raw.setdefault("metadata", {})["name"] = name
         raw.setdefault("spec", {})["nodeName"] = node_name
         raw["spec"]["pool"] = {**raw["spec"].get("pool", {}), "name": node_name}
-        return ResourceSlice.from_dict(raw)
+        return ResourceSlice.from_dict(raw, strict=None)
 
     def to_dict(self) -> dict[str, Any]:
         return copy.deepcopy(dict(self._raw))
@@ -824,8 +832,10 @@ class ResourceClaim(MetadataAccessors):
     _status_changed: bool = attrs.field(default=False, repr=False)
 
     @classmethod
-    def from_dict(cls, manifest: Any) -> ResourceClaim:
-        m, av = _check_api_version(manifest, "ResourceClaim")
+    def from_dict(cls, manifest: Any, *, strict: bool | None = False) -> ResourceClaim:
+        """A ResourceClaim from its manifest (a dict or a client object); ``strict`` as for ``Pod.from_dict``."""
+        m, av = _check_api_version(manifest, "ResourceClaim", strict)
+        manifest = m
         try:
             meta = _meta(m, namespaced=True)
             spec = ResourceClaimSpec.from_dict(m.get("spec"), "spec", av.endswith("/v1beta1"))
@@ -888,8 +898,10 @@ class ResourceClaimTemplate(MetadataAccessors):
     _raw: Mapping[str, Any] = attrs.field(factory=dict, repr=False)
 
     @classmethod
-    def from_dict(cls, manifest: Any) -> ResourceClaimTemplate:
-        m, av = _check_api_version(manifest, "ResourceClaimTemplate")
+    def from_dict(cls, manifest: Any, *, strict: bool | None = False) -> ResourceClaimTemplate:
+        """A ResourceClaimTemplate from its manifest (a dict or a client object); ``strict`` as for Pod.from_dict."""
+        m, av = _check_api_version(manifest, "ResourceClaimTemplate", strict)
+        manifest = m
         try:
             meta = _meta(m, namespaced=True)
             s = as_map(m.get("spec"), "spec")

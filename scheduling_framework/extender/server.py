@@ -170,7 +170,7 @@ class PluginExtender:
             raise _RequestError(400, str(e)) from None
         try:
             # kube-scheduler's objects come from informers, whose TypeMeta (kind, apiVersion) is usually empty
-            pod = Pod.from_dict({"apiVersion": "v1", "kind": "Pod", **args.pod})
+            pod = Pod.from_dict({"apiVersion": "v1", "kind": "Pod", **args.pod}, strict=None)
         except SchedulingFrameworkError as e:
             raise _RequestError(400, f"Pod: {e}") from None
         nodes = dict(self.cluster_nodes)
@@ -185,7 +185,7 @@ class PluginExtender:
             if not i & 255 and cancelled():
                 raise RequestCancelled
             try:
-                n = Node.from_dict({"apiVersion": "v1", "kind": "Node", **raw})
+                n = Node.from_dict({"apiVersion": "v1", "kind": "Node", **raw}, strict=None)
             except SchedulingFrameworkError as e:
                 raise _RequestError(400, f"Nodes.items[{i}]: {e}") from None
             nodes[n.name] = n
@@ -458,7 +458,7 @@ class ExtenderServer:
                  request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
                  max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES, read_timeout: float = DEFAULT_READ_TIMEOUT,
                  workers: int = DEFAULT_WORKERS, queue: int = DEFAULT_QUEUE,
-                 max_connections: int = DEFAULT_MAX_CONNECTIONS) -> None:
+                 max_connections: int = DEFAULT_MAX_CONNECTIONS, strict: bool = False) -> None:
         for name, value, least in (("request_timeout", request_timeout, 0.0), ("read_timeout", read_timeout, 0.0),
                                    ("workers", workers, 1), ("queue", queue, 0),
                                    ("max_connections", max_connections, 1)):
@@ -469,7 +469,9 @@ class ExtenderServer:
         if cluster is not None and isinstance(cluster, str):
             from scheduling_framework.cluster import load_cluster
 
-            cluster = load_cluster(cluster)
+            cluster = load_cluster(cluster, strict=strict)
+            for w in cluster.warnings:
+                log.warning("cluster: %s", w)
         self.extender = PluginExtender(config, profile=profile, registry=registry,
                                        cluster_nodes=cluster.nodes if cluster is not None else (),
                                        cluster_pods=cluster.bound_pods if cluster is not None else (),

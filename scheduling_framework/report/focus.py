@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.errors import InputError
+from scheduling_framework.warning_list import Warnings
 
 
 class PodMatcher:
@@ -45,12 +46,16 @@ def pod_matcher(patterns: Sequence[str]) -> PodMatcher:
     return PodMatcher(patterns)
 
 
-def load_single_pod(path: str | os.PathLike[str], *, max_input_bytes: int | None = None) -> Pod:
+def load_single_pod(path: str | os.PathLike[str], *, max_input_bytes: int | None = None, strict: bool = False,
+                    warnings: Warnings | None = None) -> Pod:
     """The one Pod in a YAML file (a Pod manifest, or a stream / ``kind: List`` holding exactly one Pod).
-    Raises InputError when the file holds no Pod or several."""
+    Raises InputError when the file holds no Pod or several. Reading the file warns into ``warnings``
+    (unknown fields: errors with ``strict``)."""
     from scheduling_framework.cluster import load_cluster
 
-    c = load_cluster(path, max_input_bytes=max_input_bytes)
+    c = load_cluster(path, max_input_bytes=max_input_bytes, strict=strict)
+    if warnings is not None:
+        warnings.extend(c.warnings)
     name = "standard input" if os.fspath(path) == "-" else os.fspath(path)
     if len(c.pods) != 1:
         found = ", ".join(p.key for p in c.pods[:5]) or "none"

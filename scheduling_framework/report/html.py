@@ -9,6 +9,8 @@ cluster file never become markup).
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 from collections.abc import Iterable, Sequence
 from importlib import resources
@@ -17,6 +19,15 @@ from typing import Any
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.node_info import NodeInfo, PodInfo
+from scheduling_framework.overcommit import overcommitted
+
+#: Nodes shown beside an unschedulable pod's requests: the ones closest to fitting it.
+CLOSEST_NODES = 5
+#: Unschedulable pods that get that comparison (each costs one pass over the nodes).
+CLOSEST_FOR_PODS = 2000
+# The per-pod explanation (every node's Filter verdict and scores) is most of a big report: it is embedded
+# gzip-compressed (base64), one blob per pod, and decompressed by the page when the pod is opened.
+_EXPLAIN_KEYS = ("filter", "scores", "totalScores")
 
 
 def _amounts(r: Any) -> dict[str, int]:
@@ -32,9 +43,11 @@ def _node_usage(ni: NodeInfo) -> dict[str, int]:
 
 
 def report_data(nodes: Sequence[Node], bound_before: Iterable[Pod], run: Any, results: Sequence[Any],
-                stats: dict[str, Any], warnings: Sequence[str]) -> dict[str, Any]:
+                stats: dict[str, Any], warnings: Sequence[str], pending: Iterable[Pod] = ()) -> dict[str, Any]:
     """The report's data: ``run`` is the Scheduler after ``run()``; ``bound_before`` the pods running when
-    the run started; ``results`` the PodResults to show (explanations where recorded)."""
+    the run started; ``results`` the PodResults to show (explanations where recorded, under ``explain``
+    compressed: see :func:`explain_blob`); ``pending`` the pending pods, whose requests an unschedulable
+    pod's row compares with the free room of the nodes closest to fitting it."""
     before: dict[str, NodeInfo] = {}
     for n in nodes:
         ni = NodeInfo()
@@ -51,15 +64,31 @@ def report_data(nodes: Sequence[Node], bound_before: Iterable[Pod], run: Any, re
         alloc["pods"] = int(before[n.name].allocatable.allowed_pod_number)
         after_ni = run.cache.node_info(n.name)
         after = _node_usage(after_ni) if after_ni is not None else {}
-        rows.append({"name": n.name, "allocatable": alloc, "before": _node_usage(before[n.name]), "after": after})
+        row: dict[str, Any] = {"name": n.name, "allocatable": alloc, "before": _node_usage(before[n.name]),
+                               "after": after}
+        over = overcommitted(before[n.name])
+        if over:
+            row["overcommitted"] = [r for r, _, _ in over]
+        rows.append(row)
         for k, v in alloc.items():
             if k not in resources and k != "ephemeral-storage" and v > 0:
                 resources.append(k)
     pods = []
+    explain: dict[str, str] = {}
     reasons: dict[str, dict[str, int]] = {}
     preemptions = []
+    by_key = {p.key: p for p in pending}
+    free = _free_after(nodes, run)
+    compared = 0
     for r in results:
         d = r.to_dict(True)
+        ex = {k: d.pop(k) for k in _EXPLAIN_KEYS}
+        if any(ex.values()):
+            explain[r.pod] = explain_blob(ex)
+        pod = by_key.get(r.pod)
+        if r.outcome in ("Unschedulable", "Error") and pod is not None and compared < CLOSEST_FOR_PODS:
+            compared += 1
+            d["requests"], d["closest"] = _closest_nodes(pod, free)
         pods.append(d)
         if r.outcome in ("Unschedulable", "Error"):
             seen: set[str] = set()
@@ -76,7 +105,58 @@ def report_data(nodes: Sequence[Node], bound_before: Iterable[Pod], run: Any, re
     breakdown = [{"reason": k, **v} for k, v in sorted(reasons.items(), key=lambda kv: (-kv[1]["nodes"], kv[0]))]
     groups = run.pod_group_results() if hasattr(run, "pod_group_results") else []
     return {"stats": dict(stats), "warnings": list(warnings), "resources": resources, "nodes": rows, "pods": pods,
-            "failureReasons": breakdown, "preemptions": preemptions, "podGroups": groups}
+            "explain": explain, "failureReasons": breakdown, "preemptions": preemptions,
+            "podGroups": groups}
+
+
+def explain_blob(explain: dict[str, Any]) -> str:
+    """One pod's explanation as the page embeds it: compact JSON, gzip, base64 (``DecompressionStream``
+    reads it back). A 500-node explanation shrinks about twentyfold."""
+    raw = json.dumps(explain, separators=(",", ":")).encode()
+    return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
+
+
+def read_explain_blob(blob: str) -> dict[str, Any]:
+    """The explanation :func:`explain_blob` packed (for tests and tools reading a report)."""
+    value: dict[str, Any] = json.loads(gzip.decompress(base64.b64decode(blob)))
+    return value
+
+
+def _free_after(nodes: Sequence[Node], run: Any) -> list[tuple[str, dict[str, int], dict[str, int]]]:
+    """Per node after the run: name, allocatable and free room per resource (``pods``: how many more pods)."""
+    out = []
+    for n in nodes:
+        ni = run.cache.node_info(n.name)
+        if ni is None:
+            continue
+        alloc, used = _amounts(ni.allocatable), _amounts(ni.requested)
+        alloc["pods"] = ni.allocatable.allowed_pod_number
+        room = {k: v - used.get(k, 0) for k, v in alloc.items()}
+        room["pods"] = alloc["pods"] - len(ni.pods)
+        out.append((n.name, alloc, room))
+    return out
+
+
+_Free = list[tuple[str, dict[str, int], dict[str, int]]]
+
+
+def _closest_nodes(pod: Pod, free: _Free) -> tuple[dict[str, int], list[Any]]:
+    """The pod's requests and the CLOSEST_NODES nodes nearest to fitting them after the run: each with its
+    free room per requested resource, ranked by the summed shortfall as a fraction of allocatable."""
+    want = {k: v for k, v in _amounts(PodInfo(pod).requests).items() if v > 0}
+    want["pods"] = 1
+    items = list(want.items())
+    ranked: list[tuple[float, str, dict[str, int]]] = []
+    for name, alloc, room in free:
+        short = 0.0
+        for k, v in items:
+            r = room.get(k, 0)
+            if r < v:
+                cap = alloc.get(k, 0)
+                short += (v - r) / cap if cap > 0 else 1.0
+        ranked.append((short, name, room))
+    ranked.sort(key=lambda x: (x[0], x[1]))
+    return want, [{"node": name, "free": {k: room.get(k, 0) for k in want}} for _, name, room in ranked[:CLOSEST_NODES]]
 
 
 def render(data: dict[str, Any], title: str = "scheduling-framework run") -> str:

@@ -23,6 +23,7 @@ from scheduling_framework.admission import (
     Admission,
     refused_item,
 )
+from scheduling_framework.api.coerce import coerce_node, coerce_object, coerce_pod, iter_objects
 from scheduling_framework.api.meta import ObjectMeta
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
@@ -37,8 +38,10 @@ from scheduling_framework.errors import SnapshotError
 from scheduling_framework.features import UnreproducedInput
 from scheduling_framework.interfaces import QueuedPodInfo
 from scheduling_framework.node_info import NodeInfo, PodInfo
+from scheduling_framework.overcommit import report_overcommitted
 from scheduling_framework.podgroups import PodGroupManager, group_name, is_member, lookup_policy, uses_pod_group_api
 from scheduling_framework.registry import Registry, default_registry
+from scheduling_framework.report.notebook import ResultsMixin
 from scheduling_framework.resource_claims import (
     RESOURCE_CLAIM,
     RESOURCE_SLICE,
@@ -68,10 +71,14 @@ _POD_INFO_CACHE_SIZE = 100_000
 
 
 @attrs.frozen
-class ScheduleOutcome:
-    """The result of :meth:`Simulator.schedule_pods`: one Placement per pod, in scheduling order."""
+class ScheduleOutcome(ResultsMixin):
+    """The result of :meth:`Simulator.schedule_pods`: one Placement per pod, in scheduling order (an HTML
+    table in Jupyter; ``to_records()`` / ``to_dataframe()`` for data tools)."""
 
     results: tuple[Placement, ...]
+
+    def _result_items(self) -> tuple[Placement, ...]:
+        return self.results
 
     @property
     def placements(self) -> dict[str, str]:
@@ -163,9 +170,13 @@ class Simulator:
 
     def __init__(self, config: KubeSchedulerConfiguration | Mapping[str, Any] | str | None = None,
                  registry: Registry | None = None, seed: int | None = None, *, profile: str | None = None,
-                 cluster: ClusterSnapshot | None = None, objects: Iterable[KubeObject] = (),
+                 cluster: ClusterSnapshot | None = None, objects: Iterable[KubeObject | Any] | Any = (),
                  reuse_failures: bool = True, kubernetes_version: str | None = None,
-                 feature_gates: str | Mapping[str, Any] | None = None) -> None:
+                 feature_gates: str | Mapping[str, Any] | None = None, strict: bool = False) -> None:
+        #: objects given as manifests or client objects: unknown fields are errors (else warnings)
+        self.strict = strict
+        #: what building this simulator ignored or assumed (see scheduling_framework.warning_list)
+        self.warnings = Warnings()
         # kubernetes_version / feature_gates: the release whose behaviour to follow (default newest)
         self.config = resolve_config(config, kubernetes_version=kubernetes_version, feature_gates=feature_gates)
         self.registry = registry if registry is not None else default_registry()
@@ -173,7 +184,8 @@ class Simulator:
         self.cluster = cluster if cluster is not None else ClusterSnapshot(rules=rules)
         if self.cluster.rules != rules:
             self.cluster.rebuild_pod_infos(rules)
-        self.objects = ObjectStore(objects)
+        self.objects = ObjectStore([coerce_object(o, strict=strict, warnings=self.warnings)
+                                    for o in iter_objects(objects)])
         self.rng = random.Random(seed)
         self.framework: Framework = Framework.from_config(
             self.config, self.registry, profile_name=profile, snapshot=self.cluster.snapshot,
@@ -193,8 +205,6 @@ class Simulator:
         self._assumed: dict[str, tuple[Pod, str, Pod, PodInfo]] = {}
         # find_node_for_pod resumes where the previous search stopped (cluster-autoscaler's lastIndex).
         self._last_index = 0
-        #: what building this simulator ignored or assumed (see scheduling_framework.warning_list)
-        self.warnings = Warnings()
         for ext in self.framework.extenders:
             ext.warnings = self.warnings  # extender failures skipped as kube-scheduler skips them
         self.warnings.extend(self.config.feature_gates.warnings())  # gates set without effect here
@@ -220,7 +230,8 @@ class Simulator:
         Pending pods are not added: pass ``cluster.pending_pods`` to :meth:`schedule_pods`. Pods that
         have finished (phase Succeeded or Failed) hold no resources and are skipped, as the CLI does.
         Pods bound to a node the cluster does not have are skipped too, with a warning in
-        ``warnings`` (which starts with the cluster's own loading warnings).
+        ``warnings`` (which starts with the cluster's own loading warnings); nodes their bound pods
+        over-commit are named there too.
         """
         from scheduling_framework.ingest import gc_paused
 
@@ -253,6 +264,7 @@ class Simulator:
         sim = cls(config, registry, seed, profile=profile, cluster=ClusterSnapshot(cluster.nodes, bound, rules),
                   objects=cluster.objects)
         warnings.extend(sim.warnings)
+        report_overcommitted(sim.cluster.node_infos(), warnings)
         sim.warnings = warnings
         for ext in sim.framework.extenders:
             ext.warnings = warnings
@@ -290,8 +302,9 @@ class Simulator:
     def commit(self) -> None:
         self.cluster.commit()
 
-    def add_node(self, node: Node, pods: Iterable[Pod] = ()) -> NodeInfo:
-        return self.cluster.add_node(node, pods)
+    def add_node(self, node: Node | Any, pods: Iterable[Pod | Any] | Any = ()) -> NodeInfo:
+        node = coerce_node(node, strict=self.strict, warnings=self.warnings)
+        return self.cluster.add_node(node, [self._as_pod(p) for p in iter_objects(pods)])
 
     def add_node_from_template(self, template: Node, count: int = 1, name_prefix: str | None = None,
                                pods: Iterable[Pod] = (), *, daemon_sets: bool = False,
@@ -306,6 +319,8 @@ class Simulator:
         With ``resource_slices`` (the default), the template node's ResourceSlices (those whose
         ``spec.nodeName`` is the template's name) are copied to each new node, so DRA devices come with it.
         """
+        template = coerce_node(template, strict=self.strict, warnings=self.warnings)
+        pods = [self._as_pod(p) for p in iter_objects(pods)]
         if not daemon_sets or count <= 0:
             names = self.cluster.add_node_from_template(template, count, name_prefix, pods)
             self._clone_slices(template, names, resource_slices)
@@ -344,21 +359,26 @@ class Simulator:
         for name in names:
             for o in own:
                 new_name = o.name.replace(template.name, name) if template.name in o.name else f"{o.name}-{name}"
-                clone = ResourceSlice.from_dict(o.raw).with_node_name(new_name, name)
-                self.objects.add(KubeObject.from_dict(clone.to_dict()))
+                clone = ResourceSlice.from_dict(o.raw, strict=None).with_node_name(new_name, name)
+                self.objects.add(KubeObject.from_dict(clone.to_dict(), strict=None))
 
     def remove_node(self, node_name: str) -> list[Pod]:
         return self.cluster.remove_node(node_name)
 
-    def add_pod(self, pod: Pod, node_name: str | None = None) -> PodInfo:
-        return self.cluster.add_pod(pod, node_name)
+    def add_pod(self, pod: Pod | Any, node_name: str | None = None) -> PodInfo:
+        return self.cluster.add_pod(self._as_pod(pod), node_name)
+
+    def _as_pod(self, pod: Pod | Any) -> Pod:
+        """``pod`` itself, or the Pod of a manifest or client object (see ``api.coerce``)."""
+        return pod if isinstance(pod, Pod) else coerce_pod(pod, strict=self.strict, warnings=self.warnings)
 
     def remove_pod(self, pod: Pod | str) -> Pod:
         return self.cluster.remove_pod(pod)
 
-    def nominate(self, pod: Pod, node_name: str) -> None:
+    def nominate(self, pod: Pod | Any, node_name: str) -> None:
         """Record ``pod`` as nominated to ``node_name`` (as preemption does): Filter then accounts for it
         on that node for pods of lower or equal priority. An empty ``node_name`` clears the nomination."""
+        pod = self._as_pod(pod)
         nom = self.framework.nominator
         uid = pod.uid
         old_node = nom.nominated_node_of(uid)
@@ -379,7 +399,7 @@ class Simulator:
             self.cluster.on_revert(undo)
 
     # queries -----------------------------------------------------------------------------------
-    def check_pod_on_node(self, pod: Pod, node_name: str) -> Status | None:
+    def check_pod_on_node(self, pod: Pod | Any, node_name: str) -> Status | None:
         """Whether ``pod`` passes PreFilter and Filter on ``node_name``: None when it does, else the status.
 
         Pods nominated to the node with higher or equal priority are accounted for (the pod must fit with
@@ -388,6 +408,8 @@ class Simulator:
         UnschedulableAndUnresolvable "node(s) didn't satisfy plugin(s) [...]". A plugin failure gives an
         ERROR status. Raises SnapshotError when the node is not in the snapshot.
         """
+        if type(pod) is not Pod:
+            pod = self._as_pod(pod)
         if not needs_generated_claims(pod):
             return self._check_pod_on_node(pod, node_name)
         # Claims a template would give the pod exist only for the question (the fork is reverted).
@@ -408,13 +430,16 @@ class Simulator:
             return None
         return st
 
-    def find_node_for_pod(self, pod: Pod, node_filter: Callable[[NodeInfo], bool] | None = None) -> str | None:
+    def find_node_for_pod(self, pod: Pod | Any,
+                          node_filter: Callable[[NodeInfo], bool] | None = None) -> str | None:
         """The first node, in snapshot order from where the previous search stopped, that passes PreFilter
         and Filter for ``pod`` (cluster-autoscaler's RunFiltersUntilPassingNode); None when none does.
 
         ``node_filter`` restricts the nodes tried. The next search starts after the node found. Raises
         CycleError when a plugin fails.
         """
+        if type(pod) is not Pod:
+            pod = self._as_pod(pod)
         if not needs_generated_claims(pod):
             return self._find_node_for_pod(pod, node_filter)
         # Claims a template would give the pod exist only for the question (the fork is reverted).
@@ -451,9 +476,10 @@ class Simulator:
                 raise CycleError(st)
         return None
 
-    def best_node_for_pod(self, pod: Pod) -> Placement:
+    def best_node_for_pod(self, pod: Pod | Any) -> Placement:
         """The node a full scheduling cycle (Filter, Score, host selection) picks, with the total scores;
         or, when no node fits, ``node`` None and upstream's FitError message. The snapshot is unchanged."""
+        pod = self._as_pod(pod)
         if not needs_generated_claims(pod):
             return self._best_node_for_pod(pod)
         # Claims a template would give the pod exist only for the question (the fork is reverted).
@@ -463,7 +489,8 @@ class Simulator:
     def _best_node_for_pod(self, pod: Pod) -> Placement:
         return self._cycle(CycleState(), self.admit(pod)[0], None)[0]
 
-    def schedule_pods(self, pods: Iterable[Pod], nodes: Iterable[str] | None = None) -> ScheduleOutcome:
+    def schedule_pods(self, pods: Iterable[Pod | Any] | Any,
+                      nodes: Iterable[str] | None = None) -> ScheduleOutcome:
         """Schedule pending pods one after another in queue-sort order, each placement visible to the next.
 
         Each pod goes through PreEnqueue and a full scheduling cycle; a placed pod is added to the snapshot
@@ -484,7 +511,7 @@ class Simulator:
         Raises SnapshotError, before changing anything, when two pods share a uid, a pod is already in
         the snapshot, or a candidate node does not exist.
         """
-        pods = tuple(pods)
+        pods = tuple(self._as_pod(p) for p in iter_objects(pods))
         if self.gang_scheduling and any(is_member(p, self._v2) for p in pods):
             return self._schedule_gangs(pods, nodes)
         return self._schedule_batch(pods, nodes)
@@ -788,11 +815,12 @@ class Simulator:
                                                         + len(d.node_to_status)) % n
         return Placement(pod.key, None, failure.message, failure.status, failure.total_scores, failure.diagnosis)
 
-    def capacity(self, pod: Pod, max: int | None = None) -> CapacityResult:
+    def capacity(self, pod: Pod | Any, max: int | None = None) -> CapacityResult:
         """How many more copies of ``pod`` fit, on which nodes, and what then limits each node
         (cluster-capacity's question): copies are placed one by one with this profile, each visible to the
         next, until one no longer fits or ``max`` are placed. The cluster is left unchanged.
         See :func:`scheduling_framework.simulation.capacity.capacity`."""
+        pod = self._as_pod(pod)
         from scheduling_framework.simulation.capacity import capacity
 
         return capacity(self, pod, max)

@@ -610,30 +610,28 @@ def make_node_selector() -> NodeSelectorBuilder:
     return NodeSelectorBuilder()
 
 
-PodLike: TypeAlias = Pod | PodBuilder | Mapping[str, Any]
-NodeLike: TypeAlias = Node | NodeBuilder | Mapping[str, Any]
+# Any: an object of a Python Kubernetes client (V1Pod, lightkube, kr8s; see scheduling_framework.api.clients)
+PodLike: TypeAlias = Pod | PodBuilder | Mapping[str, Any] | Any
+NodeLike: TypeAlias = Node | NodeBuilder | Mapping[str, Any] | Any
 
 
 def as_pod(pod: PodLike) -> Pod:
-    """A Pod from a Pod, a builder or a manifest dict."""
+    """A Pod from a Pod, a builder, a manifest dict or a client object (UnsupportedObjectError, a TypeError,
+    for anything else)."""
     if isinstance(pod, Pod):
         return pod
     if isinstance(pod, PodBuilder):
         return pod.obj()
-    if isinstance(pod, Mapping):
-        return Pod.from_dict(pod)
-    raise TypeError(f"expected a Pod, make_pod() or a Pod manifest dict, got {type(pod).__name__}")
+    return Pod.from_dict(pod)
 
 
 def as_node(node: NodeLike) -> Node:
-    """A Node from a Node, a builder or a manifest dict."""
+    """A Node from a Node, a builder, a manifest dict or a client object (UnsupportedObjectError otherwise)."""
     if isinstance(node, Node):
         return node
     if isinstance(node, NodeBuilder):
         return node.obj()
-    if isinstance(node, Mapping):
-        return Node.from_dict(node)
-    raise TypeError(f"expected a Node, make_node() or a Node manifest dict, got {type(node).__name__}")
+    return Node.from_dict(node)
 
 
 def node_info(node: NodeLike | None, *pods: PodLike) -> NodeInfo:

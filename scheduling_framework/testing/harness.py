@@ -39,7 +39,7 @@ DEFAULT_BINDER = "DefaultBinder"
 #: A plugin to enable: its registered name, a plugin class (registered under its ``name``), a plugin
 #: instance (used as is), or a ``(name, factory)`` pair.
 PluginSpec: TypeAlias = "str | type[Any] | tuple[str, Callable[[Any, Any], Any]] | Any"
-ObjectLike: TypeAlias = KubeObject | Mapping[str, Any]
+ObjectLike: TypeAlias = KubeObject | Mapping[str, Any] | Any  # Any: a client object (api.clients)
 
 
 def _status_dict(st: Status | None) -> dict[str, Any]:
@@ -47,11 +47,10 @@ def _status_dict(st: Status | None) -> dict[str, Any]:
 
 
 def _as_object(obj: ObjectLike) -> KubeObject:
+    """A KubeObject from itself, a manifest dict or a client object (UnsupportedObjectError otherwise)."""
     if isinstance(obj, KubeObject):
         return obj
-    if isinstance(obj, Mapping):
-        return KubeObject.from_dict(obj)
-    raise TypeError(f"expected a KubeObject or a manifest dict, got {type(obj).__name__}")
+    return KubeObject.from_dict(obj)
 
 
 # --- registry and configuration ----------------------------------------------------------------

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scheduling_framework.api import KubeObject, Namespace, Node, Pod
+from scheduling_framework.api.clients import ACCEPTED
 from scheduling_framework.api.meta import ObjectMeta, object_ref
 from scheduling_framework.api.pod import DEFAULT_SCHEDULER_NAME, PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER
 from scheduling_framework.api.quantity import Quantity
@@ -301,7 +302,7 @@ POD_ERRORS = [
     pytest.param({"metadata": "nope"}, "Pod: metadata: expected an object, got str", id="metadata-not-an-object"),
     pytest.param({"kind": "Node", "metadata": {"name": "x"}}, 'Pod default/x: kind: expected kind "Pod", got "Node"',
                  id="wrong-kind"),
-    pytest.param(["not", "a", "pod"], "Pod: expected a mapping, got list", id="not-a-mapping"),
+    pytest.param(["not", "a", "pod"], f"Pod: expected {ACCEPTED}; got list", id="not-a-mapping"),
     pytest.param({"metadata": {"name": "x"}, "status": {"conditions": [{"type": "Ready", "status": True}]}},
                  "Pod default/x: status.conditions[0].status: expected a string, got True", id="bad-status"),
 ]
@@ -401,7 +402,7 @@ NODE_ERRORS = [
     pytest.param({"metadata": {}}, "Node <unnamed>: metadata.name: Required value: name is required", id="no-name"),
     pytest.param({"kind": "Pod", "metadata": {"name": "n"}}, 'Node n: kind: expected kind "Node", got "Pod"',
                  id="wrong-kind"),
-    pytest.param("node", "Node: expected a mapping, got str", id="not-a-mapping"),
+    pytest.param("node", f"Node: expected {ACCEPTED}; got str", id="not-a-mapping"),
 ]
 
 
@@ -449,7 +450,7 @@ def test_kube_object_kind_argument_overrides_missing_kind() -> None:
                  "Service s: metadata.labels: expected an object, got str", id="bad-labels"),
     pytest.param({"kind": "Service", "metadata": {"name": "s"}}, "Endpoints",
                  'Endpoints s: kind: expected kind "Endpoints", got "Service"', id="kind-mismatch"),
-    pytest.param(42, "ConfigMap", "ConfigMap: expected a mapping, got int", id="not-a-mapping"),
+    pytest.param(42, "ConfigMap", f"ConfigMap: expected {ACCEPTED}; got int", id="not-a-mapping"),
 ])
 def test_kube_object_errors(manifest: Any, kind: str | None, message: str) -> None:
     # object_ref fills in "default" only for Pods and PVCs, so other namespaced kinds may be named with or

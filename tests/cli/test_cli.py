@@ -191,7 +191,7 @@ def test_loading_progress_bar_shows_megabytes_read(monkeypatch: pytest.MonkeyPat
     from scheduling_framework import cli, cluster
     from scheduling_framework.report import progress
 
-    def slow_load(path: str, *, max_input_bytes: int | None = None, progress: Any = None) -> str:
+    def slow_load(path: str, *, max_input_bytes: int | None = None, progress: Any = None, strict: bool = False) -> str:
         if progress is not None:
             progress(3 << 20, 10 << 20)
             time.sleep(0.3)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from scheduling_framework.cli import main
-from scheduling_framework.report.html import render
+from scheduling_framework.report.html import read_explain_blob, render
 from tests.cli.test_cli_chaining import node, pod, write
 from tests.fixture_runner import ROOT
 
@@ -45,12 +45,21 @@ def embedded(page: Path) -> dict[str, Any]:
     return json.loads(text[start:text.index("</script>", start)].replace("<\\/", "</"))
 
 
+def unpacked(data: dict[str, Any], p: dict[str, Any]) -> dict[str, Any]:
+    """A pod of the report as the JSON output has it: its compressed explanation put back, the report's own
+    additions (requests and closest nodes of an unschedulable pod) left out."""
+    out = {k: v for k, v in p.items() if k not in ("requests", "closest")}
+    blob = data["explain"].get(p["pod"])
+    out.update(read_explain_blob(blob) if blob else {"filter": {}, "scores": {}, "totalScores": {}})
+    return out
+
+
 def test_report_is_self_contained_and_its_data_is_the_run(tmp_path: Path) -> None:
     page, doc = report(tmp_path, EXAMPLE)
     text = page.read_text()
     assert "http://" not in text and "https://" not in text and "<link" not in text and " src=" not in text
     data = embedded(page)
-    assert data["pods"] == doc["pods"]
+    assert [unpacked(data, p) for p in data["pods"]] == doc["pods"]
     assert data["stats"]["scheduled"] == doc["stats"]["scheduled"]
     names = [n["name"] for n in data["nodes"]]
     assert names[:2] == ["node-1", "node-2"] and "gpu-1" in names
@@ -131,11 +140,17 @@ def test_report_in_a_real_browser(tmp_path: Path, browser: Any) -> None:
     order = [r.get_attribute("data-pod") for r in page.query_selector_all("#pods tbody tr.pod")]
     assert order == sorted(order)
     page.click("#pods tbody tr[data-pod='default/huge']")
+    page.wait_for_selector(".drill table.explain")
     verdicts = {r.get_attribute("data-node"): r.query_selector_all("td")[1].inner_text()
-                for r in page.query_selector_all(".drill table tbody tr")}
+                for r in page.query_selector_all(".drill table.explain tbody tr")}
     huge = next(p for p in doc["pods"] if p["pod"] == "default/huge")
     assert set(verdicts) == set(huge["filter"])
     assert all(huge["filter"][n]["reasons"][0] in v for n, v in verdicts.items())
+    # its requests beside the free room of the closest nodes: cpu 9 against at most 2 free, flagged short
+    assert page.inner_text(".drill table.closest tr.requests td.num") == "9"
+    closest = page.query_selector_all(".drill table.closest tbody tr[data-node]")
+    assert {r.get_attribute("data-node") for r in closest} == {"n1", "n2"}
+    assert all(r.query_selector("td.short") is not None for r in closest)
     # failure reasons and preemption
     reasons = [r.query_selector_all("td")[0].inner_text() for r in page.query_selector_all("#reasons tbody tr")]
     assert "Insufficient cpu" in reasons

@@ -352,5 +352,5 @@ def test_objects_manifests_and_builders_are_interchangeable() -> None:
     a = make_snapshot([manifest]).get("n1").node
     b = make_snapshot([make_node().name("n1").capacity(cpu="2").obj()]).get("n1").node
     assert a == b
-    with pytest.raises(TypeError, match="expected a Node"):
+    with pytest.raises(TypeError, match="Node: expected a mapping"):
         make_snapshot(["n1"])  # type: ignore[list-item]
