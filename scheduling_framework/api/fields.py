@@ -56,6 +56,13 @@ _NOT_WALKED: dict[str, frozenset[str]] = {
     "V1PodStatus": frozenset({"containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses"}),
 }
 
+# Fields of the supported releases that the newest API (the schema's source) no longer defines, so a manifest
+# written for that release is not reported: 1.35's Pod ``spec.workloadRef`` (the Workload API's first shape,
+# replaced by ``spec.schedulingGroup`` in 1.36).
+_OLDER_RELEASE_FIELDS: dict[str, frozenset[str]] = {
+    "V1PodSpec": frozenset({"workloadRef"}),
+}
+
 _types: dict[str, _Type] = {}
 _roots: dict[tuple[str, str], _Type] = {}
 _default_roots: dict[str, _Type] = {}
@@ -68,7 +75,7 @@ def _load() -> None:
         _types[name] = _Type()
     for name, fields in TYPES.items():
         t = _types[name]
-        t.names = frozenset(fields)
+        t.names = frozenset(fields) | _OLDER_RELEASE_FIELDS.get(name, frozenset())
         for f, child in fields.items():
             if child is not None:
                 t.children[f] = (_types[child[2:]],) if child.startswith("{}") else _types[child]

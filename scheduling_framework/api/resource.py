@@ -968,9 +968,11 @@ class DeviceTaintRule(MetadataAccessors):
     _raw: Mapping[str, Any] = attrs.field(factory=dict, repr=False)
 
     @classmethod
-    def from_dict(cls, manifest: Any) -> DeviceTaintRule:
-        if not isinstance(manifest, Mapping):
-            raise ManifestError("DeviceTaintRule", f"expected a mapping, got {type(manifest).__name__}")
+    def from_dict(cls, manifest: Any, *, strict: bool | None = False) -> DeviceTaintRule:
+        """A DeviceTaintRule from its manifest (a dict or a client object). ``strict`` is accepted as by the other
+        kinds' parsers; DeviceTaintRule is outside the field schema the package knows, so its fields are not
+        checked."""
+        manifest = as_manifest(manifest, "DeviceTaintRule")
         got = manifest.get("kind")
         if got not in (None, "DeviceTaintRule"):
             raise ManifestError(object_ref("DeviceTaintRule", manifest), f'expected kind "DeviceTaintRule", '
