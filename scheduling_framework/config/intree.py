@@ -49,6 +49,13 @@ POINTS_SINCE: dict[tuple[str, str], str] = {
     ("DynamicResources", "score"): "1.35",
 }
 
+#: in-tree plugins upstream's registry only has from a release on: plugin -> that release. A profile of an older
+#: release naming one is refused as upstream refuses an unregistered plugin ("does not exist").
+PLUGINS_SINCE: dict[str, str] = {
+    "NodeDeclaredFeatures": "1.35",
+    "GangScheduling": "1.35",
+}
+
 #: upstream's default multiPoint list of the newest release with the score weights it sets (DynamicResources
 #: is inserted by its gate; ``scheduling_framework.config.defaults.default_multi_point`` gives each release's).
 DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
@@ -79,16 +86,20 @@ REMOVED_PLUGINS: tuple[str, ...] = ("AzureDiskLimits", "CinderLimits", "EBSLimit
 
 def points_at_release(points_of: Callable[[str], frozenset[str] | None], release: str
                       ) -> Callable[[str], frozenset[str] | None]:
-    """``points_of`` less the points :data:`POINTS_SINCE` says upstream's plugin lacks at ``release``."""
+    """``points_of`` less the points :data:`POINTS_SINCE` says upstream's plugin lacks at ``release``, and
+    without the plugins :data:`PLUGINS_SINCE` says upstream's registry lacks there."""
     missing: dict[str, frozenset[str]] = {}
     for (name, point), since in POINTS_SINCE.items():
         if not at_least(release, since):
             missing[name] = missing.get(name, frozenset()) | {point}
-    if not missing:
+    absent = frozenset(name for name, since in PLUGINS_SINCE.items() if not at_least(release, since))
+    if not missing and not absent:
         return points_of
 
     def of(name: str) -> frozenset[str] | None:
         points = points_of(name)
+        if name in absent and points == INTREE_POINTS.get(name):
+            return None  # the in-tree plugin (not a third party's of that name) is not in this release
         drop = missing.get(name)
         return points - drop if points is not None and drop else points
 

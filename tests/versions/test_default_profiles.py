@@ -125,3 +125,16 @@ def test_default_preemption_at_pre_enqueue_is_accepted(release: str) -> None:
     cfg = load_config(_config("preEnqueue", "DefaultPreemption"), kubernetes_version=release)
     fwk = Scheduler(cfg).profiles["default-scheduler"]
     assert [pl.name for pl in fwk.plugins_at("preEnqueue")].count("DefaultPreemption") == 1
+
+
+@pytest.mark.parametrize(("name", "point"), [("NodeDeclaredFeatures", "filter"), ("GangScheduling", "permit")])
+@pytest.mark.parametrize("release", SUPPORTED_RELEASES)
+def test_plugins_newer_than_the_release_do_not_exist(release: str, name: str, point: str) -> None:
+    # upstream's 1.34 registry has neither plugin: naming one is refused as an unregistered plugin
+    cfg = load_config(_config(point, name), kubernetes_version=release)
+    if release == "1.34":
+        with pytest.raises(ConfigError, match=f'"{name}" does not exist'):
+            Scheduler(cfg)
+    else:
+        fwk = Scheduler(cfg).profiles["default-scheduler"]
+        assert name in [pl.name for pl in fwk.plugins_at(point)]
