@@ -928,6 +928,30 @@ def test_interpodaffinity_kept_sums_equal_plain(seed: int) -> None:
         _change_one_node(lst, rng, waiting)
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_interpodaffinity_kept_incoming_counts_equal_plain(seed: int) -> None:
+    """InterPodAffinity's counts of existing pods matching the incoming pod's required (anti-)affinity terms,
+    kept across cycles, equal a plain pass over every node while the node list changes as the snapshot's
+    does (and when it changes length)."""
+    from plugins_intree.interpodaffinity._sums import KeptSumsCache
+    from plugins_intree.interpodaffinity.filtering import incoming_affinity_anti_affinity_counts
+
+    rng = random.Random(seed)
+    nodes, running, waiting = _cluster(seed, nodes=rng.randint(4, 20), bound=rng.randint(5, 60), pending=30)
+    lst = _node_infos(nodes, running)
+    kept = KeptSumsCache(limit=3)
+    compared = 0
+    for step in range(60):
+        pi = PodInfo(rng.choice(waiting[:6]))
+        some = lst if rng.random() < 0.8 else lst[:-1]
+        args = (pi.required_affinity_terms, pi.required_anti_affinity_terms, some)
+        got = incoming_affinity_anti_affinity_counts(*args, kept)
+        assert got == incoming_affinity_anti_affinity_counts(*args), step
+        compared += bool(got[0] or got[1])
+        _change_one_node(lst, rng, waiting)
+    assert compared  # some steps had pods matching the terms
+
+
 # --- pod signatures (runtime/signatures.py) ---------------------------------------------------------------
 # Replicas of a few templates on nodes that differ in every way a node-local plugin looks at (room, taints,
 # cordons, labels, host ports, extended resources), so verdicts flip as nodes fill up. The signed run reuses
