@@ -1812,3 +1812,31 @@ def test_dra_incremental_allocated_state_equals_rebuilt(seed: int) -> None:
         if fast.allocated_by_pool is not None:
             assert not fast.allocated_shared_device_ids
             assert fast.allocated_by_pool == _allocated_by_pool(fast)
+
+
+# --- preemption: victims sorted by importance (plugins_intree/defaultpreemption/preemption.py) ----------------
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_preemption_importance_key_sort_equals_cmp_sort(seed: int) -> None:
+    """With the default more_important_pod, sort_by_importance's key sort gives the comparison sort's order
+    (ties in priority and start time, pods not started yet, naive and aware start times)."""
+    from plugins_intree.defaultpreemption.preemption import more_important_pod, sort_by_importance
+
+    rng = random.Random(seed)
+    pods = []
+    for i in range(40):
+        status: dict[str, Any] = {}
+        if rng.random() < 0.8:
+            zone = rng.choice(("Z", "+00:00", "+02:00"))
+            status["startTime"] = f"2024-01-01T0{rng.randint(0, 2)}:00:0{rng.randint(0, 3)}{zone}"
+        pods.append(Pod.from_dict({"metadata": {"name": f"p{i}", "namespace": "default", "uid": f"u{i}"},
+                                   "spec": {"priority": rng.choice((0, 10, 100, -5)),
+                                            "containers": [{"name": "c"}]},
+                                   "status": status}))
+    wrapped = [(i, p) for i, p in enumerate(pods)]
+    fast, plain = list(wrapped), list(wrapped)
+    sort_by_importance(fast, more_important_pod, lambda x: x[1])
+    sort_by_importance(plain, lambda a, b: more_important_pod(a, b), lambda x: x[1])
+    assert [i for i, _ in fast] == [i for i, _ in plain]
+    assert [i for i, _ in fast] != list(range(40))  # the sort moved pods
