@@ -45,6 +45,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from benchmarks.workloads import (
+    WORKLOADS,
     AllocClaims,
     Barrier,
     Churn,
@@ -54,7 +55,6 @@ from benchmarks.workloads import (
     CreatePods,
     CreateResourceDriver,
     DeletePods,
-    WORKLOADS,
     SteadyState,
     Workload,
     select,
