@@ -45,7 +45,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from benchmarks.workloads import (
-    WORKLOADS,
     AllocClaims,
     Barrier,
     Churn,
@@ -55,6 +54,7 @@ from benchmarks.workloads import (
     CreatePods,
     CreateResourceDriver,
     DeletePods,
+    WORKLOADS,
     SteadyState,
     Workload,
     select,

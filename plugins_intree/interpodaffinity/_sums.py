@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
-from scheduling_framework.node_info import CHANGES, ChangedNodes, NodeInfo
+from scheduling_framework.node_info import ChangedNodes, NodeInfo
 
 #: What a node contributes: (key, amount) additions.
 Contribution = tuple[tuple[Hashable, int], ...]
@@ -23,8 +23,7 @@ T = TypeVar("T")
 class KeptSums:
     """Per key, the sum of the amounts and the number of additions, over the contributions of a node list."""
 
-    __slots__ = ("_changes", "_contrib", "_length", "_lock", "_nodes", "_occurrences", "_seen", "_sums",
-                 "contribution")
+    __slots__ = ("_changes", "_contrib", "_length", "_lock", "_occurrences", "_sums", "contribution")
 
     def __init__(self, contribution: Callable[[NodeInfo], Contribution]) -> None:
         self.contribution = contribution
@@ -34,33 +33,22 @@ class KeptSums:
         self._occurrences: dict[Hashable, int] = {}
         self._lock = threading.Lock()
         self._length = -1
-        self._nodes: list[NodeInfo] = []  # the list of the last call, position by position as ``_contrib``
-        self._seen = 0  # the journal's position at the last call
 
     def view(self, nodes: Sequence[NodeInfo],
              build: Callable[[dict[Hashable, int], dict[Hashable, int]], T]) -> tuple[bool, T | None]:
         """(True, ``build(sums, occurrences)``) for ``nodes`` (keys with no addition left are absent from both;
-        ``build`` must not keep them); (False, None) when the list has another length than at the last call
-        and cannot be followed by NodeInfo identity (see ``_follow``): the caller makes the plain pass then."""
+        ``build`` must not keep them); (False, None) when the list has another length than at the last call:
+        the caller makes the plain pass then (a list that grows every cycle, such as the nodes with
+        anti-affinity pods while such pods are being placed, would be counted afresh every cycle)."""
         lst = nodes if type(nodes) is list else list(nodes)
         with self._lock:
-            seen = self._seen
-            self._seen = CHANGES.position()
             if len(lst) != self._length:
-                followed = self._length >= 0 and self._follow(lst, seen)
                 self._length = len(lst)
                 self._changes = ChangedNodes()
-                if followed:
-                    self._nodes = list(lst)
-                    self._changes.changed(lst)  # remembers this list (another length: nothing to compare)
-                    return True, build(self._sums, self._occurrences)
-                # (the next call evaluates every position, or follows from an empty list)
-                self._nodes = []
                 self._contrib = []
                 self._sums = {}
                 self._occurrences = {}
                 return False, None
-            self._nodes = list(lst)
             changed = self._changes.changed(lst)
             if changed is None:
                 self._full(lst)
@@ -72,39 +60,6 @@ class KeptSums:
                         self._apply(old, -1)
                         self._apply(new, 1)
             return True, build(self._sums, self._occurrences)
-
-    def _follow(self, lst: list[NodeInfo], seen: int) -> bool:
-        """Bring the sums from the last call's list to ``lst``, another length (a list that grows every cycle,
-        such as the nodes with anti-affinity pods while such pods are being placed): by NodeInfo identity,
-        subtract the NodeInfos that left, add those that came, and evaluate again those the journal noted since
-        ``seen`` (every change of a NodeInfo is noted under its id; the NodeInfos kept here stay alive, so their
-        ids are not reused). False, leaving the sums unusable, when it cannot: the journal forgot notes, a
-        NodeInfo is listed twice, or an object that is no NodeInfo comes in. Sums as a full pass over ``lst``,
-        pinned by tests/test_perf_equivalence.py::test_interpodaffinity_kept_sums_follow_a_growing_list."""
-        _, notes = CHANGES.since(seen)
-        if notes is None:
-            return False
-        old = self._nodes
-        contrib = dict(zip(map(id, old), self._contrib, strict=True))
-        now = dict(zip(map(id, lst), lst, strict=True))
-        if len(now) != len(lst) or len(contrib) != len(old):
-            return False
-        if not set(map(type, lst)) <= {NodeInfo}:
-            return False
-        added = now.keys() - contrib.keys()
-        for i in contrib.keys() - now.keys():
-            self._apply(contrib.pop(i), -1)
-        for i in added:
-            c = contrib[i] = self.contribution(now[i])
-            self._apply(c, 1)
-        for i in {obj_id for obj_id, _ in notes}.intersection(contrib.keys() - added):
-            was = contrib[i]
-            c = contrib[i] = self.contribution(now[i])
-            if c != was:
-                self._apply(was, -1)
-                self._apply(c, 1)
-        self._contrib = list(map(contrib.__getitem__, map(id, lst)))
-        return True
 
     def _full(self, nodes: list[NodeInfo]) -> None:
         self._sums = {}
