@@ -14,7 +14,6 @@ Filter then only looks the node's labels up in these maps.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import cast
 
 from plugins_intree.interpodaffinity._sums import Contribution, KeptSumsCache
 from plugins_intree.interpodaffinity._terms import MEMO_LIMIT, NO_LABELS, memo_key, term_key
@@ -217,12 +216,21 @@ def incoming_affinity_anti_affinity_counts(affinity_terms: Sequence[AffinityTerm
     node_memo_key = memo_key(PRE_FILTER_STATE_KEY, tuple(term_key(t) for t in affinity_terms),
                              tuple(term_key(t) for t in anti_affinity_terms))
     if kept is not None:
-        def contribution(ni: NodeInfo) -> Contribution:
-            return _incoming_contribution(affinity_terms, anti_affinity_terms, ni, node_memo_key)
+        # one kept map per side with terms (the sums are the map: a copy in C, no per-pair step)
+        maps: list[TopologyCounts] = [{}, {}]
+        for which, terms in enumerate((affinity_terms, anti_affinity_terms)):
+            if not terms:
+                continue
 
-        done, split = kept.get(node_memo_key, contribution).view(nodes, _split_incoming)
-        if done and split is not None:
-            return split
+            def contribution(ni: NodeInfo, which: int = which) -> Contribution:
+                return _incoming_contribution(affinity_terms, anti_affinity_terms, ni, node_memo_key)[which]
+
+            done, counts = kept.get((node_memo_key, which), contribution).view(nodes, _copy_counts)
+            if not done or counts is None:
+                break
+            maps[which] = counts
+        else:
+            return maps[0], maps[1]
     for ni in nodes:
         node = ni.node
         if node is None or not ni.pods:
@@ -252,12 +260,12 @@ def incoming_affinity_anti_affinity_counts(affinity_terms: Sequence[AffinityTerm
 
 
 def _incoming_contribution(affinity_terms: Sequence[AffinityTerm], anti_affinity_terms: Sequence[AffinityTerm],
-                           ni: NodeInfo, node_memo_key: str) -> Contribution:
-    """What one node adds to incoming_affinity_anti_affinity_counts: ((0, pair), n) for the affinity map and
-    ((1, pair), n) for the anti-affinity map, n > 0 (the additions of the plain pass, in its order)."""
+                           ni: NodeInfo, node_memo_key: str) -> tuple[Contribution, Contribution]:
+    """What one node adds to incoming_affinity_anti_affinity_counts: (pair, n) additions, n > 0, to the
+    affinity map and to the anti-affinity map (those of the plain pass, in its order)."""
     node = ni.node
     if node is None or not ni.pods:
-        return ()
+        return (), ()
     memo = ni.memo
     matched: tuple[int, tuple[int, ...]] | None = memo.get(node_memo_key)
     if matched is None:
@@ -267,26 +275,19 @@ def _incoming_contribution(affinity_terms: Sequence[AffinityTerm], anti_affinity
         memo[node_memo_key] = matched
     n_affinity, n_anti = matched
     labels = node.metadata.labels
-    out: list[tuple[Hashable, int]] = []
+    affinity: list[tuple[Hashable, int]] = []
+    anti: list[tuple[Hashable, int]] = []
     if n_affinity:
         for t in affinity_terms:
             tv = labels.get(t.topology_key)
             if tv is not None:
-                out.append(((0, (t.topology_key, tv)), n_affinity))
+                affinity.append(((t.topology_key, tv), n_affinity))
     for t, n in zip(anti_affinity_terms, n_anti, strict=True):
         if n:
             tv = labels.get(t.topology_key)
             if tv is not None:
-                out.append(((1, (t.topology_key, tv)), n))
-    return tuple(out)
-
-
-def _split_incoming(sums: dict[Hashable, int], _: dict[Hashable, int]) -> tuple[TopologyCounts, TopologyCounts]:
-    maps: tuple[TopologyCounts, TopologyCounts] = ({}, {})
-    for k, n in sums.items():
-        which, pair = cast("tuple[int, TopologyPair]", k)
-        maps[which][pair] = n
-    return maps
+                anti.append(((t.topology_key, tv), n))
+    return tuple(affinity), tuple(anti)
 
 
 def _matching_pods(affinity_terms: Sequence[AffinityTerm], anti_affinity_terms: Sequence[AffinityTerm],

@@ -102,7 +102,7 @@ class InterPodAffinity:
         # PreFilter's existing anti-affinity and incoming-term counts and PreScore's topology scores of earlier
         # cycles, per incoming-pod signature, added again only where nodes changed
         self._kept_existing = KeptSumsCache()
-        self._kept_incoming = KeptSumsCache()
+        self._kept_incoming = KeptSumsCache(limit=16)  # (a map per side)
         self._kept_scores = KeptSumsCache()
         self._term_sums = TermSums()
 
