@@ -54,6 +54,7 @@ from benchmarks.workloads import (
     CreatePods,
     CreateResourceDriver,
     DeletePods,
+    WORKLOADS,
     SteadyState,
     Workload,
     select,
@@ -515,11 +516,36 @@ def _add_namespace(sched: Scheduler, factory: _Factory, name: str) -> None:
     sched.add_object(KubeObject.from_dict({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
 
 
+def with_params(w: Workload, overrides: Sequence[str]) -> Workload:
+    """``w`` with parameters overridden by ``NAME=N`` strings (ValueError naming a bad one)."""
+    if not overrides:
+        return w
+    params = dict(w.params)
+    for item in overrides:
+        name, sep, value = item.partition("=")
+        if not sep or not value.strip().isdigit():
+            raise ValueError(f"--set {item!r}: expected PARAM=N with a non-negative integer N")
+        if name not in params:
+            raise ValueError(f"--set {item!r}: {w.full_name} has no parameter {name!r} "
+                             f"(it has {', '.join(sorted(params))})")
+        params[name] = int(value)
+    return dataclasses.replace(w, params=params, threshold=None)  # upstream's threshold is for its size
+
+
+def _param_args(w: Workload) -> list[str]:
+    """--set arguments that give a child runner ``w``'s parameters where they differ from the listed workload's."""
+    listed = next((x for x in WORKLOADS if x.full_name == w.full_name), None)
+    if listed is None or listed.params == w.params:
+        return []
+    return [a for k, v in w.params.items() if listed.params.get(k) != v for a in ("--set", f"{k}={v}")]
+
+
 def run_in_child(w: Workload, profile_path: str | None = None, disable: Sequence[str] = (),
                  tree: str | None = None) -> Result:
     """Run one workload in a fresh interpreter (so its peak RSS is its own), with this source tree or, with
     ``tree``, another checkout of the project (its own runner, scheduler and plugins: the baseline)."""
-    cmd = [sys.executable, "-m", "benchmarks.scheduler_perf", "--in-process", "--output", "json", w.full_name]
+    cmd = [sys.executable, "-m", "benchmarks.scheduler_perf", "--in-process", "--output", "json", w.full_name,
+           *_param_args(w)]
     if profile_path:
         cmd += ["--profile", profile_path]
     if disable:
@@ -614,9 +640,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--baseline", metavar="DIR",
                     help="another checkout of this project (e.g. a git worktree of the commit before a change): "
                          "each workload runs there first, then here, and the table shows both side by side")
+    ap.add_argument("--set", metavar="PARAM=N", action="append", default=[], dest="params",
+                    help="override a workload parameter (e.g. --set initNodes=500 --set measurePods=300) to run a "
+                         "smaller size, as for instruction counts under callgrind; repeatable")
     args = ap.parse_args(argv)
     disable = [n for n in args.disable.split(",") if n]
-    selected = select(list(args.workloads), args.smoke)
+    try:
+        selected = [with_params(w, args.params) for w in select(list(args.workloads), args.smoke)]
+    except ValueError as e:
+        ap.error(str(e))
     if args.profile and len(selected) != 1:
         ap.error("--profile takes exactly one workload")
     if args.baseline is not None:

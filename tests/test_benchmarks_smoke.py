@@ -94,6 +94,28 @@ def test_select_by_test_case_and_full_name() -> None:
         select(["NoSuchWorkload"], smoke=False)
 
 
+def test_set_overrides_a_workload_parameter_in_a_child_runner() -> None:
+    """--set PARAM=N runs a workload at another size (here in a child interpreter, which gets the overrides);
+    upstream's threshold, which is for its own size, is left out."""
+    p = subprocess.run([sys.executable, "-m", "benchmarks.scheduler_perf", "--output", "json",
+                        "SchedulingBasic/500Nodes", "--set", "initNodes=7", "--set", "initPods=3",
+                        "--set", "measurePods=4"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    r = json.loads(p.stdout)["results"][0]
+    assert (r["nodes"], r["init_pods"], r["measured_pods"], r["scheduled"], r["threshold"]) == (7, 3, 4, 4, None)
+
+
+@pytest.mark.parametrize(("item", "wording"), [
+    ("nodes=5", "SchedulingBasic/500Nodes has no parameter 'nodes' (it has initNodes, initPods, measurePods)"),
+    ("initNodes", "expected PARAM=N with a non-negative integer N"),
+    ("initNodes=-1", "expected PARAM=N with a non-negative integer N"),
+], ids=["unknown-parameter", "no-value", "negative"])
+def test_set_refuses_a_bad_override(item: str, wording: str) -> None:
+    p = subprocess.run([sys.executable, "-m", "benchmarks.scheduler_perf", "SchedulingBasic/500Nodes", "--set", item],
+                       cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and wording in p.stderr, p.stderr
+
+
 def test_table_lists_threshold_and_skips() -> None:
     table = format_table([Result("A/1", nodes=5, measured_pods=10, scheduled=10, seconds=1.0, pods_per_second=10.0,
                                  threshold=680.0),

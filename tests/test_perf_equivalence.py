@@ -928,6 +928,30 @@ def test_interpodaffinity_kept_sums_equal_plain(seed: int) -> None:
         _change_one_node(lst, rng, waiting)
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_interpodaffinity_kept_incoming_counts_equal_plain(seed: int) -> None:
+    """InterPodAffinity's counts of existing pods matching the incoming pod's required (anti-)affinity terms,
+    kept across cycles, equal a plain pass over every node while the node list changes as the snapshot's
+    does (and when it changes length)."""
+    from plugins_intree.interpodaffinity._sums import KeptSumsCache
+    from plugins_intree.interpodaffinity.filtering import incoming_affinity_anti_affinity_counts
+
+    rng = random.Random(seed)
+    nodes, running, waiting = _cluster(seed, nodes=rng.randint(4, 20), bound=rng.randint(5, 60), pending=30)
+    lst = _node_infos(nodes, running)
+    kept = KeptSumsCache(limit=3)
+    compared = 0
+    for step in range(60):
+        pi = PodInfo(rng.choice(waiting[:6]))
+        some = lst if rng.random() < 0.8 else lst[:-1]
+        args = (pi.required_affinity_terms, pi.required_anti_affinity_terms, some)
+        got = incoming_affinity_anti_affinity_counts(*args, kept)
+        assert got == incoming_affinity_anti_affinity_counts(*args), step
+        compared += bool(got[0] or got[1])
+        _change_one_node(lst, rng, waiting)
+    assert compared  # some steps had pods matching the terms
+
+
 # --- pod signatures (runtime/signatures.py) ---------------------------------------------------------------
 # Replicas of a few templates on nodes that differ in every way a node-local plugin looks at (room, taints,
 # cordons, labels, host ports, extended resources), so verdicts flip as nodes fill up. The signed run reuses
@@ -1788,3 +1812,31 @@ def test_dra_incremental_allocated_state_equals_rebuilt(seed: int) -> None:
         if fast.allocated_by_pool is not None:
             assert not fast.allocated_shared_device_ids
             assert fast.allocated_by_pool == _allocated_by_pool(fast)
+
+
+# --- preemption: victims sorted by importance (plugins_intree/defaultpreemption/preemption.py) ----------------
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_preemption_importance_key_sort_equals_cmp_sort(seed: int) -> None:
+    """With the default more_important_pod, sort_by_importance's key sort gives the comparison sort's order
+    (ties in priority and start time, pods not started yet, naive and aware start times)."""
+    from plugins_intree.defaultpreemption.preemption import more_important_pod, sort_by_importance
+
+    rng = random.Random(seed)
+    pods = []
+    for i in range(40):
+        status: dict[str, Any] = {}
+        if rng.random() < 0.8:
+            zone = rng.choice(("Z", "+00:00", "+02:00"))
+            status["startTime"] = f"2024-01-01T0{rng.randint(0, 2)}:00:0{rng.randint(0, 3)}{zone}"
+        pods.append(Pod.from_dict({"metadata": {"name": f"p{i}", "namespace": "default", "uid": f"u{i}"},
+                                   "spec": {"priority": rng.choice((0, 10, 100, -5)),
+                                            "containers": [{"name": "c"}]},
+                                   "status": status}))
+    wrapped = [(i, p) for i, p in enumerate(pods)]
+    fast, plain = list(wrapped), list(wrapped)
+    sort_by_importance(fast, more_important_pod, lambda x: x[1])
+    sort_by_importance(plain, lambda a, b: more_important_pod(a, b), lambda x: x[1])
+    assert [i for i, _ in fast] == [i for i, _ in plain]
+    assert [i for i, _ in fast] != list(range(40))  # the sort moved pods

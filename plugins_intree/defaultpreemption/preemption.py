@@ -59,6 +59,10 @@ def more_important_pod(pod1: Pod, pod2: Pod) -> bool:
     return pod_start_time(pod1) < pod_start_time(pod2)
 
 
+def _importance_key(pod: Pod) -> tuple[int, float]:
+    return -pod.priority, pod_start_time(pod)
+
+
 def get_earliest_pod_start_time(pods: Sequence[Pod]) -> float | None:
     """The earliest start time among the pods of the highest priority (None for no pods)."""
     if not pods:
@@ -79,7 +83,16 @@ def get_earliest_pod_start_time(pods: Sequence[Pod]) -> float | None:
 
 def sort_by_importance(pods: list[Any], more_important: Callable[[Pod, Pod], bool],
                        pod_of: Callable[[Any], Pod] = lambda p: p) -> None:
-    """Sort in place, most important first (a stable sort on ``more_important``)."""
+    """Sort in place, most important first (a stable sort on ``more_important``).
+
+    With the default ``more_important_pod`` the sort uses the key (-priority, start time), whose ``<`` is
+    exactly ``more_important_pod``, so the stable sort gives the same order as the comparison sort below (one
+    start-time conversion per pod instead of two per comparison). Pinned by
+    tests/test_perf_equivalence.py::test_preemption_importance_key_sort_equals_cmp_sort.
+    """
+    if more_important is more_important_pod:
+        pods.sort(key=lambda x: _importance_key(pod_of(x)))
+        return
 
     def cmp(a: Any, b: Any) -> int:
         pa, pb = pod_of(a), pod_of(b)

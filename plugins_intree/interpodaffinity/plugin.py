@@ -99,9 +99,10 @@ class InterPodAffinity:
         if problems:
             raise ValueError("; ".join(problems))
         self._handle = handle
-        # PreFilter's existing anti-affinity counts and PreScore's topology scores of earlier cycles, per
-        # incoming-pod signature, added again only where nodes changed
+        # PreFilter's existing anti-affinity and incoming-term counts and PreScore's topology scores of earlier
+        # cycles, per incoming-pod signature, added again only where nodes changed
         self._kept_existing = KeptSumsCache()
+        self._kept_incoming = KeptSumsCache(limit=16)  # (a map per side)
         self._kept_scores = KeptSumsCache()
         self._term_sums = TermSums()
 
@@ -146,7 +147,8 @@ class InterPodAffinity:
         existing = existing_anti_affinity_counts(pod, ns_labels, with_anti, self._kept_existing)
         if not existing and not affinity and not anti:
             return None, Status(Code.SKIP)
-        affinity_counts, anti_counts = incoming_affinity_anti_affinity_counts(affinity, anti, nodes)
+        affinity_counts, anti_counts = incoming_affinity_anti_affinity_counts(affinity, anti, nodes,
+                                                                             self._kept_incoming)
         state.write(PRE_FILTER_STATE_KEY, PreFilterState(pod, affinity, anti, ns_labels, existing,
                                                          affinity_counts, anti_counts))
         return None, None
