@@ -46,8 +46,8 @@ MAX_SCENARIOS = 1_000_000
 _SEGMENT = re.compile(r'\s*(?:\[\s*(\d+)\s*\]|\[\s*"([^"]*)"\s*\]|\[\s*\'([^\']*)\'\s*\]|\.?([^.\[\]]+))')
 
 __all__ = ["CSV_FIELDS", "MAX_SCENARIOS", "TIMING_FIELDS", "Axis", "Estimate", "Sweep", "SweepCase", "estimate",
-           "first_warnings", "load_sweep", "parse_path", "run_case", "run_cases", "run_index", "run_sweep", "set_path", "summary",
-           "sweep_from_dict", "to_csv", "to_jsonl"]
+           "first_warnings", "load_sweep", "parse_path", "run_case", "run_cases", "run_index", "run_sweep", "set_path",
+           "summary", "sweep_from_dict", "to_csv", "to_jsonl"]
 
 
 @attrs.frozen

@@ -97,7 +97,8 @@ def test_sweep_strict_failure_is_that_scenarios_row(tmp_path: Path) -> None:
     sweep = sw.load_sweep(_matrix_sweep(tmp_path), strict=True)
     errors = {r["index"]: r["error"] for r in sw.run_sweep(sweep, workers=1)}
     assert errors[0] is None
-    assert errors[1].startswith("invalid scenario: ") and NODE_SELECTOR in errors[1] and "unschedulabel" not in errors[1]
+    assert errors[1].startswith("invalid scenario: ")
+    assert NODE_SELECTOR in errors[1] and "unschedulabel" not in errors[1]
     assert UNSCHEDULABEL in errors[2] and "node_selector" not in errors[2]
     assert UNSCHEDULABEL in errors[3] and NODE_SELECTOR in errors[3]
 

@@ -94,6 +94,7 @@ def test_ray_worker_killed_twice_fails_that_scenario_only(tmp_path: Path) -> Non
         os.kill(retry[0], signal.SIGKILL)
         rc, out, err = cli.wait()
         assert rc == 4, err  # the sweep ran to the end; one scenario failed
+        assert out.startswith("sweep uneven: 3 scenarios, 1 failed"), out
         rows = {r["index"]: r for r in jsonl_rows(jl)}
         assert sorted(rows) == [0, 1, 2]
         assert rows[1]["error"] is None and rows[2]["error"] is None
