@@ -121,6 +121,7 @@ def _on_signal(signum: int, _frame: Any) -> None:
 
 
 def _sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import contextlib
     import signal
     import threading
 
@@ -166,7 +167,10 @@ def _sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         cr[0] = "\r" if show else ""
         # On resuming, the bar counts the scenarios left (so that rows/s and the ETA are this run's).
         left = total - len(_written_ids(args, sweep)) if show and args.resume else total
-        with Progress(err, max(left, 0), lambda: done[0], unit="rows") if show else _nothing():
+        # Ray's driver prints the errors its raylet reports (a worker that died) on sys.stdout, whatever
+        # log_to_driver says: during the run they go to stderr, so that stdout holds only the table or the JSON.
+        quiet = contextlib.redirect_stdout(err) if args.backend == "ray" else _nothing()
+        with Progress(err, max(left, 0), lambda: done[0], unit="rows") if show else _nothing(), quiet:
             run_sweep(sweep, backend=args.backend, workers=args.workers, address=args.address, on_row=on_row,
                       jsonl=args.jsonl, csv=args.csv, resume=args.resume, notify=notify)
     except _Stopped as e:

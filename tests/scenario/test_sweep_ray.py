@@ -83,7 +83,7 @@ def _uneven_sweep(tmp: Path, counts: list[int]) -> Path:
 def test_ray_worker_killed_twice_fails_that_scenario_only(tmp_path: Path) -> None:
     # Scenario 0 is slow (10,000 pods), the others quick: once they are written, the only Ray worker running a
     # sweep task is scenario 0's, killed there and again on Ray's retry.
-    sweep = _uneven_sweep(tmp_path, [10000, 5, 5])
+    sweep = _uneven_sweep(tmp_path, [10000, 5, 6])
     jl = tmp_path / "r.jsonl"
     cli = Cli(["sweep", str(sweep), "--backend", "ray", "--workers", "2", "--jsonl", str(jl)], tmp_path)
     try:
