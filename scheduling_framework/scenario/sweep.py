@@ -155,8 +155,8 @@ class Sweep:
                     raise ScenarioError(self.source, [f"matrix[{a.key!r}]: {e}"]) from None
             return scenario_from_dict(raw, base_dir=self.base_dir, source=label, default_name=self.name,
                                       strict=self.strict)
-        except ScenarioError as e:
-            return ScenarioError(self.source, e.problems if e.source == self.source else [str(e)])
+        except ScenarioError as e:  # named by the file, and by the parameter values once they apply
+            return e
 
     def case(self, index: int) -> SweepCase:
         return SweepCase(index, self.params(index), self.seed(index), self.scenario(index), self.case_id(index))
