@@ -14,6 +14,7 @@ EXIT_OUTPUT_FAILED = 1
 REPLAY_EPILOG = """examples:
   scheduling-framework replay examples/scenarios/scale-down.yaml
   scheduling-framework replay examples/scenarios/scale-down.yaml --output json
+  scheduling-framework replay examples/scenarios/scale-down.yaml --strict   # unknown manifest fields are errors
 """
 
 SWEEP_EPILOG = """examples:
@@ -21,6 +22,7 @@ SWEEP_EPILOG = """examples:
   scheduling-framework sweep examples/scenarios/node-sizes.yaml --workers 4 --jsonl rows.jsonl --csv rows.csv
   scheduling-framework sweep examples/scenarios/node-sizes.yaml --jsonl rows.jsonl --resume  # after an interrupt
   scheduling-framework sweep examples/scenarios/node-sizes.yaml --dry-run
+  scheduling-framework sweep examples/scenarios/node-sizes.yaml --strict   # unknown fields: the scenario's error
   scheduling-framework sweep examples/scenarios/node-sizes.yaml --backend ray            # local Ray runtime
   scheduling-framework sweep examples/scenarios/node-sizes.yaml --backend ray --address ray://head:10001
 """
@@ -34,6 +36,10 @@ def add_parsers(sub: Any) -> None:
     from scheduling_framework.cli_help import add_release_flags
 
     add_release_flags(r)  # override the scenario's kubernetesVersion / featureGates
+    r.add_argument("--strict", action="store_true",
+                   help="fields the Kubernetes API does not define (e.g. spec.node_selector) in the scenario's "
+                        "cluster or templates are errors, as with kubectl --validate=strict (default: a warning "
+                        "naming each, which the replay ignores)")
     s = sub.add_parser("sweep", help="run a matrix of scenarios in parallel and aggregate one row per scenario",
                        epilog=SWEEP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("sweep", help="sweep YAML (kind: Sweep; see docs/scenarios.md)")
@@ -51,6 +57,11 @@ def add_parsers(sub: Any) -> None:
                    help="with --dry-run: scenarios to time for the estimate (default 5)")
     s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar with rows/s and ETA on stderr (default: only when stderr is a terminal)")
+    s.add_argument("--strict", action="store_true",
+                   help="fields the Kubernetes API does not define (e.g. spec.node_selector) in a scenario's cluster "
+                        "or templates, from the base or the matrix, make that scenario's row an error naming the "
+                        "field, as kubectl --validate=strict would refuse it; the other scenarios run (default: "
+                        "warnings, printed for the first scenario)")
     s.add_argument("--output", choices=("table", "json"), default="table")
 
 
@@ -71,10 +82,10 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from scheduling_framework.scenario import load_scenario, run_scenario
     from scheduling_framework.scenario.model import with_release
 
-    sc = load_scenario(args.scenario)
+    sc = load_scenario(args.scenario, strict=args.strict)
     if args.kubernetes_version is not None or args.feature_gates is not None:
         sc = with_release(sc, args.kubernetes_version, args.feature_gates)
-    result = run_scenario(sc)
+    result = run_scenario(sc, strict=args.strict)
     if args.output == "json":
         json.dump(result.to_dict(), out, indent=2)
         out.write("\n")
@@ -110,13 +121,14 @@ def _on_signal(signum: int, _frame: Any) -> None:
 
 
 def _sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import contextlib
     import signal
     import threading
 
     from scheduling_framework.errors import SchedulingFrameworkError
     from scheduling_framework.report.progress import Progress, should_show
     from scheduling_framework.scenario.rowfiles import RowFileError, read_rows
-    from scheduling_framework.scenario.sweep import load_sweep, run_sweep, summary
+    from scheduling_framework.scenario.sweep import first_warnings, load_sweep, run_sweep, summary
 
     if args.workers is not None and args.workers < 1:
         raise SchedulingFrameworkError("--workers: must be at least 1")
@@ -124,9 +136,12 @@ def _sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise SchedulingFrameworkError("--sample: must be at least 1")
     if args.resume and not (args.jsonl or args.csv):
         raise SchedulingFrameworkError("--resume: needs --jsonl or --csv (the rows already written are read there)")
-    sweep = load_sweep(args.sweep)
+    sweep = load_sweep(args.sweep, strict=args.strict)
     if args.dry_run:
         return _dry_run(args, sweep, out)
+    if not args.strict:  # under --strict they are the rows' errors
+        for w in first_warnings(sweep):
+            print(f"warning: scenario 0: {w}", file=err)
     total = len(sweep)
     done = [0]
     collected: list[dict[str, Any]] = []
@@ -152,7 +167,10 @@ def _sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         cr[0] = "\r" if show else ""
         # On resuming, the bar counts the scenarios left (so that rows/s and the ETA are this run's).
         left = total - len(_written_ids(args, sweep)) if show and args.resume else total
-        with Progress(err, max(left, 0), lambda: done[0], unit="rows") if show else _nothing():
+        # Ray's driver prints the errors its raylet reports (a worker that died) on sys.stdout, whatever
+        # log_to_driver says: during the run they go to stderr, so that stdout holds only the table or the JSON.
+        quiet = contextlib.redirect_stdout(err) if args.backend == "ray" else _nothing()
+        with Progress(err, max(left, 0), lambda: done[0], unit="rows") if show else _nothing(), quiet:
             run_sweep(sweep, backend=args.backend, workers=args.workers, address=args.address, on_row=on_row,
                       jsonl=args.jsonl, csv=args.csv, resume=args.resume, notify=notify)
     except _Stopped as e:

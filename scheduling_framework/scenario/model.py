@@ -93,19 +93,26 @@ class Scenario:
     feature_gates: Mapping[str, bool] | None = None
 
 
-def load_scenario(path: str | os.PathLike[str]) -> Scenario:
-    """Read and validate a scenario file (file references resolved relative to it)."""
+def load_scenario(path: str | os.PathLike[str], *, strict: bool = False) -> Scenario:
+    """Read and validate a scenario file (file references resolved relative to it); ``strict`` as for
+    :func:`scenario_from_dict`."""
     from scheduling_framework.scenario.io import read_yaml_mapping
 
     p = os.fspath(path)
     doc = read_yaml_mapping(p, "scenario")
     default_name = os.path.splitext(os.path.basename(p))[0]
-    return scenario_from_dict(doc, base_dir=os.path.dirname(os.path.abspath(p)), source=p, default_name=default_name)
+    return scenario_from_dict(doc, base_dir=os.path.dirname(os.path.abspath(p)), source=p, default_name=default_name,
+                              strict=strict)
 
 
 def scenario_from_dict(doc: Mapping[str, Any], base_dir: str = ".", source: str = "<scenario>",
-                       default_name: str = "scenario") -> Scenario:
-    """Validate a scenario mapping; raises ScenarioError listing every problem with its field path."""
+                       default_name: str = "scenario", *, strict: bool = False) -> Scenario:
+    """Validate a scenario mapping; raises ScenarioError listing every problem with its field path.
+
+    Fields the Kubernetes API does not define, in the cluster's manifests or the templates, are left for the
+    replay to report as warnings; ``strict=True`` makes each a problem here (``templates.pods.p: Pod default/p:
+    unknown field "spec.node_selector" (did you mean "spec.nodeSelector"?)``), as ``kubectl --validate=strict``.
+    """
     problems: list[str] = []
     if not isinstance(doc, Mapping):
         raise ScenarioError(source, [f"expected a mapping, got {type(doc).__name__}"])
@@ -122,10 +129,10 @@ def scenario_from_dict(doc: Mapping[str, Any], base_dir: str = ".", source: str 
         problems.append("name: Invalid value: expected a non-empty string")
         name = default_name
     seed = _int(doc.get("seed", 0), "seed", problems, minimum=0)
-    cluster = _cluster(doc.get("cluster"), base_dir, problems)
+    cluster = _cluster(doc.get("cluster"), base_dir, problems, strict)
     release, gates = _release(doc.get("kubernetesVersion"), doc.get("featureGates"), problems)
     config = _config(doc.get("config"), base_dir, problems, release, gates)
-    node_t, pod_t = _templates(doc.get("templates", {}), problems)
+    node_t, pod_t = _templates(doc.get("templates", {}), problems, strict)
     steps = _steps(doc.get("steps", []), node_t, pod_t, problems)
     if problems:
         raise ScenarioError(source, problems)
@@ -176,7 +183,7 @@ def _short(v: Any) -> str:
     return s if len(s) <= 60 else s[:57] + "..."
 
 
-def _cluster(v: Any, base_dir: str, problems: list[str]) -> tuple[Mapping[str, Any], ...]:
+def _cluster(v: Any, base_dir: str, problems: list[str], strict: bool = False) -> tuple[Mapping[str, Any], ...]:
     from scheduling_framework.scenario.io import read_yaml_documents
 
     if v is None:
@@ -202,7 +209,7 @@ def _cluster(v: Any, base_dir: str, problems: list[str]) -> tuple[Mapping[str, A
     from scheduling_framework.cluster import cluster_from_documents
 
     try:
-        cluster_from_documents(out)
+        cluster_from_documents(out, strict=strict)
     except SchedulingFrameworkError as e:
         problems.append(f"cluster: {e}")
     return tuple(out)
@@ -232,7 +239,8 @@ def _config(v: Any, base_dir: str, problems: list[str], release: str | None = No
     return v
 
 
-def _templates(v: Any, problems: list[str]) -> tuple[dict[str, Mapping[str, Any]], dict[str, Mapping[str, Any]]]:
+def _templates(v: Any, problems: list[str],
+               strict: bool = False) -> tuple[dict[str, Mapping[str, Any]], dict[str, Mapping[str, Any]]]:
     from scheduling_framework.api.node import Node
     from scheduling_framework.api.pod import Pod
 
@@ -260,13 +268,34 @@ def _templates(v: Any, problems: list[str]) -> tuple[dict[str, Mapping[str, Any]
             meta = m.setdefault("metadata", {})
             if isinstance(meta, dict):
                 meta.setdefault("name", str(name))
+            if strict:
+                problems.extend(f"{path}: {ref}: {u}" for ref, u in _unknown(m, kind))
             try:
-                cls.from_dict(m)
+                # Unknown fields are not warned of here: the replay reports them once per template.
+                cls.from_dict(m, strict=None)
             except SchedulingFrameworkError as e:
                 problems.append(f"{path}: {e}")
                 continue
             out[str(name)] = m
     return nodes, pods
+
+
+def _unknown(manifest: Mapping[str, Any], kind: str) -> list[tuple[str, str]]:
+    from scheduling_framework.api.fields import unknown_fields
+    from scheduling_framework.api.meta import object_ref
+
+    found = unknown_fields(manifest, kind)
+    return [(object_ref(kind, manifest), m) for m in found] if found else []
+
+
+def template_unknown_fields(sc: Scenario) -> list[tuple[str, str]]:
+    """``(templates.GROUP.NAME, message)`` for every field of the scenario's templates that the Kubernetes API
+    does not define (``unknown field "spec.node_selector" (did you mean "spec.nodeSelector"?)``)."""
+    out: list[tuple[str, str]] = []
+    for group, kind, templates in (("nodes", "Node", sc.node_templates), ("pods", "Pod", sc.pod_templates)):
+        for name, m in templates.items():
+            out.extend((f"templates.{group}.{name}", msg) for _, msg in _unknown(m, kind))
+    return out
 
 
 def _steps(v: Any, node_t: Mapping[str, Any], pod_t: Mapping[str, Any], problems: list[str]) -> tuple[Step, ...]:

@@ -15,10 +15,13 @@ from typing import Any
 
 import attrs
 
+from scheduling_framework.api.fields import SNAKE_CASE_HINT, snake_case_hint
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cluster import cluster_from_documents
-from scheduling_framework.scenario.model import Scenario, Step
+from scheduling_framework.errors import ManifestValidationError
+from scheduling_framework.ingest.model import Cluster
+from scheduling_framework.scenario.model import Scenario, ScenarioError, Step, template_unknown_fields
 from scheduling_framework.scheduler import Scheduler
 
 # Outcome names of the reference scheduler's results (kept as strings: the scheduler may grow outcomes).
@@ -105,10 +108,32 @@ def _percentile(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, round(q * (len(s) - 1)))]
 
 
+def starting_cluster(sc: Scenario, strict: bool = False) -> Cluster:
+    """The starting cluster, and the unknown fields of the cluster and the templates: warnings (one per field
+    and template, not one per object created from it), or with ``strict`` a ScenarioError naming each."""
+    problems: list[str] = []
+    try:
+        cluster = cluster_from_documents(sc.cluster, strict=strict)
+    except ManifestValidationError as e:
+        if not strict:
+            raise
+        problems.append(f"cluster: {e}")
+    unknown = template_unknown_fields(sc)
+    if strict:
+        problems.extend(f"{where}: {msg}" for where, msg in unknown)
+        if problems:
+            raise ScenarioError(sc.name, problems)
+    for where, msg in unknown:
+        cluster.warnings.add_item(f"{msg} (ignored)", where)
+    if snake_case_hint([msg for _, msg in unknown]):
+        cluster.warnings.add(f"unknown fields: {SNAKE_CASE_HINT}")
+    return cluster
+
+
 class _Replay:
-    def __init__(self, sc: Scenario) -> None:
+    def __init__(self, sc: Scenario, strict: bool = False) -> None:
         self.sc = sc
-        cluster = cluster_from_documents(sc.cluster)
+        cluster = starting_cluster(sc, strict)
         sched = _TimedScheduler(dict(sc.config) if sc.config is not None else None, seed=sc.seed,
                                 kubernetes_version=sc.kubernetes_version, feature_gates=sc.feature_gates)
         sched.cycle_ms = []
@@ -144,7 +169,7 @@ class _Replay:
             if "kubernetes.io/hostname" in labels:
                 labels["kubernetes.io/hostname"] = name  # the kubelet labels a node with its own name
                 m["metadata"]["labels"] = labels
-            node = Node.from_dict(m)
+            node = Node.from_dict(m, strict=None)
             self.nodes[name] = node
             self.sched.add_node(node)
 
@@ -154,7 +179,7 @@ class _Replay:
         meta = {**m.get("metadata", {}), "name": name, "namespace": namespace}
         meta.pop("uid", None)
         m["metadata"] = meta
-        pod = Pod.from_dict(m)
+        pod = Pod.from_dict(m, strict=None)
         self.pods[pod.key] = (pod, template)
         return pod
 
@@ -214,7 +239,7 @@ class _Replay:
         name = self._next_name(pod.name, self.pods, ns)
         m["metadata"] = {**m.get("metadata", {}), "name": name}
         m["metadata"].pop("uid", None)
-        new = Pod.from_dict(m)
+        new = Pod.from_dict(m, strict=None)
         self.pods[new.key] = (new, "")
         self.sched.add_pod(new)
 
@@ -227,7 +252,7 @@ class _Replay:
             else:
                 spec.pop("unschedulable", None)
             m["spec"] = spec
-            node = Node.from_dict(m)
+            node = Node.from_dict(m, strict=None)
             self.nodes[name] = node
             self.sched.update_node(node)
 
@@ -307,6 +332,10 @@ class _Replay:
                           len(step_ms), round(_percentile(step_ms, 0.5), 3), round(_percentile(step_ms, 0.99), 3))
 
 
-def run_scenario(scenario: Scenario) -> ReplayResult:
-    """Replay ``scenario`` on a fresh reference Scheduler and return its timeline."""
-    return _Replay(scenario).run()
+def run_scenario(scenario: Scenario, *, strict: bool = False) -> ReplayResult:
+    """Replay ``scenario`` on a fresh reference Scheduler and return its timeline.
+
+    Fields the Kubernetes API does not define, in the starting cluster or the templates, are in the result's
+    ``warnings`` (once per template); ``strict=True`` raises ScenarioError naming each instead, before anything
+    runs, as ``kubectl --validate=strict``."""
+    return _Replay(scenario, strict).run()

@@ -46,8 +46,8 @@ MAX_SCENARIOS = 1_000_000
 _SEGMENT = re.compile(r'\s*(?:\[\s*(\d+)\s*\]|\[\s*"([^"]*)"\s*\]|\[\s*\'([^\']*)\'\s*\]|\.?([^.\[\]]+))')
 
 __all__ = ["CSV_FIELDS", "MAX_SCENARIOS", "TIMING_FIELDS", "Axis", "Estimate", "Sweep", "SweepCase", "estimate",
-           "load_sweep", "parse_path", "run_case", "run_cases", "run_index", "run_sweep", "set_path", "summary",
-           "sweep_from_dict", "to_csv", "to_jsonl"]
+           "first_warnings", "load_sweep", "parse_path", "run_case", "run_cases", "run_index", "run_sweep", "set_path",
+           "summary", "sweep_from_dict", "to_csv", "to_jsonl"]
 
 
 @attrs.frozen
@@ -92,6 +92,8 @@ class Sweep:
     source: str = "<sweep>"
     #: hash of the base scenario's content (part of every scenario id)
     fingerprint: str = ""
+    #: fields the Kubernetes API does not define make a scenario invalid (its row's error), not a warning
+    strict: bool = False
     # The last combination built (consecutive indexes differ by seed only): [combination, Scenario or error].
     _last: list[Any] = attrs.field(factory=lambda: [None, None], init=False, repr=False)
 
@@ -151,9 +153,10 @@ class Sweep:
                     raw = _replaced(raw, a.path, 0, copy.deepcopy(a.applied[d]))
                 except ValueError as e:
                     raise ScenarioError(self.source, [f"matrix[{a.key!r}]: {e}"]) from None
-            return scenario_from_dict(raw, base_dir=self.base_dir, source=label, default_name=self.name)
-        except ScenarioError as e:
-            return ScenarioError(self.source, e.problems if e.source == self.source else [str(e)])
+            return scenario_from_dict(raw, base_dir=self.base_dir, source=label, default_name=self.name,
+                                      strict=self.strict)
+        except ScenarioError as e:  # named by the file, and by the parameter values once they apply
+            return e
 
     def case(self, index: int) -> SweepCase:
         return SweepCase(index, self.params(index), self.seed(index), self.scenario(index), self.case_id(index))
@@ -241,11 +244,13 @@ def _replaced(cur: Any, path: Sequence[str | int], i: int, value: Any) -> Any:
     return new
 
 
-def load_sweep(path: str | os.PathLike[str]) -> Sweep:
+def load_sweep(path: str | os.PathLike[str], *, strict: bool = False) -> Sweep:
+    """Read a sweep file (see :func:`sweep_from_dict`)."""
     from scheduling_framework.scenario.io import read_yaml_mapping
 
     p = os.fspath(path)
-    return sweep_from_dict(read_yaml_mapping(p, "sweep"), base_dir=os.path.dirname(os.path.abspath(p)), source=p)
+    return sweep_from_dict(read_yaml_mapping(p, "sweep"), base_dir=os.path.dirname(os.path.abspath(p)), source=p,
+                           strict=strict)
 
 
 def _inline(field: str, value: Any, base_dir: str) -> Any:
@@ -262,10 +267,15 @@ def _inline(field: str, value: Any, base_dir: str) -> Any:
         return value
 
 
-def sweep_from_dict(doc: Mapping[str, Any], base_dir: str = ".", source: str = "<sweep>") -> Sweep:
+def sweep_from_dict(doc: Mapping[str, Any], base_dir: str = ".", source: str = "<sweep>", *,
+                    strict: bool = False) -> Sweep:
     """Read and check a sweep; raises ScenarioError listing every problem with its field path.
 
     The matrix is not expanded: the first scenario is built and validated now, every other one when it runs.
+    ``strict=True`` makes a field the Kubernetes API does not define, in any manifest a scenario holds (its
+    cluster, its templates, whether from the base or from the matrix), an error of that scenario: its row's
+    ``error`` names the field and the other scenarios run (the check at reading is not strict, so that one
+    scenario's manifest cannot stop the sweep). Without it such fields are warnings of the replay.
     """
     from scheduling_framework.scenario.io import read_yaml_mapping
 
@@ -335,10 +345,20 @@ def sweep_from_dict(doc: Mapping[str, Any], base_dir: str = ".", source: str = "
                          tuple(_digest(_canonical(v))[:16] for v in applied)))
     sweep = Sweep(name, inlined, tuple(axes), tuple(seeds), scenario_dir, source, _digest(_canonical(inlined)))
     sweep.scenario(0)  # every field path applies, and the first scenario is valid
-    return sweep
+    # The id does not depend on strictness: a row is the same scenario's with or without it.
+    return attrs.evolve(sweep, strict=True) if strict else sweep
 
 
 # --- running ------------------------------------------------------------------------------------
+
+
+def first_warnings(sweep: Sweep) -> list[str]:
+    """The warnings of loading the first scenario's cluster and templates (fields the Kubernetes API does not
+    define, among others). Rows carry no warnings: the CLI prints these once, before the sweep runs."""
+    from scheduling_framework.scenario.replay import starting_cluster
+
+    return list(starting_cluster(sweep.scenario(0)).warnings)
+
 
 
 def _row(index: int, case_id: str, name: str, seed: int, params: Mapping[str, Any],
@@ -421,8 +441,11 @@ def _run_local(sweep: Sweep, todo: Iterator[int], workers: int,
 def run_sweep(sweep: Sweep, backend: str = "local", workers: int | None = None, address: str | None = None,
               on_row: Callable[[dict[str, Any]], None] | None = None, *, jsonl: str | None = None,
               csv: str | None = None, resume: bool = False,
-              notify: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+              notify: Callable[[str], None] | None = None, strict: bool | None = None) -> list[dict[str, Any]]:
     """Run every scenario; rows go to ``on_row`` and are appended to ``jsonl`` / ``csv`` as they finish.
+
+    ``strict`` (default: as the sweep was loaded) makes a field the Kubernetes API does not define, in any
+    manifest of a scenario, that scenario's error row naming the field (see :func:`sweep_from_dict`).
 
     With ``resume`` the files are kept and the scenarios whose ids they hold are skipped; otherwise they are
     started afresh. Returns every row (those found on resuming included), sorted by index. An exception
@@ -431,6 +454,8 @@ def run_sweep(sweep: Sweep, backend: str = "local", workers: int | None = None, 
     """
     if backend not in ("local", "ray"):
         raise SchedulingFrameworkError(f'unknown sweep backend "{backend}" (expected "local" or "ray")')
+    if strict is not None and strict != sweep.strict:
+        sweep = attrs.evolve(sweep, strict=strict)
     n = workers if workers is not None else (os.cpu_count() or 1)
     keys = [a.key for a in sweep.axes]
     files: list[RowFile] = []

@@ -1,4 +1,5 @@
-"""The Ray backend on a real local Ray runtime: a killed worker, SIGTERM, resume (skipped without Ray).
+"""The Ray backend on a real local Ray runtime: a worker killed once and twice, SIGTERM, SIGINT, resume (skipped
+without Ray).
 Few and small: each test starts a Ray runtime, which takes seconds."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from scheduling_framework.scenario import sweep as sw
 from tests.scenario.sweep_procs import Cli, jsonl_rows, marked, ray_workers, slow_sweep, wait_for
@@ -61,3 +63,69 @@ def test_ray_sigterm_stops_the_runtime_and_resume_finishes(tmp_path: Path) -> No
     assert [{k: v for k, v in r.items() if k not in sw.TIMING_FIELDS} for r in rows] == \
         [{k: v for k, v in r.items() if k not in sw.TIMING_FIELDS} for r in sw.run_sweep(sw.load_sweep(sweep),
                                                                                            workers=1)]
+
+
+def _uneven_sweep(tmp: Path, counts: list[int]) -> Path:
+    """One scenario per entry of ``counts`` (pods to schedule on 100 nodes): a slow one among quick ones."""
+    doc = {"kind": "Sweep", "name": "uneven", "matrix": {"steps[1].count": counts}, "scenario": {
+        "kind": "Scenario",
+        "templates": {
+            "nodes": {"w": {"status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110"}}}},
+            "pods": {"p": {"spec": {"containers": [{"name": "c", "image": "i",
+                                                    "resources": {"requests": {"cpu": "100m"}}}]}}}},
+        "steps": [{"op": "createNodes", "template": "w", "count": 100},
+                  {"op": "createPods", "template": "p", "count": 1}]}}
+    path = tmp / "uneven.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return path
+
+
+def test_ray_worker_killed_twice_fails_that_scenario_only(tmp_path: Path) -> None:
+    # Scenario 0 is slow (10,000 pods), the others quick: once they are written, the only Ray worker running a
+    # sweep task is scenario 0's, killed there and again on Ray's retry.
+    sweep = _uneven_sweep(tmp_path, [10000, 5, 6])
+    jl = tmp_path / "r.jsonl"
+    cli = Cli(["sweep", str(sweep), "--backend", "ray", "--workers", "2", "--jsonl", str(jl)], tmp_path)
+    try:
+        wait_for(lambda: len(jsonl_rows(jl)) >= 2, timeout=180)
+        first = wait_for(lambda: [w for w in [ray_workers(cli.mark, "run_indexes")] if len(w) == 1], timeout=60)[0]
+        os.kill(first[0], signal.SIGKILL)
+        retry = wait_for(lambda: [p for p in ray_workers(cli.mark, "run_indexes") if p != first[0]], timeout=120)
+        os.kill(retry[0], signal.SIGKILL)
+        rc, out, err = cli.wait()
+        assert rc == 4, err  # the sweep ran to the end; one scenario failed
+        assert out.startswith("sweep uneven: 3 scenarios, 1 failed"), out
+        rows = {r["index"]: r for r in jsonl_rows(jl)}
+        assert sorted(rows) == [0, 1, 2]
+        assert rows[1]["error"] is None and rows[2]["error"] is None
+        assert rows[0]["error"].startswith("Ray worker failed twice running this scenario: WorkerCrashedError: ")
+        assert "scenario 0 " in err and "failed: Ray worker failed twice" in err
+        assert cli.leftovers(grace=30) == []
+    finally:
+        cli.kill_all()
+
+
+def test_ray_sigint_exits_130_leaves_nothing_and_resume_finishes(tmp_path: Path) -> None:
+    sweep = slow_sweep(tmp_path, pods=300, seeds=12)
+    jl = tmp_path / "r.jsonl"
+    args = ["sweep", str(sweep), "--backend", "ray", "--workers", "2", "--jsonl", str(jl)]
+    cli = Cli(args, tmp_path)
+    try:
+        wait_for(lambda: len(jsonl_rows(jl)) >= 1, timeout=180)
+        cli.signal(signal.SIGINT, group=True)  # as a terminal's Ctrl-C: every process of the group gets it
+        rc, out, err = cli.wait()
+        assert rc == 130, err
+        assert "interrupted by SIGINT" in err
+        assert cli.leftovers(grace=30) == []
+    finally:
+        cli.kill_all()
+    kept = len(jsonl_rows(jl))
+    assert 1 <= kept < 12
+    again = Cli([*args, "--resume"], tmp_path)
+    try:
+        rc, out, err = again.wait()
+    finally:
+        again.kill_all()
+    assert rc == 0, err
+    assert out.startswith("sweep slow: 12 scenarios, 0 failed")
+    assert sorted(r["index"] for r in jsonl_rows(jl)) == list(range(12))
