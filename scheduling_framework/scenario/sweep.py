@@ -312,6 +312,11 @@ def sweep_from_dict(doc: Mapping[str, Any], base_dir: str = ".", source: str = "
             if not isinstance(values, list) or not values:
                 problems.append(f"matrix[{key!r}]: Invalid value: expected a non-empty list of values")
                 continue
+            dup = _first_duplicate(values)
+            if dup is not None:
+                # the same value twice is the same scenario (same id): one row would silently vanish
+                problems.append(f"matrix[{key!r}][{dup}]: Duplicate value: {_brief(values[dup])}")
+                continue
             raw_axes.append((str(key), parsed, values))
     seeds_v = doc.get("seeds")
     if seeds_v is None:
@@ -321,6 +326,9 @@ def sweep_from_dict(doc: Mapping[str, Any], base_dir: str = ".", source: str = "
     elif isinstance(seeds_v, list) and seeds_v and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0
                                                           for s in seeds_v):
         seeds = list(seeds_v)
+        dup = _first_duplicate(seeds)
+        if dup is not None:
+            problems.append(f"seeds[{dup}]: Duplicate value: {seeds[dup]}")
     else:
         problems.append("seeds: Invalid value: expected N (seeds 1..N) or a list of non-negative integers")
         seeds = [0]
@@ -560,3 +568,19 @@ def summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"scenarios": len(rows), "failed": len(rows) - len(ok),
             "scheduled": sum(r["scheduled"] for r in ok), "unschedulable": sum(r["unschedulable"] for r in ok),
             "allScheduled": sum(1 for r in ok if r["pending"] == 0)}
+
+
+def _first_duplicate(values: list[Any]) -> int | None:
+    """The index of the first value equal (by content) to an earlier one, or None."""
+    seen: set[str] = set()
+    for i, v in enumerate(values):
+        key = json.dumps(v, sort_keys=True, default=str)
+        if key in seen:
+            return i
+        seen.add(key)
+    return None
+
+
+def _brief(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."

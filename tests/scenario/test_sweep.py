@@ -110,6 +110,11 @@ SWEEP_BAD = [
      "no such list item"),
     ("too-many", {"scenario": {"kind": "Scenario"}, "seeds": 10, "matrix": {"seed": list(range(200_000))}},
      "Too many"),
+    # the same value twice is the same scenario id: one of the two rows would vanish from the results
+    ("duplicate-matrix-value", {"scenario": {"kind": "Scenario", "steps": []},
+                                "matrix": {"steps": [[], [{"schedule": {}}], []]}},
+     "matrix['steps'][2]: Duplicate value: []"),
+    ("duplicate-seed", {"scenario": {"kind": "Scenario"}, "seeds": [1, 2, 1]}, "seeds[2]: Duplicate value: 1"),
 ]
 
 
