@@ -851,6 +851,9 @@ class Scheduler:
             assumed = assumed.with_nominated_node_name("")
         with self._lock:
             self.cache.assume_pod(assumed)
+            if is_member(assumed, self._v2):
+                # upstream's cache counts the pod assumed in its group (1.36+; the 1.35 plugin's Reserve does too)
+                self.pod_groups.assume(assumed)
         cycle.assumed = (assumed, host)
         st = fwk.run_reserve_plugins_reserve(state, assumed, host)
         if st is not None and not st.is_success():
@@ -1010,6 +1013,8 @@ class Scheduler:
         with self._lock:
             if self.cache.is_assumed(assumed.uid):
                 self.cache.forget_pod(assumed)
+            if is_member(assumed, self._v2):
+                self.pod_groups.forget(assumed)
 
     # failures ---------------------------------------------------------------------------------
     def _explains(self, pod: Pod) -> bool:

@@ -12,6 +12,7 @@ import yaml
 from scheduling_framework import Scheduler
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
+from scheduling_framework.features import gang_scheduling_gates
 from scheduling_framework.testing import make_node, make_pod
 
 GATES = "GenericWorkload=true,GangScheduling=true"
@@ -36,6 +37,8 @@ def workers(n: int, group: str = "workers", cpu: str = "3", **kw: str) -> list[P
 
 def run(nodes: int, pods: list[Pod], objects: list[KubeObject], gates: str = GATES,
         release: str = "1.35") -> Scheduler:
+    if gates == GATES:
+        gates = gang_scheduling_gates(release)  # 1.37 has no GangScheduling gate (GenericWorkload alone)
     sched = Scheduler(kubernetes_version=release, feature_gates=gates, seed=1)
     sched.load([make_node().name(f"node-{i}").capacity(cpu="4", memory="8Gi").obj() for i in range(nodes)],
                pods, objects)
