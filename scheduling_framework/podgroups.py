@@ -294,6 +294,10 @@ def workload_warnings(pods: Iterable[Pod], objects: Any, warnings: Any, *, enabl
 
 
 # ------------------------------------------------------------------------------------------- outputs
+#: how a pod-group scheduling cycle (1.36+) fails the members that found a node when the group as a whole did not
+GROUP_UNSCHEDULABLE = "pod group is unschedulable, "
+
+
 def summarize_group(name: str, policy: Any, members: Iterable[Any], enabled: bool) -> dict[str, Any]:
     """The JSON entry of one pod group (``podGroups`` in the outputs) from its members' results (objects with
     ``pod``, ``outcome``, ``node``, ``message`` and ``plugin``, as the Scheduler's PodResult)."""
@@ -311,7 +315,7 @@ def summarize_group(name: str, policy: Any, members: Iterable[Any], enabled: boo
         entry["message"] = ""
         return entry
     gated = [r for r in ms if r.outcome != "Scheduled" and r.plugin == "GangScheduling"
-             and "rejected due to timeout" not in r.message]
+             and "rejected due to timeout" not in r.message and not r.message.startswith(GROUP_UNSCHEDULABLE)]
     if gated:
         r = gated[0]
         msg = r.message
@@ -325,11 +329,14 @@ def summarize_group(name: str, policy: Any, members: Iterable[Any], enabled: boo
         entry["message"] = f"{len(placed)} of {len(ms)} pods scheduled (pods placed one by one)"
         return entry
     timed_out = [r for r in ms if "rejected due to timeout" in r.message and r.plugin == "GangScheduling"]
-    others = [r for r in ms if r.outcome != "Scheduled" and r not in timed_out]
+    in_cycle = [r for r in ms if r.outcome != "Scheduled" and r.message.startswith(GROUP_UNSCHEDULABLE)]
+    others = [r for r in ms if r.outcome != "Scheduled" and r not in timed_out and r not in in_cycle]
     parts = [f"minCount {policy.min_count} not reached, no pod of the gang was bound"]
     if timed_out:
         wait = timed_out[0].message.split("after waiting ", 1)[-1].split(" ", 1)[0]
         parts.append(f"{len(timed_out)} pod(s) found a node and waited at Permit until the {wait} timeout")
+    if in_cycle:
+        parts.append(f"{len(in_cycle)} pod(s) found a node in the pod group's scheduling cycle")
     for r in others[:3]:
         parts.append(f"{r.pod} found no node: {r.message}")
     if len(others) > 3:
