@@ -232,6 +232,7 @@ class Scheduler:
         self._pods: dict[str, Pod] = {}
         # Pods join groups with spec.schedulingGroup and PodGroup objects from 1.36, spec.workloadRef in 1.35.
         self._v2 = uses_pod_group_api(self.config.feature_gates.release)
+        self._group_cycles_on: bool | None = None
         # During load(): the pod groups that grew, checked again once at the end (None: not loading).
         self._grown: set[Any] | None = None
         self.profiles: dict[str, Framework] = {}
@@ -900,7 +901,9 @@ class Scheduler:
     @property
     def _group_cycles(self) -> bool:
         """Whether gangs go through upstream's pod-group scheduling cycle (1.36+, gang scheduling on)."""
-        return self._v2 and self.gang_scheduling
+        if self._group_cycles_on is None:  # fixed by the configuration: computed once
+            self._group_cycles_on = self._v2 and self.gang_scheduling
+        return self._group_cycles_on
 
     def _in_gang(self, pod: Pod) -> bool:
         if not is_member(pod, True):
@@ -925,8 +928,14 @@ class Scheduler:
                 if q is not None:
                     members.append(q)
         results = {first.pod.uid: first_r}
-        for q in members[1:]:
+        for q in list(members[1:]):
             r = self.results.setdefault(q.pod.key, PodResult(q.pod))
+            if q.pod.is_terminating:  # upstream skipPodGroupPodSchedule
+                members.remove(q)
+                self._progress += 1
+                self._skip(r, "pod is being deleted (metadata.deletionTimestamp is set): the scheduler skips it",
+                           WARN_TERMINATING)
+                continue
             r.attempts += 1
             if r.attempts == 1:
                 self._progress += 1
@@ -942,8 +951,25 @@ class Scheduler:
                 self._fail(q, results[q.pod.uid], mixed, moves_before)
             return
         fwk = self.profiles[names[0]]
-        algo = self._algorithms[names[0]]
         placed: list[tuple[QueuedPodInfo, str, Status | None, CycleState]] = []  # (member, node, Permit, state)
+        try:
+            self._try_group(fwk, members, results, placed, moves_before)
+        except Exception as e:  # a fault no runner caught: the trial placements are undone, every member errs
+            for q, host, _, pod_state in reversed(placed):
+                assumed = q.pod.with_node_name(host)
+                fwk.waiting_pods.remove(assumed.uid)
+                fwk.run_reserve_plugins_unreserve(pod_state, assumed, host)
+                self._forget(assumed)
+            st = Status(Code.ERROR, f"pod group scheduling cycle of pod {first.pod.key} failed: "
+                                    f"{type(e).__name__}: {e}", plugin=e.plugin if isinstance(e, PluginError) else "",
+                        error=e)
+            for q in members:
+                self._fail(q, results[q.pod.uid], st, moves_before)
+
+    def _try_group(self, fwk: Framework, members: list[QueuedPodInfo], results: dict[str, PodResult],
+                   placed: list[tuple[QueuedPodInfo, str, Status | None, CycleState]], moves_before: int) -> None:
+        """The members' trials, then the group's verdict (see :meth:`_pod_group_cycle`)."""
+        algo = self._algorithms[members[0].pod.spec.scheduler_name]
         feasible = False
         for q in members:
             r = results[q.pod.uid]
@@ -978,13 +1004,15 @@ class Scheduler:
             assumed = q.pod.with_node_name(host)
             fwk.run_reserve_plugins_unreserve(pod_state, assumed, host)
             self._forget(assumed)
+        trials = list(placed)
+        placed.clear()  # nothing left to undo
         if feasible:
             # each member binds with the cycle state of its trial (upstream's prepareForBindingCycle)
-            for q, host, _, pod_state in placed:
+            for q, host, _, pod_state in trials:
                 self._assume_and_bind(fwk, q, results[q.pod.uid], _Cycle(pod_state, None), moves_before, host,
                                       park=True)
             return
-        for q, _, st, _ in placed:
+        for q, _, st, _ in trials:
             reason = st.message() if st is not None else ""
             self._fail(q, results[q.pod.uid], Status(Code.UNSCHEDULABLE, f"{GROUP_UNSCHEDULABLE}{reason}",
                                                      plugin=st.plugin if st is not None else ""), moves_before)

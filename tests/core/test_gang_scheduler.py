@@ -332,3 +332,26 @@ def test_waiting_gang_members_hold_no_thread_under_the_virtual_clock() -> None:
     sched.run()
     assert {r.outcome for r in sched.results.values()} == {"Scheduled"}
     assert peak[0] == 0
+
+
+def test_pod_group_cycle_fault_undoes_the_trials_and_errs_every_member(monkeypatch: pytest.MonkeyPatch) -> None:
+    sched = Scheduler(kubernetes_version="1.36", feature_gates=gang_scheduling_gates("1.36"), seed=1)
+    sched.load([make_node().name(f"node-{i}").capacity(cpu="4", memory="8Gi").obj() for i in range(4)],
+               grouped_workers(4), [pod_group("workers", 4)])
+    algo = sched._algorithms["default-scheduler"]
+    real = algo.schedule_pod
+    tried: list[str] = []
+
+    def third_raises(state: Any, pod: Pod, explain: bool = False) -> Any:
+        tried.append(pod.name)
+        if len(tried) == 3:
+            raise RuntimeError("boom")
+        return real(state, pod, explain)
+
+    monkeypatch.setattr(algo, "schedule_pod", third_raises)
+    sched.run(max_cycles=1)
+    assert {r.outcome for r in sched.results.values()} == {"Error"}
+    assert all("pod group scheduling cycle of pod" in r.message and "RuntimeError: boom" in r.message
+               for r in sched.results.values())
+    assert sched.cache.pods() == []  # no trial placement stays assumed
+    assert all(not g.assumed for _, g in sched.pod_groups.groups())
