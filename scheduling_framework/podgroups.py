@@ -222,6 +222,10 @@ def lookup_policy(pod: Pod, objects: Any, v2: bool) -> tuple[PodGroupPolicy | No
 WARN_GATES_OFF = ("pods of pod groups (spec.workloadRef / spec.schedulingGroup) are scheduled one by one, not as "
                   "gangs: the GenericWorkload and GangScheduling feature gates are off (Kubernetes 1.35+: "
                   "--feature-gates GenericWorkload=true,GangScheduling=true)")
+#: 1.37 folded the GangScheduling gate into GenericWorkload
+WARN_GATE_OFF_137 = ("pods of pod groups (spec.workloadRef / spec.schedulingGroup) are scheduled one by one, not as "
+                     "gangs: the GenericWorkload feature gate is off (Kubernetes 1.37+: --feature-gates "
+                     "GenericWorkload=true)")
 WARN_NO_WORKLOAD = ("pod(s) whose spec.workloadRef.name names a Workload the input does not have (they wait in "
                     "the queue, as kube-scheduler keeps them)")
 WARN_NO_POD_GROUP = ("pod(s) whose spec.workloadRef.podGroup names a pod group their Workload does not have (they "
@@ -278,7 +282,7 @@ def workload_warnings(pods: Iterable[Pod], objects: Any, warnings: Any, *, enabl
                         if v2 else ("spec.schedulingGroup", "it came in 1.36"))
         warnings.add(WARN_OTHER_API.format(field=field, release=release, which=which))
     if any_member and not enabled:
-        warnings.add(WARN_GATES_OFF)
+        warnings.add(WARN_GATE_OFF_137 if at_least(release, "1.37") else WARN_GATES_OFF)
         return
     for name, ps in sorted(members.items()):
         policy = policies[name]

@@ -355,3 +355,12 @@ def test_pod_group_cycle_fault_undoes_the_trials_and_errs_every_member(monkeypat
                for r in sched.results.values())
     assert sched.cache.pods() == []  # no trial placement stays assumed
     assert all(not g.assumed for _, g in sched.pod_groups.groups())
+
+
+@pytest.mark.parametrize(("release", "hint"), [
+    ("1.36", "--feature-gates GenericWorkload=true,GangScheduling=true"),
+    ("1.37", "the GenericWorkload feature gate is off (Kubernetes 1.37+: --feature-gates GenericWorkload=true)"),
+])
+def test_gates_off_warning_names_the_release_s_gates(release: str, hint: str) -> None:
+    sched = run(4, *gang(release), release=release, gates="")
+    assert any("scheduled one by one, not as gangs" in w and hint in w for w in sched.warnings)
