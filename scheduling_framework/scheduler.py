@@ -906,10 +906,12 @@ class Scheduler:
         return self._group_cycles_on
 
     def _in_gang(self, pod: Pod) -> bool:
+        """Whether the pod takes a pod-group cycle: it names a PodGroup the scheduler has (gang or basic policy:
+        upstream's ScheduleOne sends every pod with spec.schedulingGroup there)."""
         if not is_member(pod, True):
             return False
         policy, _ = lookup_policy(pod, self.objects, True)
-        return policy is not None and policy.is_gang
+        return policy is not None
 
     def _pod_group_cycle(self, first: QueuedPodInfo, first_r: PodResult, moves_before: int) -> None:
         """Upstream's pod-group scheduling cycle (1.36+): the popped gang member takes its group's other queued

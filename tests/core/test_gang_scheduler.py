@@ -364,3 +364,14 @@ def test_pod_group_cycle_fault_undoes_the_trials_and_errs_every_member(monkeypat
 def test_gates_off_warning_names_the_release_s_gates(release: str, hint: str) -> None:
     sched = run(4, *gang(release), release=release, gates="")
     assert any("scheduled one by one, not as gangs" in w and hint in w for w in sched.warnings)
+
+
+def test_basic_pod_group_takes_one_cycle_and_places_every_member_that_fits_at_1_36() -> None:
+    # upstream 1.36 ScheduleOne sends every pod with spec.schedulingGroup to the pod-group cycle; a basic group
+    # is feasible as soon as one member's Permit succeeds, and the members that found no node fail on their own
+    sched = run(2, grouped_workers(3), [pod_group("workers", "basic")], release="1.36")
+    outcomes = sorted(r.outcome for r in sched.results.values())
+    assert outcomes == ["Scheduled", "Scheduled", "Unschedulable"]
+    assert sched.cycles == 1
+    (failed,) = [r for r in sched.results.values() if r.outcome == "Unschedulable"]
+    assert failed.message.startswith("0/2 nodes are available: 2 Insufficient cpu.")
