@@ -108,8 +108,10 @@ GATES: Final[Mapping[str, GateSpec]] = {g.name: g for g in (
     _g("DRAWorkloadResourceClaims", ("1.36", False, ALPHA), ("1.37", False, BETA), note="not implemented"),
     _g("DynamicResourceAllocation", ("1.32", False, BETA), ("1.34", True, GA), ("1.35", True, GA, True),
        effect=HONOURED, note="adds DynamicResources to the default profile when that plugin is installed"),
-    _g("GangScheduling", ("1.35", False, ALPHA), effect=HONOURED,
-       note="with GenericWorkload, adds GangScheduling (PreEnqueue, Reserve, Permit) to the default profile"),
+    # Removed in 1.37 (kubernetes#139520): GenericWorkload alone enables gang scheduling from then on.
+    _g("GangScheduling", ("1.35", False, ALPHA), removed_in="1.37", effect=HONOURED,
+       note="with GenericWorkload, adds GangScheduling to the default profile (1.37 folds it into "
+            "GenericWorkload)"),
     _g("GenericWorkload", ("1.35", False, ALPHA), ("1.37", False, BETA), effect=HONOURED,
        note="1.35: Workload objects and spec.workloadRef are read; 1.36+: PodGroup objects and "
             "spec.schedulingGroup"),
@@ -291,6 +293,11 @@ class FeatureGates:
         """Whether gate ``name`` is on (False for a gate this release does not know)."""
         return self._values.get(name, False)
 
+    def known_gate(self, name: str) -> bool:
+        """Whether gate ``name`` exists in this release."""
+        spec = GATES.get(name)
+        return spec is not None and spec.stage_at(self.release) is not None
+
     def known(self) -> list[str]:
         """The gates that exist in this release, sorted."""
         return sorted(n for n, s in GATES.items() if s.stage_at(self.release) is not None)
@@ -317,10 +324,21 @@ class FeatureGates:
                 why = f": {spec.note}" if spec.note else ""
                 out.append(f"feature gate {name}={str(value).lower()} is accepted but has no effect in this "
                            f"library{why}")
-        if self.enabled("GangScheduling") and not self.enabled("GenericWorkload"):
+        if (self.enabled("GangScheduling") and not self.enabled("GenericWorkload")
+                and self.known_gate("GangScheduling")):
             out.append("feature gate GangScheduling=true has no effect without GenericWorkload=true (the "
                        "GangScheduling plugin reads Workload objects)")
         return out
+
+
+def gang_scheduling_gates(release: str | None = None) -> str:
+    """The ``--feature-gates`` value that turns gang scheduling on at ``release`` (default newest):
+    ``GenericWorkload=true,GangScheduling=true`` up to 1.36, ``GenericWorkload=true`` from 1.37 (which removed
+    the GangScheduling gate, folding it into GenericWorkload)."""
+    rel = NEWEST_RELEASE if release is None else parse_release(release)
+    if GATES["GangScheduling"].stage_at(rel) is not None:
+        return "GenericWorkload=true,GangScheduling=true"
+    return "GenericWorkload=true"
 
 
 def dra_allocator_flags(gates: FeatureGates) -> dict[str, bool]:

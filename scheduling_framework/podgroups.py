@@ -222,6 +222,10 @@ def lookup_policy(pod: Pod, objects: Any, v2: bool) -> tuple[PodGroupPolicy | No
 WARN_GATES_OFF = ("pods of pod groups (spec.workloadRef / spec.schedulingGroup) are scheduled one by one, not as "
                   "gangs: the GenericWorkload and GangScheduling feature gates are off (Kubernetes 1.35+: "
                   "--feature-gates GenericWorkload=true,GangScheduling=true)")
+#: 1.37 folded the GangScheduling gate into GenericWorkload
+WARN_GATE_OFF_137 = ("pods of pod groups (spec.workloadRef / spec.schedulingGroup) are scheduled one by one, not as "
+                     "gangs: the GenericWorkload feature gate is off (Kubernetes 1.37+: --feature-gates "
+                     "GenericWorkload=true)")
 WARN_NO_WORKLOAD = ("pod(s) whose spec.workloadRef.name names a Workload the input does not have (they wait in "
                     "the queue, as kube-scheduler keeps them)")
 WARN_NO_POD_GROUP = ("pod(s) whose spec.workloadRef.podGroup names a pod group their Workload does not have (they "
@@ -278,7 +282,7 @@ def workload_warnings(pods: Iterable[Pod], objects: Any, warnings: Any, *, enabl
                         if v2 else ("spec.schedulingGroup", "it came in 1.36"))
         warnings.add(WARN_OTHER_API.format(field=field, release=release, which=which))
     if any_member and not enabled:
-        warnings.add(WARN_GATES_OFF)
+        warnings.add(WARN_GATE_OFF_137 if at_least(release, "1.37") else WARN_GATES_OFF)
         return
     for name, ps in sorted(members.items()):
         policy = policies[name]
@@ -294,6 +298,10 @@ def workload_warnings(pods: Iterable[Pod], objects: Any, warnings: Any, *, enabl
 
 
 # ------------------------------------------------------------------------------------------- outputs
+#: how a pod-group scheduling cycle (1.36+) fails the members that found a node when the group as a whole did not
+GROUP_UNSCHEDULABLE = "pod group is unschedulable, "
+
+
 def summarize_group(name: str, policy: Any, members: Iterable[Any], enabled: bool) -> dict[str, Any]:
     """The JSON entry of one pod group (``podGroups`` in the outputs) from its members' results (objects with
     ``pod``, ``outcome``, ``node``, ``message`` and ``plugin``, as the Scheduler's PodResult)."""
@@ -311,7 +319,7 @@ def summarize_group(name: str, policy: Any, members: Iterable[Any], enabled: boo
         entry["message"] = ""
         return entry
     gated = [r for r in ms if r.outcome != "Scheduled" and r.plugin == "GangScheduling"
-             and "rejected due to timeout" not in r.message]
+             and "rejected due to timeout" not in r.message and not r.message.startswith(GROUP_UNSCHEDULABLE)]
     if gated:
         r = gated[0]
         msg = r.message
@@ -325,11 +333,14 @@ def summarize_group(name: str, policy: Any, members: Iterable[Any], enabled: boo
         entry["message"] = f"{len(placed)} of {len(ms)} pods scheduled (pods placed one by one)"
         return entry
     timed_out = [r for r in ms if "rejected due to timeout" in r.message and r.plugin == "GangScheduling"]
-    others = [r for r in ms if r.outcome != "Scheduled" and r not in timed_out]
+    in_cycle = [r for r in ms if r.outcome != "Scheduled" and r.message.startswith(GROUP_UNSCHEDULABLE)]
+    others = [r for r in ms if r.outcome != "Scheduled" and r not in timed_out and r not in in_cycle]
     parts = [f"minCount {policy.min_count} not reached, no pod of the gang was bound"]
     if timed_out:
         wait = timed_out[0].message.split("after waiting ", 1)[-1].split(" ", 1)[0]
         parts.append(f"{len(timed_out)} pod(s) found a node and waited at Permit until the {wait} timeout")
+    if in_cycle:
+        parts.append(f"{len(in_cycle)} pod(s) found a node in the pod group's scheduling cycle")
     for r in others[:3]:
         parts.append(f"{r.pod} found no node: {r.message}")
     if len(others) > 3:

@@ -126,6 +126,23 @@ class SchedulingQueue:
             return qpi
         return None
 
+    def pop_specific(self, uid: str) -> QueuedPodInfo | None:
+        """Take pod ``uid`` out of the active queue or backoff for the pod-group cycle it joins (upstream's
+        PopSpecificPod); None when it is elsewhere (unschedulable, gated) or not queued."""
+        where = self._in_queue.get(uid)
+        if where not in ("active", "backoff"):
+            return None
+        heap = self._active if where == "active" else self._backoff
+        for entry in heap:
+            qpi = entry[2]
+            if qpi.pod.uid == uid:
+                del self._in_queue[uid]  # the heap entry is skipped lazily
+                qpi.attempts += 1
+                if qpi.initial_attempt_timestamp is None:
+                    qpi.initial_attempt_timestamp = self.clock()
+                return qpi
+        return None
+
     # failures --------------------------------------------------------------------------------
     def backoff_duration(self, qpi: QueuedPodInfo) -> float:
         d = self.initial_backoff

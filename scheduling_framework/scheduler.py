@@ -38,6 +38,7 @@ from scheduling_framework.features import UnreproducedInput, taint_rules_enabled
 from scheduling_framework.interfaces import QueuedPodInfo
 from scheduling_framework.overcommit import report_overcommitted
 from scheduling_framework.podgroups import (
+    GROUP_UNSCHEDULABLE,
     PodGroupManager,
     group_name,
     is_member,
@@ -231,6 +232,7 @@ class Scheduler:
         self._pods: dict[str, Pod] = {}
         # Pods join groups with spec.schedulingGroup and PodGroup objects from 1.36, spec.workloadRef in 1.35.
         self._v2 = uses_pod_group_api(self.config.feature_gates.release)
+        self._group_cycles_on: bool | None = None
         # During load(): the pod groups that grew, checked again once at the end (None: not loading).
         self._grown: set[Any] | None = None
         self.profiles: dict[str, Framework] = {}
@@ -818,6 +820,11 @@ class Scheduler:
         if sort_error is not None:
             self._fail(qpi, r, sort_error, moves_before)
             return r
+        if self._group_cycles and self._in_gang(pod):
+            self._pod_group_cycle(qpi, r, moves_before)
+            if self._parked:
+                self._finish_parked()
+            return r
         cycle = _Cycle(CycleState(), None)
         try:
             self._scheduling_cycle(fwk, qpi, r, cycle, moves_before)
@@ -846,11 +853,22 @@ class Scheduler:
         host = result.suggested_host
         if explain:
             self._explain_success(r, result)
+        self._assume_and_bind(fwk, qpi, r, cycle, moves_before, host)
+
+    def _assume_and_bind(self, fwk: Framework, qpi: QueuedPodInfo, r: PodResult, cycle: _Cycle, moves_before: int,
+                         host: str, park: bool = False) -> None:
+        """Assume the pod on ``host``, run Reserve and Permit, and start its binding cycle (``park``: a pod
+        waiting at Permit waits parked, whatever the clock, until a later member of its pod group allows it)."""
+        pod = qpi.pod
+        state = cycle.state
         assumed = pod.with_node_name(host)
         if assumed.status.nominated_node_name:
             assumed = assumed.with_nominated_node_name("")
         with self._lock:
             self.cache.assume_pod(assumed)
+            if is_member(assumed, self._v2):
+                # upstream's cache counts the pod assumed in its group (1.36+; the 1.35 plugin's Reserve does too)
+                self.pod_groups.assume(assumed)
         cycle.assumed = (assumed, host)
         st = fwk.run_reserve_plugins_reserve(state, assumed, host)
         if st is not None and not st.is_success():
@@ -868,7 +886,7 @@ class Scheduler:
             return
         self.nominator.delete_nominated_pod_if_exists(pod)
         cycle.assumed = None  # the binding cycle owns the rollback from here
-        if st is not None and st.is_wait() and self.bind_in_thread and isinstance(self.clock, VirtualClock):
+        if st is not None and st.is_wait() and (park or (self.bind_in_thread and isinstance(self.clock, VirtualClock))):
             self._parked.append((fwk, state, assumed, host, qpi, r))
         elif st is not None and st.is_wait() and self.bind_in_thread:
             t = threading.Thread(target=self._binding_cycle, args=(fwk, state, assumed, host, qpi, r), daemon=True)
@@ -878,6 +896,128 @@ class Scheduler:
             if st is not None and st.is_wait() and isinstance(self.clock, VirtualClock):
                 self._expire_inline(fwk, assumed.uid)
             self._binding_cycle(fwk, state, assumed, host, qpi, r)
+
+    # pod-group scheduling cycle (Kubernetes 1.36+) ---------------------------------------------
+    @property
+    def _group_cycles(self) -> bool:
+        """Whether gangs go through upstream's pod-group scheduling cycle (1.36+, gang scheduling on)."""
+        if self._group_cycles_on is None:  # fixed by the configuration: computed once
+            self._group_cycles_on = self._v2 and self.gang_scheduling
+        return self._group_cycles_on
+
+    def _in_gang(self, pod: Pod) -> bool:
+        """Whether the pod takes a pod-group cycle: it names a PodGroup the scheduler has (gang or basic policy:
+        upstream's ScheduleOne sends every pod with spec.schedulingGroup there)."""
+        if not is_member(pod, True):
+            return False
+        policy, _ = lookup_policy(pod, self.objects, True)
+        return policy is not None
+
+    def _pod_group_cycle(self, first: QueuedPodInfo, first_r: PodResult, moves_before: int) -> None:
+        """Upstream's pod-group scheduling cycle (1.36+): the popped gang member takes its group's other queued
+        members out of the queue; they are tried in order (priority, then first attempt), each seeing the ones
+        before it as placed; then the group is placed whole (every member that found a node binds) when a
+        member's Permit said the quorum is reached, or none is: those that found a node fail with
+        ``pod group is unschedulable, <their Permit message>``, the others with their own reason."""
+        key = PodGroupManager.key_of(first.pod)
+        members = [first]
+        state = self.pod_groups.get(key) if key is not None else None
+        with self._lock:
+            for other in (state.unscheduled_pods() if state is not None else []):
+                if other.uid == first.pod.uid:
+                    continue
+                q = self.queue.pop_specific(other.uid)
+                if q is not None:
+                    members.append(q)
+        results = {first.pod.uid: first_r}
+        for q in list(members[1:]):
+            r = self.results.setdefault(q.pod.key, PodResult(q.pod))
+            if q.pod.is_terminating:  # upstream skipPodGroupPodSchedule
+                members.remove(q)
+                self._progress += 1
+                self._skip(r, "pod is being deleted (metadata.deletionTimestamp is set): the scheduler skips it",
+                           WARN_TERMINATING)
+                continue
+            r.attempts += 1
+            if r.attempts == 1:
+                self._progress += 1
+            results[q.pod.uid] = r
+        members.sort(key=lambda q: (-q.pod.priority, q.initial_attempt_timestamp or 0.0))
+        names = [q.pod.spec.scheduler_name for q in members]
+        if len(set(names)) > 1:
+            # upstream frameworkForPodGroup: each popped member fails with the same Error
+            got = next(n for n in names if n != names[0])
+            mixed = Status(Code.ERROR, "all pods in a single pod group should have the same .spec.schedulerName "
+                                       f'set, got: "{got}" and "{names[0]}"')
+            for q in members:
+                self._fail(q, results[q.pod.uid], mixed, moves_before)
+            return
+        fwk = self.profiles[names[0]]
+        placed: list[tuple[QueuedPodInfo, str, Status | None, CycleState]] = []  # (member, node, Permit, state)
+        try:
+            self._try_group(fwk, members, results, placed, moves_before)
+        except Exception as e:  # a fault no runner caught: the trial placements are undone, every member errs
+            for q, host, _, pod_state in reversed(placed):
+                assumed = q.pod.with_node_name(host)
+                fwk.waiting_pods.remove(assumed.uid)
+                fwk.run_reserve_plugins_unreserve(pod_state, assumed, host)
+                self._forget(assumed)
+            st = Status(Code.ERROR, f"pod group scheduling cycle of pod {first.pod.key} failed: "
+                                    f"{type(e).__name__}: {e}", plugin=e.plugin if isinstance(e, PluginError) else "",
+                        error=e)
+            for q in members:
+                self._fail(q, results[q.pod.uid], st, moves_before)
+
+    def _try_group(self, fwk: Framework, members: list[QueuedPodInfo], results: dict[str, PodResult],
+                   placed: list[tuple[QueuedPodInfo, str, Status | None, CycleState]], moves_before: int) -> None:
+        """The members' trials, then the group's verdict (see :meth:`_pod_group_cycle`)."""
+        algo = self._algorithms[members[0].pod.spec.scheduler_name]
+        feasible = False
+        for q in members:
+            r = results[q.pod.uid]
+            cycle = _Cycle(CycleState(), None)
+            with self._lock:
+                self.cache.update_snapshot(self.snapshot)
+            try:
+                result = algo.schedule_pod(cycle.state, q.pod, self._explains(q.pod))
+            except FitError as fe:
+                self._handle_fit_error(fwk, cycle.state, q, r, fe, moves_before)
+                continue
+            except CycleError as ce:
+                self._fail(q, r, ce.status, moves_before)
+                continue
+            host = result.suggested_host
+            assumed = q.pod.with_node_name(host)
+            with self._lock:
+                self.cache.assume_pod(assumed)
+                self.pod_groups.assume(assumed)
+            st = fwk.run_reserve_plugins_reserve(cycle.state, assumed, host)
+            if st is None or st.is_success():
+                st = fwk.run_permit_plugins(cycle.state, assumed, host)
+                fwk.waiting_pods.remove(assumed.uid)  # a trial: the pod does not wait in this cycle
+            if st is not None and not st.is_success() and not st.is_wait():
+                fwk.run_reserve_plugins_unreserve(cycle.state, assumed, host)
+                self._forget(assumed)
+                self._fail(q, r, st, moves_before, node=host)
+                continue
+            placed.append((q, host, st, cycle.state))
+            feasible = feasible or st is None or st.is_success()
+        for q, host, _, pod_state in reversed(placed):  # the trial placements are taken back
+            assumed = q.pod.with_node_name(host)
+            fwk.run_reserve_plugins_unreserve(pod_state, assumed, host)
+            self._forget(assumed)
+        trials = list(placed)
+        placed.clear()  # nothing left to undo
+        if feasible:
+            # each member binds with the cycle state of its trial (upstream's prepareForBindingCycle)
+            for q, host, _, pod_state in trials:
+                self._assume_and_bind(fwk, q, results[q.pod.uid], _Cycle(pod_state, None), moves_before, host,
+                                      park=True)
+            return
+        for q, _, st, _ in trials:
+            reason = st.message() if st is not None else ""
+            self._fail(q, results[q.pod.uid], Status(Code.UNSCHEDULABLE, f"{GROUP_UNSCHEDULABLE}{reason}",
+                                                     plugin=st.plugin if st is not None else ""), moves_before)
 
     def _expire_inline(self, fwk: Framework, uid: str) -> None:
         """Binding in this thread under the virtual clock: nothing else runs while the pod waits at Permit, so
@@ -1010,6 +1150,8 @@ class Scheduler:
         with self._lock:
             if self.cache.is_assumed(assumed.uid):
                 self.cache.forget_pod(assumed)
+            if is_member(assumed, self._v2):
+                self.pod_groups.forget(assumed)
 
     # failures ---------------------------------------------------------------------------------
     def _explains(self, pod: Pod) -> bool:

@@ -4,10 +4,13 @@ pod group joined by ``spec.workloadRef`` (Kubernetes 1.35), or a PodGroup object
 
 - PreEnqueue keeps a gang pod out of the active queue until its Workload (pod group) or PodGroup exists, and
   the scheduler knows at least ``minCount`` pods of the group (pending or bound);
-- Reserve marks the pod assumed in the group's state, Unreserve takes it back;
+- Reserve marks the pod assumed in the group's state, Unreserve takes it back (Kubernetes 1.35 only: from 1.36
+  the plugin has no Reserve point and the scheduler's cache counts assumed pods);
 - Permit holds the pod while fewer than ``minCount`` pods of the group are assumed or bound, with the time
   left of the group's scheduling deadline (5 minutes from the first member's wait) as its timeout; the pod
-  that completes the quorum allows every member waiting at Permit.
+  that completes the quorum allows every member waiting at Permit. Its message is release-specific.
+- :func:`placement_feasible` is the 1.37 PlacementFeasible check of a pod-group scheduling cycle (a point
+  upstream does not expose in the configuration, so ``config view`` does not list it).
 
 Pods of no group and pods of a ``basic`` group pass every point untouched.
 """
@@ -25,7 +28,23 @@ from scheduling_framework.status import Code, Status
 NAME = "GangScheduling"
 
 MSG_WAIT_QUEUE = "waiting for minCount pods from a gang to appear in scheduling queue"
-MSG_WAIT_PERMIT = "waiting for minCount pods from a gang to be waiting on permit"
+#: Permit's wait message of Kubernetes 1.36 and later
+MSG_WAIT_PERMIT = "waiting for minCount pods from a gang to be scheduled"
+#: Permit's wait message of Kubernetes 1.35
+MSG_WAIT_PERMIT_135 = "waiting for minCount pods from a gang to be waiting on permit"
+
+
+def placement_feasible(min_count: int, scheduled: int, remaining: int) -> Status | None:
+    """Upstream's (1.37) GangScheduling PlacementFeasible verdict for a gang of ``min_count`` with ``scheduled``
+    pods assumed or bound and ``remaining`` pods not evaluated yet in the pod-group cycle: Unschedulable when
+    the quorum can no longer be reached, Wait while it may still be, success (None) once it is."""
+    if remaining + scheduled < min_count:
+        return Status(Code.UNSCHEDULABLE, f"minCount ({min_count}) cannot be satisfied: {scheduled} scheduled, "
+                                          f"{remaining} remaining", plugin=NAME)
+    if scheduled < min_count:
+        return Status(Code.WAIT, f"minCount ({min_count}) is not yet satisfied: {scheduled} scheduled, "
+                                 f"{remaining} remaining", plugin=NAME)
+    return None
 
 
 class GangScheduling:
@@ -41,6 +60,7 @@ class GangScheduling:
         self.active = gates.enabled("GenericWorkload")
         # 1.36+: PodGroup objects and spec.schedulingGroup; 1.35: a Workload and spec.workloadRef.
         self.v2 = uses_pod_group_api(gates.release)
+        self.wait_message = MSG_WAIT_PERMIT if self.v2 else MSG_WAIT_PERMIT_135
 
     # helpers ---------------------------------------------------------------------------------
     @property
@@ -67,6 +87,8 @@ class GangScheduling:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_WAIT_QUEUE)
         return None
 
+    # Reserve/Unreserve run at 1.35 only (POINTS_UNTIL); the Scheduler also keeps the group's assumed pods (as
+    # upstream's cache does from 1.36 on), and the two bookkeepings agree.
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         if self._member(pod):
             self._groups.assume(pod)
@@ -91,7 +113,7 @@ class GangScheduling:
         if len(assumed) + assigned < policy.min_count:  # assumed and assigned pods are disjoint
             if unscheduled:
                 self.handle.activate(unscheduled)
-            return Status(Code.WAIT, MSG_WAIT_PERMIT), groups.scheduling_timeout(key)
+            return Status(Code.WAIT, self.wait_message), groups.scheduling_timeout(key)
         # Quorum: every member waiting at Permit may go on to bind.
         for uid in assumed:
             wp = self.handle.get_waiting_pod(uid)

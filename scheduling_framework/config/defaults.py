@@ -23,7 +23,7 @@ def default_multi_point(features: FeatureGates | None = None) -> tuple[tuple[str
     when the gate is off. Its weight is 2 from 1.35 on; 1.34 sets none (its plugin has no Score there).
     NodeDeclaredFeatures is appended at the end while its gate is on (1.36+ by default).
     GangScheduling is appended after it while the GenericWorkload and GangScheduling gates are both on
-    (Kubernetes 1.35+).
+    (Kubernetes 1.35 and 1.36), while GenericWorkload is on (1.37+, where the GangScheduling gate is gone).
     """
     gates = features if features is not None else FeatureGates()
     entries = [e for e in DEFAULT_MULTI_POINT if e[0] != DYNAMIC_RESOURCES]
@@ -39,8 +39,12 @@ def default_multi_point(features: FeatureGates | None = None) -> tuple[tuple[str
 
 
 def gang_scheduling_enabled(gates: FeatureGates) -> bool:
-    """GangScheduling joins the default profile (last) while both GenericWorkload and GangScheduling are on."""
-    return gates.enabled("GenericWorkload") and gates.enabled("GangScheduling")
+    """GangScheduling joins the default profile (last) while both GenericWorkload and GangScheduling are on;
+    from 1.37, which folded the GangScheduling gate into GenericWorkload (kubernetes#139520), while
+    GenericWorkload is on."""
+    if not gates.enabled("GenericWorkload"):
+        return False
+    return gates.enabled("GangScheduling") or not gates.known_gate("GangScheduling")
 
 
 def default_plugins(features: FeatureGates | None = None) -> Plugins:

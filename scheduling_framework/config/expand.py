@@ -64,8 +64,9 @@ def expand_profile(profile: Profile, points_of: PointsOf, release: str | None = 
 
     ``points_of(name)`` returns the point keys the named plugin implements, or None when no such
     plugin is registered.  ``release`` (default the newest) leaves out the points upstream's in-tree
-    plugins gained after it (``POINTS_SINCE``).  Raises ConfigError (one message, upstream's wording,
-    prefixed with the profile's scheduler name) when the profile cannot be built.
+    plugins gained after it (``POINTS_SINCE``) or dropped by it (``POINTS_UNTIL``).  Raises ConfigError
+    (one message, upstream's wording, prefixed with the profile's scheduler name) when the profile cannot be
+    built.
     """
     points_of = points_at_release(points_of, NEWEST_RELEASE if release is None else release)
     try:

@@ -34,7 +34,7 @@ INTREE_POINTS: dict[str, frozenset[str]] = {
     # Upstream's PreEnqueue only holds back pods whose asynchronous preemption is in flight; preemption
     # runs synchronously here, so it admits every pod, but the point is there as upstream's is.
     "DefaultPreemption": frozenset({"preEnqueue", "postFilter"}),
-    # The 1.35 plugin's points, in every release (later upstream releases drop Reserve; docs/differences.md).
+    # Reserve is the 1.35 plugin's only (POINTS_UNTIL): from 1.36 the scheduler's cache counts assumed pods.
     "GangScheduling": frozenset({"preEnqueue", "reserve", "permit"}),
     "NodeResourcesBalancedAllocation": frozenset({"preScore", "score"}),
     "ImageLocality": frozenset({"score"}),
@@ -54,6 +54,13 @@ POINTS_SINCE: dict[tuple[str, str], str] = {
 PLUGINS_SINCE: dict[str, str] = {
     "NodeDeclaredFeatures": "1.35",
     "GangScheduling": "1.35",
+}
+
+#: extension points an in-tree plugin implements here that upstream's plugin no longer has from a release on:
+#: (plugin, point) -> the first release without it. Profiles of that release and later do not expand the
+#: plugin to the point, and naming it there is refused as upstream refuses it ("does not extend").
+POINTS_UNTIL: dict[tuple[str, str], str] = {
+    ("GangScheduling", "reserve"): "1.36",
 }
 
 #: upstream's default multiPoint list of the newest release with the score weights it sets (DynamicResources
@@ -86,11 +93,14 @@ REMOVED_PLUGINS: tuple[str, ...] = ("AzureDiskLimits", "CinderLimits", "EBSLimit
 
 def points_at_release(points_of: Callable[[str], frozenset[str] | None], release: str
                       ) -> Callable[[str], frozenset[str] | None]:
-    """``points_of`` less the points :data:`POINTS_SINCE` says upstream's plugin lacks at ``release``, and
-    without the plugins :data:`PLUGINS_SINCE` says upstream's registry lacks there."""
+    """``points_of`` less the points :data:`POINTS_SINCE` and :data:`POINTS_UNTIL` say upstream's plugin
+    lacks at ``release``, and without the plugins :data:`PLUGINS_SINCE` says upstream's registry lacks there."""
     missing: dict[str, frozenset[str]] = {}
     for (name, point), since in POINTS_SINCE.items():
         if not at_least(release, since):
+            missing[name] = missing.get(name, frozenset()) | {point}
+    for (name, point), until in POINTS_UNTIL.items():
+        if at_least(release, until):
             missing[name] = missing.get(name, frozenset()) | {point}
     absent = frozenset(name for name, since in PLUGINS_SINCE.items() if not at_least(release, since))
     if not missing and not absent:

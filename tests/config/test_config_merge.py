@@ -61,7 +61,9 @@ def test_default_plugins_v1_34() -> None:
 
 @pytest.mark.parametrize(("release", "gates", "present"), [
     pytest.param("1.35", {"GenericWorkload": True, "GangScheduling": True}, True, id="1.35-both-gates"),
-    pytest.param("1.37", {"GenericWorkload": True, "GangScheduling": True}, True, id="1.37-both-gates"),
+    pytest.param("1.36", {"GenericWorkload": True, "GangScheduling": True}, True, id="1.36-both-gates"),
+    pytest.param("1.36", {"GenericWorkload": True}, False, id="1.36-generic-workload-alone"),
+    pytest.param("1.37", {"GenericWorkload": True}, True, id="1.37-generic-workload-alone"),
     pytest.param("1.35", {"GangScheduling": True}, False, id="gang-without-generic-workload"),
     pytest.param("1.35", {"GenericWorkload": True}, False, id="generic-workload-alone"),
     pytest.param("1.35", {}, False, id="defaults"),

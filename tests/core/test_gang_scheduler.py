@@ -12,6 +12,7 @@ import yaml
 from scheduling_framework import Scheduler
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
+from scheduling_framework.features import gang_scheduling_gates
 from scheduling_framework.testing import make_node, make_pod
 
 GATES = "GenericWorkload=true,GangScheduling=true"
@@ -36,6 +37,8 @@ def workers(n: int, group: str = "workers", cpu: str = "3", **kw: str) -> list[P
 
 def run(nodes: int, pods: list[Pod], objects: list[KubeObject], gates: str = GATES,
         release: str = "1.35") -> Scheduler:
+    if gates == GATES:
+        gates = gang_scheduling_gates(release)  # 1.37 has no GangScheduling gate (GenericWorkload alone)
     sched = Scheduler(kubernetes_version=release, feature_gates=gates, seed=1)
     sched.load([make_node().name(f"node-{i}").capacity(cpu="4", memory="8Gi").obj() for i in range(nodes)],
                pods, objects)
@@ -72,9 +75,48 @@ def test_gang_of_four_with_room_for_three_schedules_none_and_says_why(release: s
     assert sched.cache.pods() == [] or all(p.spec.workload_ref is None for p in sched.cache.pods())
     (group,) = sched.pod_group_results()
     assert group["outcome"] == "Unschedulable" and group["scheduled"] == 0 and group["minCount"] == 4
-    assert group["message"].startswith("minCount 4 not reached, no pod of the gang was bound; 3 pod(s) found a "
-                                       "node and waited at Permit until the 5m0s timeout; ")
+    how = ("and waited at Permit until the 5m0s timeout" if release == "1.35"  # pod by pod, Permit's deadline
+           else "in the pod group's scheduling cycle")  # 1.36+: one pod-group cycle decides for the group
+    assert group["message"].startswith(f"minCount 4 not reached, no pod of the gang was bound; 3 pod(s) found a "
+                                       f"node {how}; ")
     assert "found no node: 0/3 nodes are available: 3 Insufficient cpu." in group["message"]
+
+
+@pytest.mark.parametrize("release", ["1.36", "1.37"])
+def test_pod_group_cycle_rejects_the_group_at_once_with_upstreams_message(release: str) -> None:
+    # upstream 1.36+ (schedule_one_podgroup.go): the members that found a node fail with their Permit status's
+    # message behind the group's error; no Permit timeout passes and one cycle tries the whole group
+    sched = run(3, *gang(release), release=release)
+    placed = {key: r.message for key, r in sched.results.items() if not r.message.startswith("0/3 nodes")}
+    assert placed == {key: 'pod group is unschedulable, one or more plugins asked to wait and no plugin rejected '
+                           f'pod "{key.split("/")[1]}"' for key in placed}
+    assert len(placed) == 3
+    assert (sched.clock(), sched.cycles) == (0.0, 1)
+
+
+@pytest.mark.parametrize("release", ["1.36", "1.37"])
+def test_pod_group_cycle_places_the_whole_gang_in_one_cycle(release: str) -> None:
+    sched = run(4, *gang(release), release=release)
+    assert {r.outcome for r in sched.results.values()} == {"Scheduled"}
+    assert (sched.clock(), sched.cycles) == (0.0, 1)
+
+
+def test_pod_group_cycle_members_asking_for_different_schedulers_fail_together() -> None:
+    profiles = [{"schedulerName": "default-scheduler"}, {"schedulerName": "other"}]
+    config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+              "profiles": profiles}
+    sched = Scheduler(config, kubernetes_version="1.36", feature_gates=gang_scheduling_gates("1.36"), seed=1)
+    pods = grouped_workers(3)
+    pods[-1] = make_pod().name("workers-2").uid("workers-2").req(cpu="3").scheduling_group("workers") \
+        .scheduler_name("other").obj()
+    sched.load([make_node().name(f"node-{i}").capacity(cpu="4", memory="8Gi").obj() for i in range(4)],
+               pods, [pod_group("workers", 3)])
+    sched.run(max_cycles=1)
+    got = {(r.outcome, r.message) for r in sched.results.values()}
+    assert len(sched.results) == 3 and len(got) == 1
+    ((outcome, message),) = got
+    assert outcome == "Error"
+    assert message.startswith("all pods in a single pod group should have the same .spec.schedulerName set, got: ")
 
 
 def test_failed_gang_is_tried_once_not_until_the_run_gives_up() -> None:
@@ -290,3 +332,46 @@ def test_waiting_gang_members_hold_no_thread_under_the_virtual_clock() -> None:
     sched.run()
     assert {r.outcome for r in sched.results.values()} == {"Scheduled"}
     assert peak[0] == 0
+
+
+def test_pod_group_cycle_fault_undoes_the_trials_and_errs_every_member(monkeypatch: pytest.MonkeyPatch) -> None:
+    sched = Scheduler(kubernetes_version="1.36", feature_gates=gang_scheduling_gates("1.36"), seed=1)
+    sched.load([make_node().name(f"node-{i}").capacity(cpu="4", memory="8Gi").obj() for i in range(4)],
+               grouped_workers(4), [pod_group("workers", 4)])
+    algo = sched._algorithms["default-scheduler"]
+    real = algo.schedule_pod
+    tried: list[str] = []
+
+    def third_raises(state: Any, pod: Pod, explain: bool = False) -> Any:
+        tried.append(pod.name)
+        if len(tried) == 3:
+            raise RuntimeError("boom")
+        return real(state, pod, explain)
+
+    monkeypatch.setattr(algo, "schedule_pod", third_raises)
+    sched.run(max_cycles=1)
+    assert {r.outcome for r in sched.results.values()} == {"Error"}
+    assert all("pod group scheduling cycle of pod" in r.message and "RuntimeError: boom" in r.message
+               for r in sched.results.values())
+    assert sched.cache.pods() == []  # no trial placement stays assumed
+    assert all(not g.assumed for _, g in sched.pod_groups.groups())
+
+
+@pytest.mark.parametrize(("release", "hint"), [
+    ("1.36", "--feature-gates GenericWorkload=true,GangScheduling=true"),
+    ("1.37", "the GenericWorkload feature gate is off (Kubernetes 1.37+: --feature-gates GenericWorkload=true)"),
+])
+def test_gates_off_warning_names_the_release_s_gates(release: str, hint: str) -> None:
+    sched = run(4, *gang(release), release=release, gates="")
+    assert any("scheduled one by one, not as gangs" in w and hint in w for w in sched.warnings)
+
+
+def test_basic_pod_group_takes_one_cycle_and_places_every_member_that_fits_at_1_36() -> None:
+    # upstream 1.36 ScheduleOne sends every pod with spec.schedulingGroup to the pod-group cycle; a basic group
+    # is feasible as soon as one member's Permit succeeds, and the members that found no node fail on their own
+    sched = run(2, grouped_workers(3), [pod_group("workers", "basic")], release="1.36")
+    outcomes = sorted(r.outcome for r in sched.results.values())
+    assert outcomes == ["Scheduled", "Scheduled", "Unschedulable"]
+    assert sched.cycles == 1
+    (failed,) = [r for r in sched.results.values() if r.outcome == "Unschedulable"]
+    assert failed.message.startswith("0/2 nodes are available: 2 Insufficient cpu.")

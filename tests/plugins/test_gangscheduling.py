@@ -1,5 +1,6 @@
-"""GangScheduling (Kubernetes 1.35) over upstream's TestGangSchedulingFlow table
-(tests/fixtures/upstream/gangscheduling-v1.35.yaml), plus the plugin's own edge cases."""
+"""GangScheduling over upstream's TestGangSchedulingFlow tables of Kubernetes 1.35, 1.36 and 1.37
+(tests/fixtures/upstream/gangscheduling-v1.3x.yaml) and 1.37's TestPlacementFeasible, plus the plugin's own
+edge cases."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 import yaml
 
 from plugins_intree.gangscheduling import GangScheduling
-from plugins_intree.gangscheduling.plugin import MSG_WAIT_PERMIT
+from plugins_intree.gangscheduling.plugin import MSG_WAIT_PERMIT, MSG_WAIT_PERMIT_135, placement_feasible
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cycle_state import CycleState
@@ -25,6 +26,7 @@ from scheduling_framework.testing import make_pod
 UPSTREAM = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "upstream"
 TABLE = yaml.safe_load((UPSTREAM / "gangscheduling-v1.35.yaml").read_text())
 TABLE_136 = yaml.safe_load((UPSTREAM / "gangscheduling-v1.36.yaml").read_text())
+TABLE_137 = yaml.safe_load((UPSTREAM / "gangscheduling-v1.37.yaml").read_text())
 
 
 def workload(name: str, groups: dict[str, Any], namespace: str = "ns1") -> KubeObject:
@@ -55,6 +57,12 @@ def table_136_pod(name: str) -> Pod:
     return (b.scheduling_group(d["podGroup"]) if d else b).obj()
 
 
+def table_137_pod(name: str) -> Pod:
+    d = TABLE_137["pods"][name]
+    b = make_pod().namespace("ns1").name(name).uid(name)
+    return (b.scheduling_group(d["podGroup"]) if d else b).obj()
+
+
 class FakeHandle:
     """What GangScheduling reads through its handle: the objects, the pod groups, waiting pods, Activate."""
 
@@ -63,7 +71,8 @@ class FakeHandle:
         self.pod_groups = PodGroupManager(clock if clock is not None else (lambda: 0.0))
         self.waiting_pods = WaitingPodsMap()
         self.activated: list[str] = []
-        self.feature_gates = FeatureGates.for_release(release, {"GenericWorkload": True, "GangScheduling": True})
+        gates = {"GenericWorkload": True} if release >= "1.37" else {"GenericWorkload": True, "GangScheduling": True}
+        self.feature_gates = FeatureGates.for_release(release, gates)
 
     def activate(self, pods: Iterable[Pod]) -> None:
         self.activated.extend(p.name for p in pods)
@@ -89,12 +98,50 @@ def test_gang_scheduling_flow_pod_group_api(case: dict[str, Any]) -> None:
     _flow(handle, case, table_136_pod)
 
 
+@pytest.mark.parametrize("case", TABLE_137["cases"], ids=[c["name"] for c in TABLE_137["cases"]])
+def test_gang_scheduling_flow_137(case: dict[str, Any]) -> None:
+    handle = FakeHandle((pod_group_object(n, TABLE_137["podGroups"][n]) for n in case.get("initialPodGroups", [])),
+                        release=TABLE_137["release"])
+    _flow(handle, case, table_137_pod)
+
+
+@pytest.mark.parametrize("case", TABLE_137["placementFeasible"],
+                         ids=[c["name"] for c in TABLE_137["placementFeasible"]])
+def test_placement_feasible(case: dict[str, Any]) -> None:
+    scheduled = case.get("initialScheduledCount", 0)
+    got = []
+    for i, code in enumerate(case["podStatuses"]):
+        if code == "Success":
+            scheduled += 1
+        remaining = case["unscheduled"] - (i + 1)
+        st = placement_feasible(case["minCount"], scheduled, remaining) if case["minCount"] else None
+        got.append("Success" if st is None else str(st.code))
+    assert got == case["expectedStatuses"]
+
+
+@pytest.mark.parametrize(("min_count", "scheduled", "remaining", "want"), [
+    (4, 3, 0, "minCount (4) cannot be satisfied: 3 scheduled, 0 remaining"),
+    (4, 1, 3, "minCount (4) is not yet satisfied: 1 scheduled, 3 remaining"),
+], ids=["cannot be satisfied", "not yet satisfied"])
+def test_placement_feasible_messages(min_count: int, scheduled: int, remaining: int, want: str) -> None:
+    st = placement_feasible(min_count, scheduled, remaining)
+    assert st is not None and (st.message(), st.plugin) == (want, "GangScheduling")
+
+
 def _flow(handle: FakeHandle, case: dict[str, Any], table_pod: Any) -> None:
     for name in case.get("initialPods", []):
         handle.pod_groups.add_pod(table_pod(name))
     pod = table_pod(case["pod"])
     handle.pod_groups.add_pod(pod)
     pl = GangScheduling(None, handle)
+    # 1.35: the plugin's Reserve assumes the pod in its group; 1.36+: the scheduler's cache does (no Reserve)
+    v135 = handle.feature_gates.release == "1.35"
+
+    def assume(p: Pod) -> None:
+        if v135:
+            assert pl.reserve(CycleState(), p, "some-node") is None
+        else:
+            handle.pod_groups.assume(p)
 
     got = pl.pre_enqueue(pod)
     assert _as_dict(got) == case["wantPreEnqueue"]
@@ -102,11 +149,11 @@ def _flow(handle: FakeHandle, case: dict[str, Any], table_pod: Any) -> None:
         return
     for name in case.get("podsWaitingOnPermit", []):
         other = table_pod(name)
-        assert pl.reserve(CycleState(), other, "some-node") is None
+        assume(other)
         st, timeout = pl.permit(CycleState(), other, "some-node")
         assert st is not None and st.code == Code.WAIT, name
         handle.waiting_pods.add(WaitingPod(other, {pl.name: timeout}, clock=lambda: 0.0))
-    assert pl.reserve(CycleState(), pod, "some-node") is None
+    assume(pod)
     handle.activated.clear()
     st, _ = pl.permit(CycleState(), pod, "some-node")
     assert _as_dict(st) == case["wantPermit"]
@@ -159,7 +206,23 @@ def test_unreserve_takes_the_pod_out_of_the_quorum() -> None:
     pl.unreserve(CycleState(), pods[0], "n")
     pl.reserve(CycleState(), pods[1], "n")
     st, _ = pl.permit(CycleState(), pods[1], "n")
-    assert st is not None and st.code == Code.WAIT and st.message() == MSG_WAIT_PERMIT
+    assert st is not None and st.code == Code.WAIT and st.message() == MSG_WAIT_PERMIT_135
+
+
+@pytest.mark.parametrize(("release", "want"), [("1.35", MSG_WAIT_PERMIT_135), ("1.36", MSG_WAIT_PERMIT),
+                                               ("1.37", MSG_WAIT_PERMIT)])
+def test_permit_wait_message_per_release(release: str, want: str) -> None:
+    handle = FakeHandle(release=release)
+    if release == "1.35":
+        handle.objects.add(workload("w", {"g": 2}, "default"))
+        pod = make_pod().name("p").uid("p").workload_ref("w", "g").obj()
+    else:
+        handle.objects.add(pod_group_object("g", 2, "default"))
+        pod = make_pod().name("p").uid("p").scheduling_group("g").obj()
+    handle.pod_groups.add_pod(pod)
+    handle.pod_groups.assume(pod)
+    st, _ = GangScheduling(None, handle).permit(CycleState(), pod, "n")
+    assert st is not None and (st.code, st.message()) == (Code.WAIT, want)
 
 
 def test_members_share_one_deadline() -> None:

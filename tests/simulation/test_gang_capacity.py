@@ -84,7 +84,7 @@ def test_pod_group_api_copies_are_whole_gangs() -> None:
     pg = KubeObject.from_dict({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
                                "metadata": {"name": "workers", "namespace": "default"},
                                "spec": {"schedulingPolicy": {"gang": {"minCount": 4}}}})
-    sim = Simulator(kubernetes_version="1.37", feature_gates=GATES, objects=[pg], seed=1)
+    sim = Simulator(kubernetes_version="1.37", feature_gates="GenericWorkload=true", objects=[pg], seed=1)
     for i in range(10):
         sim.add_node(make_node().name(f"node-{i}").capacity(cpu="4", memory="8Gi").obj())
     worker = make_pod().name("worker").uid("worker").req(cpu="3").scheduling_group("workers").obj()

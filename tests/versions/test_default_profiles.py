@@ -7,7 +7,10 @@ development snapshots of those cycles (the 1.36 one gates TopologyAwareWorkloadS
 InPlacePodVerticalScalingSchedulerPreemption) were read; both insert DynamicResources with weight 2 and
 append NodeDeclaredFeatures (PreFilter, Filter) while its gate is on. The gates those files consult that
 are off by default in a release (GangScheduling/GenericWorkload, TopologyAwareWorkloadScheduling,
-InPlacePodVerticalScalingSchedulerPreemption) add nothing.
+InPlacePodVerticalScalingSchedulerPreemption) add nothing; with gang scheduling on, the profiles at the end
+of this file are pinned (GangScheduling's points from each release's plugin: the 1.36 one read in the
+kubernetes/kubernetes version importing scheduling/v1alpha2, the 1.37 one in the version importing v1alpha3
+with PlacementFeasible; the 1.37 gate merge from kubernetes#139520).
 
 Per release: DynamicResources has no Score in 1.34 (and no weight); from 1.35 it has Score, weight 2, and
 never PreScore. DefaultPreemption has PreEnqueue in every release. The PodGroup points of 1.36+
@@ -27,7 +30,6 @@ from scheduling_framework.config import load_config
 from scheduling_framework.errors import ConfigError
 from scheduling_framework.scheduler import Scheduler
 from scheduling_framework.versions import SUPPORTED_RELEASES
-
 
 _PRE_FILTER = ["NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits",
                "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources"]
@@ -138,3 +140,58 @@ def test_plugins_newer_than_the_release_do_not_exist(release: str, name: str, po
     else:
         fwk = Scheduler(cfg).profiles["default-scheduler"]
         assert name in [pl.name for pl in fwk.plugins_at(point)]
+
+
+def _gang_profile(release: str) -> dict[str, list[Any]]:
+    """The default profile with gang scheduling on: GangScheduling appended last (applyFeatureGates), at
+    PreEnqueue and Permit, and at Reserve in 1.35 only (the 1.36 plugin dropped Reserve: the cache counts
+    assumed pods). The pod-group-cycle point PlacementFeasible (1.37) is not a configuration point."""
+    prof = {point: list(plugins) for point, plugins in DEFAULT_PROFILES[release].items()}
+    prof["preEnqueue"].append("GangScheduling")
+    prof["permit"].append("GangScheduling")
+    if release == "1.35":
+        prof["reserve"].append("GangScheduling")
+    return prof
+
+
+#: the gates that turn gang scheduling on: both up to 1.36; 1.37 removed GangScheduling (kubernetes#139520)
+GANG_GATES = {"1.35": "GenericWorkload=true,GangScheduling=true", "1.36": "GenericWorkload=true,GangScheduling=true",
+              "1.37": "GenericWorkload=true"}
+
+
+@pytest.mark.parametrize("release", list(GANG_GATES))
+def test_config_view_with_gang_scheduling_is_upstreams_profile(release: str) -> None:
+    out = io.StringIO()
+    argv = ["config", "view", "--output", "json", "--kubernetes-version", release, "--feature-gates",
+            GANG_GATES[release]]
+    assert main(argv, stdout=out) == 0
+    assert _from_view(json.loads(out.getvalue())["profiles"][0]["plugins"]) == _gang_profile(release)
+
+
+@pytest.mark.parametrize("release", list(GANG_GATES))
+def test_scheduler_framework_runs_the_gang_profile(release: str) -> None:
+    fwk = Scheduler(kubernetes_version=release, feature_gates=GANG_GATES[release]).profiles["default-scheduler"]
+    want = _gang_profile(release)
+    got = {point: [pl.name for pl in fwk.plugins_at(point)] for point in want}
+    got["score"] = [(name, fwk.score_weights[name]) for name in got["score"]]
+    assert got == want
+
+
+@pytest.mark.parametrize(("release", "accepted"), [("1.35", True), ("1.36", False), ("1.37", False)])
+def test_gang_scheduling_at_reserve_is_1_35_only(release: str, accepted: bool) -> None:
+    cfg = load_config(_config("reserve", "GangScheduling"), kubernetes_version=release,
+                      feature_gates=GANG_GATES[release])
+    if accepted:
+        fwk = Scheduler(cfg).profiles["default-scheduler"]
+        assert "GangScheduling" in [pl.name for pl in fwk.plugins_at("reserve")]
+    else:
+        with pytest.raises(ConfigError, match='plugin "GangScheduling" does not extend ReservePlugin plugin'):
+            Scheduler(cfg)
+
+
+def test_gang_scheduling_gate_is_gone_in_1_37() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["config", "view", "--kubernetes-version", "1.37", "--feature-gates",
+            "GenericWorkload=true,GangScheduling=true"]
+    assert main(argv, stdout=out, stderr=err) != 0
+    assert "unrecognized feature gate: GangScheduling (Kubernetes 1.37); it was removed in 1.37" in err.getvalue()
