@@ -1840,3 +1840,63 @@ def test_preemption_importance_key_sort_equals_cmp_sort(seed: int) -> None:
     sort_by_importance(plain, lambda a, b: more_important_pod(a, b), lambda x: x[1])
     assert [i for i, _ in fast] == [i for i, _ in plain]
     assert [i for i, _ in fast] != list(range(40))  # the sort moved pods
+
+
+# --- constant score columns (DynamicResources' Score for pods without claims) -------------------------------
+
+
+def _explained_run(docs: list[dict[str, Any]], seed: int) -> list[Any]:
+    from scheduling_framework.cluster import cluster_from_documents
+    from scheduling_framework.config import load_config
+
+    c = cluster_from_documents(docs)
+    s = Scheduler(load_config(None), seed=seed, explain=True)
+    s.load(c.nodes, c.pods, c.objects)
+    s.run()
+    return [(k, r.to_dict(explain=True)) for k, r in sorted(s.results.items())]
+
+
+@pytest.mark.parametrize("seed", range(4), ids=lambda s: f"seed{s}")
+def test_constant_score_column_equals_plain_scoring(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DynamicResources' ``score_constant`` (0 for pods without claims or without firstAvailable requests) gives
+    the same placements, seeded tie-breaks and explain scores (raw, normalized, weighted per plugin) as calling
+    Score on every node and NormalizeScore: pods with and without claims, one after another."""
+    import scheduling_framework.runtime.framework as fw
+    from plugins_intree.dynamicresources.plugin import DynamicResources
+
+    rng = random.Random(seed)
+    docs = _dra_cluster_docs(rng)
+    for p in range(12):  # pods without claims, most of a real cluster
+        docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"plain{p}", "namespace": "default",
+                                                                   "uid": f"plain{p}"},
+                     "spec": {"containers": [{"name": "c", "image": "img", "resources": {
+                         "requests": {"cpu": f"{rng.randint(1, 3)}"}}}]}})
+    used = []
+    real = DynamicResources.score_constant
+
+    def spy(self: Any, state: CycleState, pod: Pod) -> int | None:
+        c = real(self, state, pod)
+        used.append(c)
+        return c
+
+    monkeypatch.setattr(DynamicResources, "score_constant", spy)
+    fast = _explained_run(docs, seed)
+    assert 0 in used  # the constant path was taken
+    monkeypatch.setattr(fw, "constant_scorer", lambda plugin: None)
+    used.clear()
+    plain = _explained_run(docs, seed)
+    assert not used
+    assert fast == plain
+    assert any("DynamicResources" in node_scores for _, d in fast for node_scores in d.get("scores", {}).values())
+
+
+def test_constant_score_is_ignored_when_a_subclass_overrides_score() -> None:
+    from plugins_intree.dynamicresources.plugin import DynamicResources
+    from scheduling_framework.runtime.framework import constant_scorer
+
+    class Custom(DynamicResources):
+        def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, None]:
+            return 42, None
+
+    assert constant_scorer(object.__new__(DynamicResources)) is not None
+    assert constant_scorer(object.__new__(Custom)) is None

@@ -224,6 +224,38 @@ def batch_scorer(plugin: Any) -> Callable[[CycleState, Pod, Sequence[NodeInfo]],
     return fn  # type: ignore[no-any-return]
 
 
+def constant_scorer(plugin: Any) -> Callable[[CycleState, Pod], int | None] | None:
+    """The plugin's optional ``score_constant(state, pod)``, when the framework may use it.
+
+    An internal protocol for scorers whose score does not depend on the node for some pods (DynamicResources
+    gives 0 to every node for a pod without claims, and upstream has no PreScore to skip it): asked once per
+    cycle, an int ``c`` is a promise that ``score`` returns ``(c, None)`` on every node for this pod and that
+    the plugin's NormalizeScore (if any) leaves a column of ``c`` as it is; the framework then fills the raw,
+    normalized and weighted columns with ``c`` without calling either. None (or anything that is not an int
+    in the score range) means score as usual. Taken, like ``score_nodes``, only from the class that defines
+    ``score``. Pinned by tests/test_perf_equivalence.py::test_constant_score_column_equals_plain_scoring.
+    """
+    fn = getattr(plugin, "score_constant", None)
+    if not callable(fn):
+        return None
+    cls = type(plugin)
+    owner = _defining_class(cls, "score")
+    if owner is None or owner is not _defining_class(cls, "score_constant"):
+        return None
+    return fn  # type: ignore[no-any-return]
+
+
+def _run_constant(fn: Callable[[CycleState, Pod], int | None], state: CycleState, pod: Pod) -> int | None:
+    """The plugin's constant score for this pod, or None (score node by node, which reports any failure)."""
+    try:
+        c = fn(state, pod)
+    except Exception:
+        return None
+    if type(c) is not int or c < MIN_NODE_SCORE or c > MAX_NODE_SCORE:
+        return None
+    return c
+
+
 def _run_batch(batch: Callable[[CycleState, Pod, Sequence[NodeInfo]], list[int] | None], state: CycleState,
                pod: Pod, nodes: Sequence[NodeInfo], n: int) -> list[int] | None:
     """The batch's scores when it gives one int per node; None (score node by node) otherwise.
@@ -444,6 +476,7 @@ class Framework:
                                      if self._pre_filter_ext.get(pl.name) is not None]
         self._score_ext = {pl.name: self._extensions(pl, "score_extensions") for pl in self._points["score"]}
         self._score_batch = {pl.name: batch_scorer(pl) for pl in self._points["score"]}
+        self._score_constant = {pl.name: fn for pl in self._points["score"] if (fn := constant_scorer(pl))}
         self._normalize_batch = {name: batch_normalizer(ext) for name, ext in self._score_ext.items()
                                  if ext is not None}
         # Node-local plugins' pod signatures (runtime/signatures.py): their answers on an unchanged NodeInfo are
@@ -847,9 +880,28 @@ class Framework:
         batches = self._score_batch
         # Raw scores of the node-local scorers that sign the pod, reused on unchanged NodeInfos.
         signed = self._signed_raw_scores(state, pod, nodes, plugins) if self._score_signers else {}
+        constants = self._score_constant
+        vals: list[int] | None
         for pl in plugins:
             name = pl.name
-            vals: list[int] | None = None
+            if constants:
+                const_fn = constants.get(name)
+                if const_fn is not None and "score" not in getattr(pl, "__dict__", ()):
+                    c = _run_constant(const_fn, state, pod)
+                    if c is not None:
+                        # every node scores c, before and after normalizing: nothing to call or check
+                        weight = self.score_weights[name]
+                        vals = [c] * n
+                        if c:
+                            weighted.append(vals if weight == 1 else [c * weight] * n)
+                        columns.append((name, vals, weight))
+                        if detail is not None:
+                            detail.plugins.append(name)
+                            detail.raw[name] = [c] * n
+                            detail.normalized[name] = [c] * n
+                            detail.weights[name] = weight
+                        continue
+            vals = None
             batch = batches.get(name)
             if batch is not None and "score" in getattr(pl, "__dict__", ()):
                 batch = None  # an instance that overrides score is scored node by node
