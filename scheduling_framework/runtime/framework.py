@@ -476,7 +476,7 @@ class Framework:
                                      if self._pre_filter_ext.get(pl.name) is not None]
         self._score_ext = {pl.name: self._extensions(pl, "score_extensions") for pl in self._points["score"]}
         self._score_batch = {pl.name: batch_scorer(pl) for pl in self._points["score"]}
-        self._score_constant = {pl.name: fn for pl in self._points["score"] if (fn := constant_scorer(pl))}
+        self._score_constant = {pl.name: cfn for pl in self._points["score"] if (cfn := constant_scorer(pl))}
         self._normalize_batch = {name: batch_normalizer(ext) for name, ext in self._score_ext.items()
                                  if ext is not None}
         # Node-local plugins' pod signatures (runtime/signatures.py): their answers on an unchanged NodeInfo are
