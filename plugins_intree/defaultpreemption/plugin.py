@@ -30,6 +30,18 @@ REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 ERR_NO_VICTIMS = "No preemption victims found for incoming pod"
 MSG_PREEMPT_NEVER = "not eligible due to preemptionPolicy=Never."
 MSG_TERMINATING_ON_NOMINATED = "not eligible due to a terminating pod on the nominated node."
+#: The dry run removes a node's lower-priority pods as one change when no PreFilter extension watches the removals
+#: (False: one by one, the plain twin; tests/test_perf_equivalence.py::test_preemption_bulk_removal_equals_plain).
+BULK_REMOVAL = True
+#: ... and shares one CycleState copy among the nodes when nothing changes it (False: a copy per node).
+SHARED_DRY_RUN_STATE = True
+
+
+def _defining_class(cls: type, attr: str) -> type | None:
+    for c in cls.__mro__:
+        if attr in c.__dict__:
+            return c
+    return None
 
 #: (node_info, victim, preemptor) -> may the victim be preempted, beyond having lower priority.
 IsEligiblePodFunc = Callable[[NodeInfo, PodInfo, Pod], bool]
@@ -118,6 +130,17 @@ class DefaultPreemption:
                         return False, MSG_TERMINATING_ON_NOMINATED
         return True, ""
 
+    def dry_run_state_shareable(self, state: CycleState) -> bool:
+        """Whether the dry run on every node may share one copy of ``state``: this class's
+        :meth:`select_victims_on_node` changes the CycleState only through the PreFilter extensions, so when
+        none runs for the pod (and a subclass did not replace the method) the copy stays as it was made, and
+        Filter reads it as it reads the shared state of the main pass. Pinned by
+        tests/test_perf_equivalence.py::test_preemption_bulk_removal_equals_plain."""
+        if not SHARED_DRY_RUN_STATE or _defining_class(type(self), "select_victims_on_node") is not DefaultPreemption:
+            return False
+        active = getattr(self.handle, "pre_filter_extensions_active", None)
+        return callable(active) and not active(state)
+
     def select_victims_on_node(self, state: CycleState, pod: Pod, node_info: NodeInfo,
                                pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], int, Status | None]:
         """The fewest pods to evict from ``node_info`` (a copy) so ``pod`` fits: remove every lower-priority
@@ -125,11 +148,16 @@ class DefaultPreemption:
         first), keeping each that still lets the pod fit. Returns (victims, PDB-violating victims, status)."""
         fh = self.handle
         potential: list[PodInfo] = [pi for pi in node_info.pods if self._is_preemption_allowed(node_info, pi, pod)]
-        for pi in potential:
-            node_info.remove_pod(pi)
-            st = fh.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
-            if st is not None and not st.is_success():
-                return [], 0, _as_error(st)
+        active = getattr(fh, "pre_filter_extensions_active", None)
+        if potential and BULK_REMOVAL and callable(active) and not active(state):
+            # no RemovePod to call after each removal: remove them all as one change of the copy
+            node_info.remove_pods(potential)
+        else:
+            for pi in potential:
+                node_info.remove_pod(pi)
+                st = fh.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
+                if st is not None and not st.is_success():
+                    return [], 0, _as_error(st)
         if not potential:
             return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_NO_VICTIMS)
         st = fh.run_filter_plugins_with_nominated_pods(state, pod, node_info)

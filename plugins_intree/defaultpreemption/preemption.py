@@ -311,10 +311,14 @@ class Evaluator:
         statuses: dict[str, Status] = {}
         errs: list[str] = []
         n = len(potential_nodes)
+        # An interface that vouches that its dry run changes nothing in the CycleState (no PreFilter extension
+        # runs for this pod) lets every node share one copy, as the nodes of the main Filter pass share one state.
+        shareable = getattr(self.interface, "dry_run_state_shareable", None)
+        shared = state.clone() if callable(shareable) and shareable(state) else None
         for i in range(n):
             ni = potential_nodes[(offset + i) % n]
             node_copy = ni.clone()
-            state_copy = state.clone()
+            state_copy = shared if shared is not None else state.clone()
             pods, num_violations, st = self.interface.select_victims_on_node(state_copy, pod, node_copy, pdbs)
             success = st is None or st.code == Code.SUCCESS
             if success and pods:

@@ -643,6 +643,12 @@ class Framework:
                                             node_info: NodeInfo) -> Status | None:
         return self._run_ext(state, pod, pod_info_to_remove, node_info, "remove_pod", "RemovePod")
 
+    def pre_filter_extensions_active(self, state: CycleState) -> bool:
+        """Whether any PreFilter extension (AddPod / RemovePod) runs for this cycle's pod: False when no
+        PreFilter plugin with extensions is enabled, or each of them returned SKIP from PreFilter."""
+        skip = state.skip_filter_plugins
+        return any(name not in skip for name, _ in self._pre_filter_ext_list)
+
     def _run_ext(self, state: CycleState, pod: Pod, pi: PodInfo, ni: NodeInfo, method: str, what: str
                  ) -> Status | None:
         skip = state.skip_filter_plugins
