@@ -1928,8 +1928,10 @@ def test_remove_pods_equals_one_by_one_removal(seed: int) -> None:
 
 def _preemption_run(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     import plugins_intree.defaultpreemption.plugin as dp
+    import plugins_intree.defaultpreemption.preemption as dpp
 
     monkeypatch.setattr(dp, "BULK_REMOVAL", fast)
+    monkeypatch.setattr(dpp, "SCRATCH_COPIES", fast)
     monkeypatch.setattr(dp, "SHARED_DRY_RUN_STATE", fast)
     rng = random.Random(seed)
     nodes = [Node.from_dict({"kind": "Node", "metadata": {"name": f"m{i}", "labels": {
@@ -1966,9 +1968,10 @@ def _preemption_run(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> l
 @pytest.mark.parametrize("seed", range(6))
 def test_preemption_bulk_removal_equals_plain(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Preemption with the dry run's bulk removal and shared CycleState copy (when no PreFilter extension runs
-    for the preemptor) gives the same placements, nominations, victims and messages as the plain dry run
-    (one removal and one RemovePod at a time, a state copy per node); preemptors with anti-affinity take the
-    plain path in both, PDBs and priorities vary."""
+    for the preemptor), and its NodeInfo copies kept out of the change journal, gives the same placements,
+    nominations, victims and messages as the plain dry run (one removal and one RemovePod at a time, a state
+    copy per node, every copy noted); preemptors with anti-affinity take the plain path in both, PDBs and
+    priorities vary."""
     fast = _preemption_run(seed, True, monkeypatch)
     plain = _preemption_run(seed, False, monkeypatch)
     assert fast == plain

@@ -801,7 +801,7 @@ class Framework:
 
     def _add_ge_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo,
                                nominated: list[PodInfo]) -> tuple[bool, CycleState, NodeInfo, Status | None]:
-        info_out = node_info.clone()
+        info_out = node_info.clone(noted=False) if type(node_info) is NodeInfo else node_info.clone()
         state_out = state.clone()
         added = False
         prio = pod.priority
