@@ -147,10 +147,18 @@ class DefaultPreemption:
         pod, check the pod fits, then add pods back from the most important down (PDB-violating ones
         first), keeping each that still lets the pod fit. Returns (victims, PDB-violating victims, status)."""
         fh = self.handle
-        potential: list[PodInfo] = [pi for pi in node_info.pods if self._is_preemption_allowed(node_info, pi, pod)]
+        if self.is_eligible_pod is _always_eligible and type(self)._is_preemption_allowed is _PREEMPTION_ALLOWED:
+            prio = pod.priority  # _is_preemption_allowed without a call per pod
+            potential: list[PodInfo] = [pi for pi in node_info.pods if pi.pod.priority < prio]
+        else:
+            potential = [pi for pi in node_info.pods if self._is_preemption_allowed(node_info, pi, pod)]
+        if not potential:
+            return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_NO_VICTIMS)
         active = getattr(fh, "pre_filter_extensions_active", None)
-        if potential and BULK_REMOVAL and callable(active) and not active(state):
-            # no RemovePod to call after each removal: remove them all as one change of the copy
+        # No AddPod / RemovePod runs for this pod: nothing to call after each change of the copy, and the
+        # lower-priority pods go as one change (the calls would each visit no plugin).
+        quiet = BULK_REMOVAL and callable(active) and not active(state)
+        if quiet:
             node_info.remove_pods(potential)
         else:
             for pi in potential:
@@ -158,8 +166,6 @@ class DefaultPreemption:
                 st = fh.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
                 if st is not None and not st.is_success():
                     return [], 0, _as_error(st)
-        if not potential:
-            return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_NO_VICTIMS)
         st = fh.run_filter_plugins_with_nominated_pods(state, pod, node_info)
         if st is not None and not st.is_success():
             return [], 0, st
@@ -171,16 +177,18 @@ class DefaultPreemption:
         for group, counts in ((violating, True), (non_violating, False)):
             for pi in group:
                 node_info.add_pod(pi)
-                st = fh.run_pre_filter_extension_add_pod(state, pod, pi, node_info)
-                if st is not None and not st.is_success():
-                    return [], 0, _as_error(st)
+                if not quiet:
+                    st = fh.run_pre_filter_extension_add_pod(state, pod, pi, node_info)
+                    if st is not None and not st.is_success():
+                        return [], 0, _as_error(st)
                 fits = fh.run_filter_plugins_with_nominated_pods(state, pod, node_info)
                 if fits is None or fits.is_success():
                     continue
                 node_info.remove_pod(pi)
-                st = fh.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
-                if st is not None and not st.is_success():
-                    return [], 0, _as_error(st)
+                if not quiet:
+                    st = fh.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
+                    if st is not None and not st.is_success():
+                        return [], 0, _as_error(st)
                 victims.append(pi)
                 if counts:
                     num_violating += 1
@@ -205,6 +213,9 @@ class DefaultPreemption:
 
     def _is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
         return victim.pod.priority < preemptor.priority and self.is_eligible_pod(node_info, victim, preemptor)
+
+
+_PREEMPTION_ALLOWED = DefaultPreemption._is_preemption_allowed
 
 
 def _as_error(st: Status) -> Status:
