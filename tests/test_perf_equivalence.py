@@ -1933,6 +1933,7 @@ def _preemption_run(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> l
     monkeypatch.setattr(dp, "BULK_REMOVAL", fast)
     monkeypatch.setattr(dpp, "SCRATCH_COPIES", fast)
     monkeypatch.setattr(dp, "SHARED_DRY_RUN_STATE", fast)
+    monkeypatch.setattr(dp, "FILTER_PLAN", fast)
     rng = random.Random(seed)
     nodes = [Node.from_dict({"kind": "Node", "metadata": {"name": f"m{i}", "labels": {
         "kubernetes.io/hostname": f"m{i}", "zone": f"z{i % 3}"}},
@@ -1968,7 +1969,8 @@ def _preemption_run(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> l
 @pytest.mark.parametrize("seed", range(6))
 def test_preemption_bulk_removal_equals_plain(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Preemption with the dry run's bulk removal and shared CycleState copy (when no PreFilter extension runs
-    for the preemptor), and its NodeInfo copies kept out of the change journal, gives the same placements,
+    for the preemptor), its Filter plugins listed once per node, and its NodeInfo copies kept out of the
+    change journal, gives the same placements,
     nominations, victims and messages as the plain dry run (one removal and one RemovePod at a time, a state
     copy per node, every copy noted); preemptors with anti-affinity take the plain path in both, PDBs and
     priorities vary."""

@@ -21,6 +21,7 @@ from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ConfigError
 from scheduling_framework.interfaces import PostFilterResult
 from scheduling_framework.node_info import NodeInfo, PodInfo
+from scheduling_framework.runtime.framework import Framework
 from scheduling_framework.status import Code, Status
 
 NAME = "DefaultPreemption"
@@ -35,6 +36,8 @@ MSG_TERMINATING_ON_NOMINATED = "not eligible due to a terminating pod on the nom
 BULK_REMOVAL = True
 #: ... and shares one CycleState copy among the nodes when nothing changes it (False: a copy per node).
 SHARED_DRY_RUN_STATE = True
+#: ... and runs the cycle's Filter plugins from one list per node (False: run_filter_plugins_with_nominated_pods).
+FILTER_PLAN = True
 
 
 def _defining_class(cls: type, attr: str) -> type | None:
@@ -166,7 +169,17 @@ class DefaultPreemption:
                 st = fh.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
                 if st is not None and not st.is_success():
                     return [], 0, _as_error(st)
-        st = fh.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+        planned = getattr(fh, "run_filter_plan_with_nominated_pods", None) if FILTER_PLAN else None
+        if planned is not None and type(fh).run_filter_plugins is _FRAMEWORK_RUN_FILTER_PLUGINS and (
+                type(fh).run_filter_plugins_with_nominated_pods is _FRAMEWORK_RUN_WITH_NOMINATED):
+            # the cycle's Filter plugins listed once for the node's many runs
+            plan = fh.filter_plugins_for(state)
+
+            def run_filters(s: CycleState, p: Pod, ni: NodeInfo) -> Status | None:
+                return planned(plan, s, p, ni)  # type: ignore[no-any-return]
+        else:
+            run_filters = fh.run_filter_plugins_with_nominated_pods
+        st = run_filters(state, pod, node_info)
         if st is not None and not st.is_success():
             return [], 0, st
 
@@ -181,7 +194,7 @@ class DefaultPreemption:
                     st = fh.run_pre_filter_extension_add_pod(state, pod, pi, node_info)
                     if st is not None and not st.is_success():
                         return [], 0, _as_error(st)
-                fits = fh.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+                fits = run_filters(state, pod, node_info)
                 if fits is None or fits.is_success():
                     continue
                 node_info.remove_pod(pi)
@@ -216,6 +229,8 @@ class DefaultPreemption:
 
 
 _PREEMPTION_ALLOWED = DefaultPreemption._is_preemption_allowed
+_FRAMEWORK_RUN_FILTER_PLUGINS = Framework.run_filter_plugins
+_FRAMEWORK_RUN_WITH_NOMINATED = Framework.run_filter_plugins_with_nominated_pods
 
 
 def _as_error(st: Status) -> Status:

@@ -799,6 +799,48 @@ class Framework:
         st = self.run_filter_plugins(state, pod, node_info)
         return st
 
+    def run_filter_plan(self, plan: Sequence[tuple[str, Any]], state: CycleState, pod: Pod,
+                        node_info: NodeInfo) -> Status | None:
+        """:meth:`run_filter_plugins` over ``plan``, the cycle's :meth:`filter_plugins_for` taken once (for
+        whoever filters one pod many times in a cycle, as preemption's dry run does)."""
+        for name, fn in plan:
+            try:
+                st = fn(state, pod, node_info)
+            except Exception as e:
+                return _raised(name, "Filter", e)
+            if st is None:
+                continue
+            if type(st) is not Status:
+                st = _check_status(name, "Filter", st)
+                if st is None:
+                    continue
+            code = st.code
+            if code == Code.SUCCESS:
+                continue
+            if code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING):
+                st.plugin = name
+                return st
+            return Status(Code.ERROR, f'running "{name}" filter plugin: {st.message()}', plugin=name,
+                          error=st.error)
+        return None
+
+    def run_filter_plan_with_nominated_pods(self, plan: Sequence[tuple[str, Any]], state: CycleState, pod: Pod,
+                                            node_info: NodeInfo) -> Status | None:
+        """:meth:`run_filter_plugins_with_nominated_pods` over ``plan`` (see :meth:`run_filter_plan`). Pinned by
+        tests/test_perf_equivalence.py::test_preemption_bulk_removal_equals_plain."""
+        nominated = self.nominator.nominated_pods_for_node(node_info.name) if len(self.nominator) else None
+        if not nominated:
+            return self.run_filter_plan(plan, state, pod, node_info)
+        added, state_with, info_with, err = self._add_ge_nominated_pods(state, pod, node_info, nominated)
+        if err is not None:
+            return err
+        st = self.run_filter_plan(plan, state_with, pod, info_with)
+        if st is not None and not st.is_success() and not st.is_rejected():
+            return st
+        if not added or (st is not None and not st.is_success()):
+            return st
+        return self.run_filter_plan(plan, state, pod, node_info)
+
     def _add_ge_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo,
                                nominated: list[PodInfo]) -> tuple[bool, CycleState, NodeInfo, Status | None]:
         info_out = node_info.clone(noted=False) if type(node_info) is NodeInfo else node_info.clone()
