@@ -1929,11 +1929,13 @@ def test_remove_pods_equals_one_by_one_removal(seed: int) -> None:
 def _preemption_run(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     import plugins_intree.defaultpreemption.plugin as dp
     import plugins_intree.defaultpreemption.preemption as dpp
+    import scheduling_framework.runtime.framework as fw
 
     monkeypatch.setattr(dp, "BULK_REMOVAL", fast)
     monkeypatch.setattr(dpp, "SCRATCH_COPIES", fast)
     monkeypatch.setattr(dp, "SHARED_DRY_RUN_STATE", fast)
     monkeypatch.setattr(dp, "FILTER_PLAN", fast)
+    monkeypatch.setattr(fw, "SHARE_UNEXTENDED_STATE", fast)
     rng = random.Random(seed)
     nodes = [Node.from_dict({"kind": "Node", "metadata": {"name": f"m{i}", "labels": {
         "kubernetes.io/hostname": f"m{i}", "zone": f"z{i % 3}"}},
