@@ -17,7 +17,10 @@ Status codes, as the framework reads them:
   Optional, for speed: a Score plugin may also define ``score_nodes(state, pod, nodes)`` returning one
   ``(int, Status or None)`` per node, and its score extension ``normalize_values(...)``; the framework
   uses them when the class that defines ``score`` / ``normalize_score`` defines them too, with results
-  that must equal the per-node calls.
+  that must equal the per-node calls. It may also define ``score_constant(state, pod)``, asked once per
+  cycle: an int ``c`` promises that ``score`` gives ``(c, None)`` on every node for this pod and that its
+  NormalizeScore leaves a column of ``c`` unchanged, so the framework fills the column without calling
+  them (None: score as usual).
 - Reserve/Permit/PreBind/Bind: non-success fails the binding; Permit WAIT holds the pod up to a timeout;
   Bind SKIP passes to the next bind plugin.
 """

@@ -444,7 +444,8 @@ class NodeInfo:
 
     __slots__ = ("node", "name", "pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports",
                  "requested", "non_zero_requested", "allocatable", "image_states", "pvc_ref_counts",
-                 "generation", "_pod_index", "memo", "filter_key", "filter_verdict", "score_key", "score_row")
+                 "generation", "_pod_index", "memo", "filter_key", "filter_verdict", "score_key", "score_row",
+                 "_noted")
 
     def __init__(self, node: Node | None = None, pods: Iterable[Pod | PodInfo] = ()) -> None:
         self.node: Node | None = None
@@ -460,6 +461,8 @@ class NodeInfo:
         self.image_states: dict[str, ImageStateSummary] = {}
         self.pvc_ref_counts: dict[str, int] = {}
         self.generation = next_generation()
+        # Whether changes go into the journal (CHANGES): False only for a scratch copy (``clone(noted=False)``).
+        self._noted = True
         # uid -> position in ``pods``; None until needed in a clone (built from ``pods`` on first use: copying it
         # with every clone costs O(pods) per cycle for a crowded node, and most clones never look a pod up).
         self._pod_index: dict[str, int] | None = {}
@@ -489,7 +492,8 @@ class NodeInfo:
         self.allocatable = Resource.from_list(node.status.allocatable)
         self.filter_key = self.score_key = 0
         self.generation = next_generation()
-        CHANGES.note(self)
+        if self._noted:
+            CHANGES.note(self)
 
     def remove_node(self) -> None:
         self.node = None
@@ -498,7 +502,8 @@ class NodeInfo:
             self.memo.clear()
         self.filter_key = self.score_key = 0
         self.generation = next_generation()
-        CHANGES.note(self)
+        if self._noted:
+            CHANGES.note(self)
 
     def forget(self) -> None:
         """Drop everything derived from this NodeInfo (``memo`` and the latest Filter/Score entries)."""
@@ -552,10 +557,50 @@ class NodeInfo:
         idx = self._index().get(uid)
         return None if idx is None else self.pods[idx]
 
+    def remove_pods(self, pods: Iterable[PodInfo]) -> int:
+        """Remove each of ``pods`` (by uid) as :meth:`remove_pod` would, one after another (the same pod
+        order and aggregates), as one change: one new ``generation`` and one journal note at the end instead of
+        one per pod (preemption's dry run removes every lower-priority pod of a node before it filters).
+        Returns how many were here. Pinned by
+        tests/test_perf_equivalence.py::test_remove_pods_equals_one_by_one_removal."""
+        index = self._index()
+        plist = self.pods
+        removed = 0
+        for pod in pods:
+            idx = index.pop(pod.pod.metadata.uid, None)
+            if idx is None:
+                continue
+            pi = plist[idx]
+            last = plist.pop()
+            if last is not pi:
+                plist[idx] = last
+                index[last.pod.metadata.uid] = idx
+            if pi.has_affinity:
+                self.pods_with_affinity = [p for p in self.pods_with_affinity if p is not pi]
+            if pi.required_anti_affinity_terms:
+                self.pods_with_required_anti_affinity = [p for p in self.pods_with_required_anti_affinity
+                                                         if p is not pi]
+            self._aggregate(pi, -1)
+            removed += 1
+        if removed:
+            if self.memo:
+                self.memo.clear()
+            self.filter_key = self.score_key = 0
+            self.generation = next_generation()
+            if self._noted:
+                CHANGES.note(self)
+        return removed
+
     def _update(self, pi: PodInfo, sign: int) -> None:
         if self.memo:
             self.memo.clear()
         self.filter_key = self.score_key = 0
+        self._aggregate(pi, sign)
+        self.generation = next_generation()
+        if self._noted:
+            CHANGES.note(self)
+
+    def _aggregate(self, pi: PodInfo, sign: int) -> None:
         self.requested.add(pi.requests, sign)
         nz = self.non_zero_requested
         nz.milli_cpu += sign * pi.non0_cpu
@@ -574,12 +619,15 @@ class NodeInfo:
                     counts[k] = n
                 else:
                     counts.pop(k, None)
-        self.generation = next_generation()
-        CHANGES.note(self)
 
     # copies ----------------------------------------------------------------------------------
-    def clone(self) -> NodeInfo:
-        """A copy whose aggregates and pod list can change independently (PodInfos are shared)."""
+    def clone(self, noted: bool = True) -> NodeInfo:
+        """A copy whose aggregates and pod list can change independently (PodInfos are shared).
+
+        ``noted=False`` makes a scratch copy whose creation and changes stay out of the journal (CHANGES): for a
+        copy that never enters a node list someone tracks (preemption's dry run, Filter with nominated pods),
+        where thousands of notes per cycle would only push the journal's useful notes out. Pinned by
+        tests/test_perf_equivalence.py::test_preemption_bulk_removal_equals_plain."""
         c = NodeInfo.__new__(NodeInfo)
         c.node = self.node
         c.name = self.name
@@ -597,7 +645,9 @@ class NodeInfo:
         c.memo = {}
         c.filter_key = c.score_key = 0
         c.filter_verdict = c.score_row = None
-        CHANGES.note(c)
+        c._noted = noted
+        if noted:
+            CHANGES.note(c)
         return c
 
     def snapshot_state(self) -> dict[str, Any]:

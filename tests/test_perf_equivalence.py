@@ -1840,3 +1840,143 @@ def test_preemption_importance_key_sort_equals_cmp_sort(seed: int) -> None:
     sort_by_importance(plain, lambda a, b: more_important_pod(a, b), lambda x: x[1])
     assert [i for i, _ in fast] == [i for i, _ in plain]
     assert [i for i, _ in fast] != list(range(40))  # the sort moved pods
+
+
+# --- constant score columns (DynamicResources' Score for pods without claims) -------------------------------
+
+
+def _explained_run(docs: list[dict[str, Any]], seed: int) -> list[Any]:
+    from scheduling_framework.cluster import cluster_from_documents
+    from scheduling_framework.config import load_config
+
+    c = cluster_from_documents(docs)
+    s = Scheduler(load_config(None), seed=seed, explain=True)
+    s.load(c.nodes, c.pods, c.objects)
+    s.run()
+    return [(k, r.to_dict(explain=True)) for k, r in sorted(s.results.items())]
+
+
+@pytest.mark.parametrize("seed", range(4), ids=lambda s: f"seed{s}")
+def test_constant_score_column_equals_plain_scoring(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DynamicResources' ``score_constant`` (0 for pods without claims or without firstAvailable requests) gives
+    the same placements, seeded tie-breaks and explain scores (raw, normalized, weighted per plugin) as calling
+    Score on every node and NormalizeScore: pods with and without claims, one after another."""
+    import scheduling_framework.runtime.framework as fw
+    from plugins_intree.dynamicresources.plugin import DynamicResources
+
+    rng = random.Random(seed)
+    docs = _dra_cluster_docs(rng)
+    for p in range(12):  # pods without claims, most of a real cluster
+        docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"plain{p}", "namespace": "default",
+                                                                   "uid": f"plain{p}"},
+                     "spec": {"containers": [{"name": "c", "image": "img", "resources": {
+                         "requests": {"cpu": f"{rng.randint(1, 3)}"}}}]}})
+    used = []
+    real = DynamicResources.score_constant
+
+    def spy(self: Any, state: CycleState, pod: Pod) -> int | None:
+        c = real(self, state, pod)
+        used.append(c)
+        return c
+
+    monkeypatch.setattr(DynamicResources, "score_constant", spy)
+    fast = _explained_run(docs, seed)
+    assert 0 in used  # the constant path was taken
+    monkeypatch.setattr(fw, "constant_scorer", lambda plugin: None)
+    used.clear()
+    plain = _explained_run(docs, seed)
+    assert not used
+    assert fast == plain
+    assert any("DynamicResources" in node_scores for _, d in fast for node_scores in d.get("scores", {}).values())
+
+
+def test_constant_score_is_ignored_when_a_subclass_overrides_score() -> None:
+    from plugins_intree.dynamicresources.plugin import DynamicResources
+    from scheduling_framework.runtime.framework import constant_scorer
+
+    class Custom(DynamicResources):
+        def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, None]:
+            return 42, None
+
+    assert constant_scorer(object.__new__(DynamicResources)) is not None
+    assert constant_scorer(object.__new__(Custom)) is None
+
+
+# --- preemption's dry run: bulk removal and one shared CycleState copy (plugins_intree/defaultpreemption) ------
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_remove_pods_equals_one_by_one_removal(seed: int) -> None:
+    """NodeInfo.remove_pods leaves the same pods in the same order, the same aggregates and index as remove_pod
+    called for each, and moves the generation (one journal note instead of one per pod)."""
+    rng = random.Random(seed)
+    nodes, running, _ = _cluster(seed, nodes=1, bound=25, pending=0)
+    base = NodeInfo(nodes[0], running)
+    for _ in range(20):
+        picks = rng.sample(base.pods, rng.randint(0, len(base.pods)))
+        if rng.random() < 0.3:  # a pod that is not on the node is passed over
+            picks.append(PodInfo(_pod(rng, 999, nodes[0].name)))
+        one, bulk = base.clone(), base.clone()
+        got = sum(one.remove_pod(pi) for pi in picks)
+        gen = bulk.generation
+        assert bulk.remove_pods(picks) == got
+        assert [pi.pod.metadata.uid for pi in bulk.pods] == [pi.pod.metadata.uid for pi in one.pods]
+        assert bulk.snapshot_state() == one.snapshot_state()
+        assert all(bulk.get_pod(pi.pod.metadata.uid) is pi for pi in bulk.pods)
+        assert (bulk.generation != gen) == (got > 0)
+
+
+def _preemption_run(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    import plugins_intree.defaultpreemption.plugin as dp
+    import plugins_intree.defaultpreemption.preemption as dpp
+    import scheduling_framework.runtime.framework as fw
+
+    monkeypatch.setattr(dp, "BULK_REMOVAL", fast)
+    monkeypatch.setattr(dpp, "SCRATCH_COPIES", fast)
+    monkeypatch.setattr(dp, "SHARED_DRY_RUN_STATE", fast)
+    monkeypatch.setattr(dp, "FILTER_PLAN", fast)
+    monkeypatch.setattr(fw, "SHARE_UNEXTENDED_STATE", fast)
+    rng = random.Random(seed)
+    nodes = [Node.from_dict({"kind": "Node", "metadata": {"name": f"m{i}", "labels": {
+        "kubernetes.io/hostname": f"m{i}", "zone": f"z{i % 3}"}},
+        "status": {"capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"}}}) for i in range(16)]
+    objects = [KubeObject.from_dict({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                                     "metadata": {"name": "pdb", "namespace": "default"},
+                                     "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "guarded"}}},
+                                     "status": {"disruptionsAllowed": 1}})]
+    low = []
+    for i in range(64):
+        labels = {"app": rng.choice(("guarded", "web", "db"))}
+        spec: dict[str, Any] = {"nodeName": f"m{i // 4}", "priority": rng.choice((0, 1, 5)), "containers": [
+            {"name": "c", "image": "i", "resources": {"requests": {"cpu": rng.choice(("500m", "900m", "1"))}}}]}
+        low.append(Pod.from_dict({"kind": "Pod", "metadata": {"name": f"low{i}", "namespace": "default",
+                                                              "labels": labels}, "spec": spec}))
+    pending = []
+    for i in range(40):
+        spec = {"priority": rng.choice((3, 10, 10)), "containers": [
+            {"name": "c", "image": "i", "resources": {"requests": {"cpu": rng.choice(("1", "2", "3"))}}}]}
+        if rng.random() < 0.3:  # anti-affinity: InterPodAffinity's AddPod / RemovePod run in the dry run
+            spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "zone"}]}}
+        pending.append(Pod.from_dict({"kind": "Pod", "metadata": {"name": f"q{i}", "namespace": "default",
+                                                                  "labels": {"app": "web"}}, "spec": spec}))
+    sched = Scheduler(seed=seed)
+    sched.add_object(KubeObject.from_dict({"kind": "Namespace", "metadata": {"name": "default"}}))
+    for o in objects:
+        sched.add_object(o)
+    sched.load(nodes, [*low, *pending])
+    return [(r.pod, r.outcome, r.node, r.nominated_node, tuple(r.victims), r.message) for r in sched.run()]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_preemption_bulk_removal_equals_plain(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Preemption with the dry run's bulk removal and shared CycleState copy (when no PreFilter extension runs
+    for the preemptor), its Filter plugins listed once per node, and its NodeInfo copies kept out of the
+    change journal, gives the same placements,
+    nominations, victims and messages as the plain dry run (one removal and one RemovePod at a time, a state
+    copy per node, every copy noted); preemptors with anti-affinity take the plain path in both, PDBs and
+    priorities vary."""
+    fast = _preemption_run(seed, True, monkeypatch)
+    plain = _preemption_run(seed, False, monkeypatch)
+    assert fast == plain
+    assert any(victims for *_, victims, _ in fast)

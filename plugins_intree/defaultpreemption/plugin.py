@@ -21,6 +21,7 @@ from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ConfigError
 from scheduling_framework.interfaces import PostFilterResult
 from scheduling_framework.node_info import NodeInfo, PodInfo
+from scheduling_framework.runtime.framework import Framework
 from scheduling_framework.status import Code, Status
 
 NAME = "DefaultPreemption"
@@ -30,6 +31,20 @@ REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 ERR_NO_VICTIMS = "No preemption victims found for incoming pod"
 MSG_PREEMPT_NEVER = "not eligible due to preemptionPolicy=Never."
 MSG_TERMINATING_ON_NOMINATED = "not eligible due to a terminating pod on the nominated node."
+#: The dry run removes a node's lower-priority pods as one change when no PreFilter extension watches the removals
+#: (False: one by one, the plain twin; tests/test_perf_equivalence.py::test_preemption_bulk_removal_equals_plain).
+BULK_REMOVAL = True
+#: ... and shares one CycleState copy among the nodes when nothing changes it (False: a copy per node).
+SHARED_DRY_RUN_STATE = True
+#: ... and runs the cycle's Filter plugins from one list per node (False: run_filter_plugins_with_nominated_pods).
+FILTER_PLAN = True
+
+
+def _defining_class(cls: type, attr: str) -> type | None:
+    for c in cls.__mro__:
+        if attr in c.__dict__:
+            return c
+    return None
 
 #: (node_info, victim, preemptor) -> may the victim be preempted, beyond having lower priority.
 IsEligiblePodFunc = Callable[[NodeInfo, PodInfo, Pod], bool]
@@ -118,21 +133,53 @@ class DefaultPreemption:
                         return False, MSG_TERMINATING_ON_NOMINATED
         return True, ""
 
+    def dry_run_state_shareable(self, state: CycleState) -> bool:
+        """Whether the dry run on every node may share one copy of ``state``: this class's
+        :meth:`select_victims_on_node` changes the CycleState only through the PreFilter extensions, so when
+        none runs for the pod (and a subclass did not replace the method) the copy stays as it was made, and
+        Filter reads it as it reads the shared state of the main pass. Pinned by
+        tests/test_perf_equivalence.py::test_preemption_bulk_removal_equals_plain."""
+        if not SHARED_DRY_RUN_STATE or _defining_class(type(self), "select_victims_on_node") is not DefaultPreemption:
+            return False
+        active = getattr(self.handle, "pre_filter_extensions_active", None)
+        return callable(active) and not active(state)
+
     def select_victims_on_node(self, state: CycleState, pod: Pod, node_info: NodeInfo,
                                pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], int, Status | None]:
         """The fewest pods to evict from ``node_info`` (a copy) so ``pod`` fits: remove every lower-priority
         pod, check the pod fits, then add pods back from the most important down (PDB-violating ones
         first), keeping each that still lets the pod fit. Returns (victims, PDB-violating victims, status)."""
         fh = self.handle
-        potential: list[PodInfo] = [pi for pi in node_info.pods if self._is_preemption_allowed(node_info, pi, pod)]
-        for pi in potential:
-            node_info.remove_pod(pi)
-            st = fh.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
-            if st is not None and not st.is_success():
-                return [], 0, _as_error(st)
+        if self.is_eligible_pod is _always_eligible and type(self)._is_preemption_allowed is _PREEMPTION_ALLOWED:
+            prio = pod.priority  # _is_preemption_allowed without a call per pod
+            potential: list[PodInfo] = [pi for pi in node_info.pods if pi.pod.priority < prio]
+        else:
+            potential = [pi for pi in node_info.pods if self._is_preemption_allowed(node_info, pi, pod)]
         if not potential:
             return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_NO_VICTIMS)
-        st = fh.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+        active = getattr(fh, "pre_filter_extensions_active", None)
+        # No AddPod / RemovePod runs for this pod: nothing to call after each change of the copy, and the
+        # lower-priority pods go as one change (the calls would each visit no plugin).
+        quiet = BULK_REMOVAL and callable(active) and not active(state)
+        if quiet:
+            node_info.remove_pods(potential)
+        else:
+            for pi in potential:
+                node_info.remove_pod(pi)
+                st = fh.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
+                if st is not None and not st.is_success():
+                    return [], 0, _as_error(st)
+        planned = getattr(fh, "run_filter_plan_with_nominated_pods", None) if FILTER_PLAN else None
+        if planned is not None and type(fh).run_filter_plugins is _FRAMEWORK_RUN_FILTER_PLUGINS and (
+                type(fh).run_filter_plugins_with_nominated_pods is _FRAMEWORK_RUN_WITH_NOMINATED):
+            # the cycle's Filter plugins listed once for the node's many runs
+            plan = fh.filter_plugins_for(state)
+
+            def run_filters(s: CycleState, p: Pod, ni: NodeInfo) -> Status | None:
+                return planned(plan, s, p, ni)  # type: ignore[no-any-return]
+        else:
+            run_filters = fh.run_filter_plugins_with_nominated_pods
+        st = run_filters(state, pod, node_info)
         if st is not None and not st.is_success():
             return [], 0, st
 
@@ -143,16 +190,18 @@ class DefaultPreemption:
         for group, counts in ((violating, True), (non_violating, False)):
             for pi in group:
                 node_info.add_pod(pi)
-                st = fh.run_pre_filter_extension_add_pod(state, pod, pi, node_info)
-                if st is not None and not st.is_success():
-                    return [], 0, _as_error(st)
-                fits = fh.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+                if not quiet:
+                    st = fh.run_pre_filter_extension_add_pod(state, pod, pi, node_info)
+                    if st is not None and not st.is_success():
+                        return [], 0, _as_error(st)
+                fits = run_filters(state, pod, node_info)
                 if fits is None or fits.is_success():
                     continue
                 node_info.remove_pod(pi)
-                st = fh.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
-                if st is not None and not st.is_success():
-                    return [], 0, _as_error(st)
+                if not quiet:
+                    st = fh.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
+                    if st is not None and not st.is_success():
+                        return [], 0, _as_error(st)
                 victims.append(pi)
                 if counts:
                     num_violating += 1
@@ -177,6 +226,11 @@ class DefaultPreemption:
 
     def _is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
         return victim.pod.priority < preemptor.priority and self.is_eligible_pod(node_info, victim, preemptor)
+
+
+_PREEMPTION_ALLOWED = DefaultPreemption._is_preemption_allowed
+_FRAMEWORK_RUN_FILTER_PLUGINS = Framework.run_filter_plugins
+_FRAMEWORK_RUN_WITH_NOMINATED = Framework.run_filter_plugins_with_nominated_pods
 
 
 def _as_error(st: Status) -> Status:

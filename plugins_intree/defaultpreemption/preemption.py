@@ -32,6 +32,9 @@ from scheduling_framework.status import Code, Status
 PRIORITY_OFFSET = 2**31
 ERR_PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 ERR_NO_CANDIDATE = "no candidate node for preemption"
+#: The dry run's NodeInfo copies stay out of the change journal (False: noted like any clone; the plain twin of
+#: tests/test_perf_equivalence.py::test_preemption_bulk_removal_equals_plain).
+SCRATCH_COPIES = True
 
 # --- pod ordering helpers (upstream pkg/scheduler/util) ------------------------------------------
 
@@ -311,10 +314,15 @@ class Evaluator:
         statuses: dict[str, Status] = {}
         errs: list[str] = []
         n = len(potential_nodes)
+        # An interface that vouches that its dry run changes nothing in the CycleState (no PreFilter extension
+        # runs for this pod) lets every node share one copy, as the nodes of the main Filter pass share one state.
+        shareable = getattr(self.interface, "dry_run_state_shareable", None)
+        shared = state.clone() if callable(shareable) and shareable(state) else None
+        scratch = SCRATCH_COPIES  # the copies never enter a node list: no journal notes (NodeInfo.clone)
         for i in range(n):
             ni = potential_nodes[(offset + i) % n]
-            node_copy = ni.clone()
-            state_copy = state.clone()
+            node_copy = ni.clone(noted=False) if scratch and type(ni) is NodeInfo else ni.clone()
+            state_copy = shared if shared is not None else state.clone()
             pods, num_violations, st = self.interface.select_victims_on_node(state_copy, pod, node_copy, pdbs)
             success = st is None or st.code == Code.SUCCESS
             if success and pods:

@@ -548,6 +548,19 @@ class DynamicResources:
                 return None
         return [0] * len(nodes)
 
+    def score_constant(self, state: CycleState, pod: Pod) -> int | None:
+        """0 when Score gives 0 on every node for this pod (no claims, or none with firstAvailable requests):
+        the framework then fills the column without calling Score per node (DefaultNormalizeScore leaves
+        zeros as they are). None otherwise, and for a missing state (Score reports it)."""
+        if not self.enabled:
+            return 0
+        s = _read(state)
+        if isinstance(s, Status):
+            return None
+        if not s.claims or (not s.prioritized and self.fast_paths):
+            return 0
+        return None
+
     def score_extensions(self) -> DynamicResources:
         return self
 

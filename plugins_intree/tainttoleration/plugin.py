@@ -43,11 +43,8 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeS
 
 def default_normalize_values(max_priority: int, reverse: bool, scores: list[int]) -> list[int]:
     """:func:`default_normalize_score` on plain scores, returning new ones."""
-    max_count = 0
-    for s in scores:
-        if s > max_count:
-            max_count = s
-    if max_count == 0:
+    max_count = max(scores, default=0)
+    if max_count <= 0:
         return [max_priority] * len(scores) if reverse else list(scores)
     if reverse:
         return [max_priority - max_priority * s // max_count for s in scores]

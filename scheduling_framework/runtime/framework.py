@@ -224,6 +224,43 @@ def batch_scorer(plugin: Any) -> Callable[[CycleState, Pod, Sequence[NodeInfo]],
     return fn  # type: ignore[no-any-return]
 
 
+#: Filter with nominated pods reads the cycle's state itself when no PreFilter extension runs for the pod (False: a
+#: copy each time, the plain twin of tests/test_perf_equivalence.py::test_preemption_bulk_removal_equals_plain).
+SHARE_UNEXTENDED_STATE = True
+
+
+def constant_scorer(plugin: Any) -> Callable[[CycleState, Pod], int | None] | None:
+    """The plugin's optional ``score_constant(state, pod)``, when the framework may use it.
+
+    An internal protocol for scorers whose score does not depend on the node for some pods (DynamicResources
+    gives 0 to every node for a pod without claims, and upstream has no PreScore to skip it): asked once per
+    cycle, an int ``c`` is a promise that ``score`` returns ``(c, None)`` on every node for this pod and that
+    the plugin's NormalizeScore (if any) leaves a column of ``c`` as it is; the framework then fills the raw,
+    normalized and weighted columns with ``c`` without calling either. None (or anything that is not an int
+    in the score range) means score as usual. Taken, like ``score_nodes``, only from the class that defines
+    ``score``. Pinned by tests/test_perf_equivalence.py::test_constant_score_column_equals_plain_scoring.
+    """
+    fn = getattr(plugin, "score_constant", None)
+    if not callable(fn):
+        return None
+    cls = type(plugin)
+    owner = _defining_class(cls, "score")
+    if owner is None or owner is not _defining_class(cls, "score_constant"):
+        return None
+    return fn  # type: ignore[no-any-return]
+
+
+def _run_constant(fn: Callable[[CycleState, Pod], int | None], state: CycleState, pod: Pod) -> int | None:
+    """The plugin's constant score for this pod, or None (score node by node, which reports any failure)."""
+    try:
+        c = fn(state, pod)
+    except Exception:
+        return None
+    if type(c) is not int or c < MIN_NODE_SCORE or c > MAX_NODE_SCORE:
+        return None
+    return c
+
+
 def _run_batch(batch: Callable[[CycleState, Pod, Sequence[NodeInfo]], list[int] | None], state: CycleState,
                pod: Pod, nodes: Sequence[NodeInfo], n: int) -> list[int] | None:
     """The batch's scores when it gives one int per node; None (score node by node) otherwise.
@@ -444,6 +481,7 @@ class Framework:
                                      if self._pre_filter_ext.get(pl.name) is not None]
         self._score_ext = {pl.name: self._extensions(pl, "score_extensions") for pl in self._points["score"]}
         self._score_batch = {pl.name: batch_scorer(pl) for pl in self._points["score"]}
+        self._score_constant = {pl.name: cfn for pl in self._points["score"] if (cfn := constant_scorer(pl))}
         self._normalize_batch = {name: batch_normalizer(ext) for name, ext in self._score_ext.items()
                                  if ext is not None}
         # Node-local plugins' pod signatures (runtime/signatures.py): their answers on an unchanged NodeInfo are
@@ -610,6 +648,12 @@ class Framework:
                                             node_info: NodeInfo) -> Status | None:
         return self._run_ext(state, pod, pod_info_to_remove, node_info, "remove_pod", "RemovePod")
 
+    def pre_filter_extensions_active(self, state: CycleState) -> bool:
+        """Whether any PreFilter extension (AddPod / RemovePod) runs for this cycle's pod: False when no
+        PreFilter plugin with extensions is enabled, or each of them returned SKIP from PreFilter."""
+        skip = state.skip_filter_plugins
+        return any(name not in skip for name, _ in self._pre_filter_ext_list)
+
     def _run_ext(self, state: CycleState, pod: Pod, pi: PodInfo, ni: NodeInfo, method: str, what: str
                  ) -> Status | None:
         skip = state.skip_filter_plugins
@@ -760,10 +804,54 @@ class Framework:
         st = self.run_filter_plugins(state, pod, node_info)
         return st
 
+    def run_filter_plan(self, plan: Sequence[tuple[str, Any]], state: CycleState, pod: Pod,
+                        node_info: NodeInfo) -> Status | None:
+        """:meth:`run_filter_plugins` over ``plan``, the cycle's :meth:`filter_plugins_for` taken once (for
+        whoever filters one pod many times in a cycle, as preemption's dry run does)."""
+        for name, fn in plan:
+            try:
+                st = fn(state, pod, node_info)
+            except Exception as e:
+                return _raised(name, "Filter", e)
+            if st is None:
+                continue
+            if type(st) is not Status:
+                st = _check_status(name, "Filter", st)
+                if st is None:
+                    continue
+            code = st.code
+            if code == Code.SUCCESS:
+                continue
+            if code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING):
+                st.plugin = name
+                return st
+            return Status(Code.ERROR, f'running "{name}" filter plugin: {st.message()}', plugin=name,
+                          error=st.error)
+        return None
+
+    def run_filter_plan_with_nominated_pods(self, plan: Sequence[tuple[str, Any]], state: CycleState, pod: Pod,
+                                            node_info: NodeInfo) -> Status | None:
+        """:meth:`run_filter_plugins_with_nominated_pods` over ``plan`` (see :meth:`run_filter_plan`). Pinned by
+        tests/test_perf_equivalence.py::test_preemption_bulk_removal_equals_plain."""
+        nominated = self.nominator.nominated_pods_for_node(node_info.name) if len(self.nominator) else None
+        if not nominated:
+            return self.run_filter_plan(plan, state, pod, node_info)
+        added, state_with, info_with, err = self._add_ge_nominated_pods(state, pod, node_info, nominated)
+        if err is not None:
+            return err
+        st = self.run_filter_plan(plan, state_with, pod, info_with)
+        if st is not None and not st.is_success() and not st.is_rejected():
+            return st
+        if not added or (st is not None and not st.is_success()):
+            return st
+        return self.run_filter_plan(plan, state, pod, node_info)
+
     def _add_ge_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo,
                                nominated: list[PodInfo]) -> tuple[bool, CycleState, NodeInfo, Status | None]:
-        info_out = node_info.clone()
-        state_out = state.clone()
+        info_out = node_info.clone(noted=False) if type(node_info) is NodeInfo else node_info.clone()
+        # AddPod changes the state: a copy then; when no extension runs for the pod the copy would equal the
+        # state, which Filter reads as it does on every other node
+        state_out = state.clone() if not SHARE_UNEXTENDED_STATE or self.pre_filter_extensions_active(state) else state
         added = False
         prio = pod.priority
         for npi in nominated:
@@ -847,9 +935,28 @@ class Framework:
         batches = self._score_batch
         # Raw scores of the node-local scorers that sign the pod, reused on unchanged NodeInfos.
         signed = self._signed_raw_scores(state, pod, nodes, plugins) if self._score_signers else {}
+        constants = self._score_constant
+        vals: list[int] | None
         for pl in plugins:
             name = pl.name
-            vals: list[int] | None = None
+            if constants:
+                const_fn = constants.get(name)
+                if const_fn is not None and "score" not in getattr(pl, "__dict__", ()):
+                    c = _run_constant(const_fn, state, pod)
+                    if c is not None:
+                        # every node scores c, before and after normalizing: nothing to call or check
+                        weight = self.score_weights[name]
+                        vals = [c] * n
+                        if c:
+                            weighted.append(vals if weight == 1 else [c * weight] * n)
+                        columns.append((name, vals, weight))
+                        if detail is not None:
+                            detail.plugins.append(name)
+                            detail.raw[name] = [c] * n
+                            detail.normalized[name] = [c] * n
+                            detail.weights[name] = weight
+                        continue
+            vals = None
             batch = batches.get(name)
             if batch is not None and "score" in getattr(pl, "__dict__", ()):
                 batch = None  # an instance that overrides score is scored node by node
