@@ -5,8 +5,8 @@ task costs the driver about a millisecond, which would dominate a sweep of milli
 bounded number of tasks is in flight, so a million-scenario sweep starts at once and its memory stays flat.
 Results stream back through ``ray.wait`` as tasks finish. A task whose worker dies is retried once by Ray; if it
 dies again, its scenarios are run again one per task (each retried once more by Ray), so that only the
-scenario that kills its worker fails. Stopping early (an interrupt, an error) cancels every task in flight and
-shuts down the runtime this sweep started.
+scenario that kills its worker fails. Stopping early (an interrupt, an error) shuts down the runtime this sweep
+started, which stops its tasks (see ``stop_tasks``); tasks on a runtime the caller started are cancelled.
 """
 
 from __future__ import annotations
@@ -115,8 +115,27 @@ def run_ray(sweep: Sweep, todo: Iterator[int], address: str | None, workers: int
         clean = True
     finally:
         if not clean:
-            for r in pending:
-                with contextlib.suppress(Exception):  # already finished or gone: nothing to cancel
-                    ray.cancel(r, force=True)
+            stop_tasks(ray, list(pending), started)
         if started:
             ray.shutdown()
+
+
+def stop_tasks(ray: Any, pending: list[Any], started: bool) -> None:
+    """Stop the tasks still in flight when the sweep stops early (an interrupt, an error).
+
+    When this sweep started the driver (a local runtime, or a connection to ``--address``), nothing is
+    cancelled: ``ray.shutdown`` ends the job, Ray then kills every worker of a finished job, and the local
+    runtime's processes are stopped. ``ray.cancel`` would only add a race inside Ray's driver: a task whose
+    reply is already on its way (it finished while the interrupt arrived) is completed twice, once by the
+    cancellation and once by the reply, and Ray's core worker aborts the whole process on that
+    (``task_manager.cc: Check failed: it != submissible_tasks_.end() Tried to complete task that was not
+    pending``, ray-project/ray#54798; seen on a loaded machine), exiting 1 instead of 143/130. The rows already
+    written are unaffected, but the exit status and the clean-up are lost. Only when the caller owns the
+    runtime (it called ``ray.init`` itself and goes on using it) are the tasks cancelled, since nothing else
+    would stop them.
+    """
+    if started:
+        return
+    for r in pending:
+        with contextlib.suppress(Exception):  # already finished or gone: nothing to cancel
+            ray.cancel(r, force=True)

@@ -155,3 +155,69 @@ def test_ray_backend_equals_local() -> None:
         if ray.is_initialized():
             ray.shutdown()
     assert _stable(rows) == _stable(sw.run_sweep(s, workers=1))
+
+
+class _Ref:
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+
+
+class _FakeRay:
+    """Enough of Ray's API for ``run_ray``: every task finishes at once; records cancels and shutdowns."""
+
+    def __init__(self, initialized: bool) -> None:
+        self.initialized = initialized
+        self.calls: list[str] = []
+
+    def is_initialized(self) -> bool:
+        return self.initialized
+
+    def init(self, **_: Any) -> None:
+        self.initialized = True
+
+    def cluster_resources(self) -> dict[str, float]:
+        return {"CPU": 1.0}
+
+    def put(self, value: Any) -> Any:
+        return value
+
+    def remote(self, **_: Any) -> Any:
+        def wrap(fn: Any) -> Any:
+            class Remote:
+                @staticmethod
+                def remote(sweep: Any, chunk: list[int]) -> _Ref:
+                    return _Ref(fn(sweep, chunk))
+            return Remote
+        return wrap
+
+    def wait(self, refs: list[Any], num_returns: int) -> tuple[list[Any], list[Any]]:
+        return refs[:num_returns], refs[num_returns:]
+
+    def get(self, ref: _Ref) -> Any:
+        return ref.rows
+
+    def cancel(self, _ref: Any, force: bool = False) -> None:
+        self.calls.append("cancel")
+
+    def shutdown(self) -> None:
+        self.calls.append("shutdown")
+        self.initialized = False
+
+
+@pytest.mark.parametrize(("initialized", "calls"), [
+    # Cancelling races with replies in flight, and Ray's driver aborts the process on it (exit 1, not 143):
+    # the sweep's own runtime is only shut down, which stops its tasks.
+    pytest.param(False, ["shutdown"], id="own-runtime-shut-down-not-cancelled"),
+    # The caller's runtime goes on: nothing else would stop the tasks.
+    pytest.param(True, ["cancel"] * 3, id="callers-runtime-tasks-cancelled"),
+])
+def test_ray_stopping_early(monkeypatch: pytest.MonkeyPatch, initialized: bool, calls: list[str]) -> None:
+    from scheduling_framework.scenario import ray_backend
+
+    fake = _FakeRay(initialized)
+    monkeypatch.setattr(ray_backend, "_ray", lambda: fake)
+    rows = ray_backend.run_ray(list(range(40)), iter(range(40)), None, 1,  # type: ignore[arg-type]
+                               lambda _s, chunk: [{"index": i} for i in chunk], lambda i, c: {"index": i})
+    assert next(rows) == {"index": 0}
+    rows.close()  # stopped early, as by an interrupt: 4 tasks were in flight, one of them done
+    assert fake.calls == calls
