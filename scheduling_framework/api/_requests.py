@@ -6,8 +6,8 @@ it while a PodSpec is being built, without the two modules importing each other.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol, TypeVar
 
 from scheduling_framework.api.quantity import Quantity
 
@@ -66,15 +66,23 @@ def is_supported_pod_level_resource(name: str) -> bool:
     return name in (CPU, MEMORY) or name.startswith("hugepages-")
 
 
-def aggregate_spec_requests(spec: _Spec, non_missing: Mapping[str, Quantity] | None = None) -> ResourceList:
-    """What the containers of ``spec`` request altogether (the pod-level defaulting needs it before a Pod exists)."""
+_C = TypeVar("_C", bound=_Container)
+
+
+def sum_container_requests(containers: Sequence[_C], init_containers: Sequence[_C],
+                           requests_of: Callable[[_C, bool], Mapping[str, Quantity] | None],
+                           non_missing: Mapping[str, Quantity] | None = None) -> ResourceList:
+    """The containers' total as component-helpers aggregates it: containers add up; each regular init container
+    needs its own requests plus the sidecars started before it; sidecars also add to the sum; the pod needs the
+    largest stage. ``requests_of(container, is_init)`` gives the values that count for each container (its
+    declared requests, or those an in-place resize makes count); None counts as nothing."""
     reqs: ResourceList = {}
-    for c in spec.containers:
-        _add(reqs, _with_defaults(c.resources.requests, non_missing))
+    for c in containers:
+        _add(reqs, _with_defaults(requests_of(c, False) or {}, non_missing))
     sidecars: ResourceList = {}
     init_peak: ResourceList = {}
-    for ic in spec.init_containers:
-        creqs = _with_defaults(ic.resources.requests, non_missing)
+    for ic in init_containers:
+        creqs = _with_defaults(requests_of(ic, True) or {}, non_missing)
         if ic.is_restartable:
             _add(reqs, creqs)
             _add(sidecars, creqs)
@@ -88,4 +96,13 @@ def aggregate_spec_requests(spec: _Spec, non_missing: Mapping[str, Quantity] | N
     return reqs
 
 
-__all__ = ["CPU", "MEMORY", "ResourceList", "aggregate_spec_requests", "is_supported_pod_level_resource"]
+def _declared(c: _Container, is_init: bool) -> Mapping[str, Quantity]:
+    return c.resources.requests
+
+
+def aggregate_spec_requests(spec: _Spec, non_missing: Mapping[str, Quantity] | None = None) -> ResourceList:
+    """What the containers of ``spec`` request altogether (the pod-level defaulting needs it before a Pod exists)."""
+    return sum_container_requests(spec.containers, spec.init_containers, _declared, non_missing)
+
+__all__ = ["CPU", "MEMORY", "ResourceList", "aggregate_spec_requests", "is_supported_pod_level_resource",
+           "sum_container_requests"]

@@ -16,9 +16,9 @@ from scheduling_framework.api._requests import (
     ResourceList,
     _add,
     _max,
-    _with_defaults,
     aggregate_spec_requests,
     is_supported_pod_level_resource,
+    sum_container_requests,
 )
 from scheduling_framework.api.names import is_qualified_name
 from scheduling_framework.api.pod import Container, Pod
@@ -89,34 +89,16 @@ def _effective(infeasible: bool, spec: Mapping[str, Quantity], actuated: Mapping
 
 def _sum_of_max(pod: Pod, rs: PodResizeStatus, non_missing: Mapping[str, Quantity] | None) -> ResourceList:
     """Up to 1.36: each container (and sidecar) with a reported ``resources`` counts its largest value."""
-    reqs: ResourceList = {}
-    statuses = rs.containers
-    for c in pod.spec.containers:
+    statuses, infeasible = rs.containers, rs.infeasible
+
+    def requests_of(c: Container, is_init: bool) -> Mapping[str, Quantity]:
         creqs: Mapping[str, Quantity] = c.resources.requests
-        cs = statuses.get(c.name)
+        cs = None if is_init and not c.is_restartable else statuses.get(c.name)
         if cs is not None and cs.has_resources:
-            creqs = _effective(rs.infeasible, creqs, cs.requests, cs.allocated)
-        _add(reqs, _with_defaults(creqs, non_missing))
-    sidecars: ResourceList = {}
-    init_peak: ResourceList = {}
-    for ic in pod.spec.init_containers:
-        creqs = ic.resources.requests
-        if ic.is_restartable:
-            cs = statuses.get(ic.name)
-            if cs is not None and cs.has_resources:
-                creqs = _effective(rs.infeasible, creqs, cs.requests, cs.allocated)
-        creqs = _with_defaults(creqs, non_missing)
-        if ic.is_restartable:
-            _add(reqs, creqs)
-            _add(sidecars, creqs)
-            stage: Mapping[str, Quantity] = sidecars
-        else:
-            tmp = dict(creqs)
-            _add(tmp, sidecars)
-            stage = tmp
-        _max(init_peak, stage)
-    _max(reqs, init_peak)
-    return reqs
+            return _effective(infeasible, creqs, cs.requests, cs.allocated)
+        return creqs
+
+    return sum_container_requests(pod.spec.containers, pod.spec.init_containers, requests_of, non_missing)
 
 
 def _spec_requests(c: Container, cs: ContainerResizeStatus | None, infeasible: bool) -> Mapping[str, Quantity]:
@@ -142,25 +124,9 @@ def _actuated_requests(c: Container, cs: ContainerResizeStatus | None,
 def _aggregate_by(pod: Pod, rs: PodResizeStatus, fn: _Requests,
                   non_missing: Mapping[str, Quantity] | None) -> ResourceList:
     """The containers' total (sidecars and init peaks as usual) of the values ``fn`` picks per container."""
-    reqs: ResourceList = {}
     statuses, infeasible = rs.containers, rs.infeasible
-    for c in pod.spec.containers:
-        _add(reqs, _with_defaults(fn(c, statuses.get(c.name), infeasible) or {}, non_missing))
-    sidecars: ResourceList = {}
-    init_peak: ResourceList = {}
-    for ic in pod.spec.init_containers:
-        creqs = _with_defaults(fn(ic, statuses.get(ic.name), infeasible) or {}, non_missing)
-        if ic.is_restartable:
-            _add(reqs, creqs)
-            _add(sidecars, creqs)
-            stage: Mapping[str, Quantity] = sidecars
-        else:
-            tmp = dict(creqs)
-            _add(tmp, sidecars)
-            stage = tmp
-        _max(init_peak, stage)
-    _max(reqs, init_peak)
-    return reqs
+    return sum_container_requests(pod.spec.containers, pod.spec.init_containers,
+                                  lambda c, _is_init: fn(c, statuses.get(c.name), infeasible), non_missing)
 
 
 def _max_of_sums(pod: Pod, rs: PodResizeStatus, rules: RequestRules,
