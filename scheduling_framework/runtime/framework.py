@@ -214,14 +214,20 @@ def batch_scorer(plugin: Any) -> Callable[[CycleState, Pod, Sequence[NodeInfo]],
     accelerator: the per-node ``score`` stays the contract. The framework takes it only from the class
     that defines ``score`` (a subclass overriding ``score`` alone keeps being called node by node).
     """
-    fn = getattr(plugin, "score_nodes", None)
+    return _score_companion(plugin, "score_nodes")  # type: ignore[no-any-return]
+
+
+def _score_companion(plugin: Any, name: str) -> Any:
+    """The plugin's method ``name`` when the class that defines it also defines ``score`` (a subclass that
+    overrides ``score`` alone must not have its parent's companion used in its place); None otherwise."""
+    fn = getattr(plugin, name, None)
     if not callable(fn):
         return None
     cls = type(plugin)
     owner = _defining_class(cls, "score")
-    if owner is None or owner is not _defining_class(cls, "score_nodes"):
+    if owner is None or owner is not _defining_class(cls, name):
         return None
-    return fn  # type: ignore[no-any-return]
+    return fn
 
 
 #: Filter with nominated pods reads the cycle's state itself when no PreFilter extension runs for the pod (False: a
@@ -240,14 +246,7 @@ def constant_scorer(plugin: Any) -> Callable[[CycleState, Pod], int | None] | No
     in the score range) means score as usual. Taken, like ``score_nodes``, only from the class that defines
     ``score``. Pinned by tests/test_perf_equivalence.py::test_constant_score_column_equals_plain_scoring.
     """
-    fn = getattr(plugin, "score_constant", None)
-    if not callable(fn):
-        return None
-    cls = type(plugin)
-    owner = _defining_class(cls, "score")
-    if owner is None or owner is not _defining_class(cls, "score_constant"):
-        return None
-    return fn  # type: ignore[no-any-return]
+    return _score_companion(plugin, "score_constant")  # type: ignore[no-any-return]
 
 
 def _run_constant(fn: Callable[[CycleState, Pod], int | None], state: CycleState, pod: Pod) -> int | None:
