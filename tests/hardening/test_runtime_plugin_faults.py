@@ -148,6 +148,34 @@ def test_score_returning_an_invalid_score_is_an_error_naming_the_plugin(value: A
     _assert_rolled_back(s)
 
 
+class SignedBadScore(BadScore):
+    """A scorer that signs every pod: its kept raw scores must still be checked (issue 30's check at keep time)."""
+
+    name = "SignedBadScore"
+
+    def score(self, state: CycleState, pod: Any, node_info: Any) -> Any:
+        return self.value, None
+
+    def score_signature(self, state: CycleState, pod: Any) -> str:
+        return "any pod"
+
+
+@pytest.mark.parametrize("value", [1000, -1, 101], ids=["above-max", "negative", "just-above"])
+def test_a_signing_scorer_out_of_range_is_reported_as_the_plain_path_does(value: int) -> None:
+    """Raw scores of a scorer without NormalizeScore are range-checked when they are kept on the NodeInfos;
+    an out-of-range one is kept nowhere, so the plain pass reports it with the same words, cycle after cycle."""
+    s = scheduler({"score": [SignedBadScore(value)]})
+    results = _run(s, [make_pod("a"), make_pod("b")])
+    for r in results.values():
+        assert (r.outcome, r.plugin) == (ERROR, "SignedBadScore")
+        assert f'plugin "SignedBadScore" returns an invalid score {value}, it should in the range of [0, 100]' \
+            in r.message
+    fwk = s.profile()
+    assert "SignedBadScore" in fwk._score_signers
+    assert not any(ni.score_key for ni in s.snapshot.list())
+    _assert_rolled_back(s)
+
+
 # --- QueueSort --------------------------------------------------------------------------------------------
 
 
