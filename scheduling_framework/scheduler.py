@@ -261,7 +261,7 @@ class Scheduler:
         first = next(iter(self.profiles.values()))
         self.queue = SchedulingQueue(first.queue_sort_less, self.clock,
                                      float(self.config.pod_initial_backoff_seconds),
-                                     float(self.config.pod_max_backoff_seconds))
+                                     float(self.config.pod_max_backoff_seconds), first.queue_sort_key())
         self.results: dict[str, PodResult] = {}
         self._lock = threading.RLock()
         # One loop at a time: run() and schedule_one() from several threads take turns (see docs/embedding.md).

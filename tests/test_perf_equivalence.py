@@ -2030,3 +2030,83 @@ def test_preemption_bulk_removal_equals_plain(seed: int, monkeypatch: pytest.Mon
     plain = _preemption_run(seed, False, monkeypatch)
     assert fast == plain
     assert any(victims for *_, victims, _ in fast)
+
+
+# --- host selection: the inline reservoir sampling (runtime/algorithm.py) ---------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_inline_reservoir_draws_exactly_as_randrange(seed: int) -> None:
+    """_reservoir_inline picks the node the plain reservoir loop (Random.randrange per tie) picks and leaves the
+    generator in the same state: ties before the maximum, many ties with it, none, one node."""
+    from scheduling_framework.runtime.algorithm import _reservoir_inline
+
+    def plain(totals: list[int], rng: random.Random) -> int:
+        best, best_score, count = 0, totals[0], 1
+        for i in range(1, len(totals)):
+            if totals[i] > best_score:
+                best, best_score, count = i, totals[i], 1
+            elif totals[i] == best_score:
+                count += 1
+                if rng.randrange(count) == 0:
+                    best = i
+        return best
+
+    rng = random.Random(seed)
+    for trial in range(400):
+        n = rng.choice((1, 2, 3, rng.randint(1, 40), rng.randint(200, 1200)))
+        values = rng.choice(([5, 6, 7], [1, 2], [3], list(range(50)), [290, 291, 300, 300, 300]))
+        totals = [rng.choice(values) for _ in range(n)]
+        a, b = random.Random(trial), random.Random(trial)
+        assert _reservoir_inline(totals, a.getrandbits) == plain(totals, b), (seed, trial)
+        assert a.getstate() == b.getstate()
+
+
+# --- the scheduling queue: PrioritySort's order as a key (scheduling_framework/queue.py) ------------------------
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_queue_sort_key_order_equals_less(seed: int) -> None:
+    """A queue ordering by PrioritySort.sort_key pops the pods in the order of the queue asking PrioritySort.less:
+    priorities and timestamps with ties, pods re-added after failures, interleaved pushes and pops."""
+    from plugins_intree.queuesort.plugin import PrioritySort
+    from scheduling_framework.queue import SchedulingQueue
+
+    rng = random.Random(seed)
+    sort = PrioritySort()
+    now = [0.0]
+    keyed = SchedulingQueue(sort.less, lambda: now[0], sort_key=sort.sort_key)
+    plain = SchedulingQueue(sort.less, lambda: now[0])
+    popped: tuple[list[str], list[str]] = ([], [])
+    for step in range(300):
+        if rng.random() < 0.6:
+            pod = Pod.from_dict({"kind": "Pod", "metadata": {"name": f"p{step}", "namespace": "default",
+                                                             "uid": f"u{step}"},
+                                 "spec": {"priority": rng.choice((0, 0, 10, -5, 1000)), "containers": []}})
+            for q in (keyed, plain):
+                q.add(q.new_info(pod))
+        else:
+            fails = rng.random() < 0.3  # fails and comes back through backoff
+            for q, out in zip((keyed, plain), popped, strict=True):
+                qpi = q.pop()
+                if qpi is not None:
+                    out.append(qpi.pod.uid)
+                    if fails:
+                        q.add_unschedulable(qpi, moved_during_cycle=True)
+        if rng.random() < 0.5:
+            now[0] += rng.choice((0.0, 0.5, 2.0))
+    assert popped[0] == popped[1] and popped[0]
+
+
+def test_queue_sort_key_is_ignored_when_a_subclass_overrides_less() -> None:
+    from plugins_intree.queuesort.plugin import PrioritySort
+
+    class Reverse(PrioritySort):
+        def less(self, a: Any, b: Any) -> bool:
+            return PrioritySort.less(self, b, a)
+
+    sched = Scheduler(seed=1)
+    fwk = next(iter(sched.profiles.values()))
+    assert fwk.queue_sort_key() is not None
+    fwk._points["queueSort"] = [Reverse()]
+    assert fwk.queue_sort_key() is None

@@ -24,3 +24,9 @@ class PrioritySort:
         if p1 != p2:
             return p1 > p2
         return bool(a.timestamp < b.timestamp)
+
+    def sort_key(self, qpi: QueuedPodInfo) -> tuple[int, Any]:
+        """``less`` as a key: ``less(a, b)`` exactly when ``sort_key(a) < sort_key(b)`` (for the numeric
+        timestamps the scheduling queue gives), so the queue's heap compares keys in C (Framework.queue_sort_key)."""
+        return (-qpi.pod.priority, qpi.timestamp)
+

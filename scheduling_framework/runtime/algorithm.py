@@ -47,24 +47,45 @@ _INLINE_RANDBELOW = _FAST_RANDBELOW and getattr(random.Random, "_randbelow", Non
 def _reservoir_inline(totals: Sequence[int], getrandbits: Callable[[int], int]) -> int:
     """The index :meth:`Algorithm._select`'s reservoir sampling picks, drawing ``Random._randbelow(count)``
     inline (same draws, same generator state after). Only ties with the running maximum draw, so when the
-    maximum is unique and comes first nothing is drawn. Pinned by
+    maximum is unique and comes first nothing is drawn.
+
+    Before the first occurrence of the overall maximum the running maximum is followed node by node (ties with
+    a lower running maximum still draw). From there on it stays the maximum, so the draws depend only on how
+    many nodes tie with it (found by ``list.count``), not on where they are: the k-th tie draws below k + 1, and
+    the pick is the last tie whose draw was 0, found afterwards with ``list.index``. Pinned by
     tests/test_perf_equivalence.py::test_inline_reservoir_draws_exactly_as_randrange."""
-    best = 0
+    if type(totals) is not list:
+        totals = list(totals)
+    top = max(totals)
+    first = totals.index(top)
     best_score = totals[0]
     count = 1
-    for i in range(1, len(totals)):
+    for i in range(1, first):
         t = totals[i]
         if t > best_score:
-            best, best_score, count = i, t, 1
+            best_score, count = t, 1
         elif t == best_score:
             count += 1
             k = count.bit_length()
             r = getrandbits(k)
             while r >= count:
                 r = getrandbits(k)
-            if r == 0:
-                best = i
-    return best
+    end = totals.count(top) + 1  # counts 2 .. end-1: one draw below each
+    last = 0
+    lo, k = 2, 2
+    while lo < end:
+        hi = min(1 << k, end)  # the counts drawn with k bits
+        for c in range(lo, hi):
+            r = getrandbits(k)
+            while r >= c:
+                r = getrandbits(k)
+            if not r:
+                last = c
+        lo, k = hi, k + 1
+    pos = first
+    for _ in range(last - 1):  # the (last-1)-th tie after the first maximum
+        pos = totals.index(top, pos + 1)
+    return pos
 
 
 class Diagnosis:

@@ -595,6 +595,19 @@ class Framework:
     def run_pre_enqueue_plugins(self, pod: Pod) -> Status | None:
         return self._run_until_failure("preEnqueue", "PreEnqueue", lambda pl: pl.pre_enqueue(pod))
 
+    def queue_sort_key(self) -> Callable[[QueuedPodInfo], tuple[Any, ...]] | None:
+        """A key giving :meth:`queue_sort_less`'s order (``less(a, b)`` exactly when ``key(a) < key(b)``), when
+        the QueueSort plugin offers one: its ``sort_key`` method, taken only from the class that defines its
+        ``less`` (as signatures are, runtime/signatures.py), so a subclass overriding ``less`` alone is asked
+        through ``less``. None otherwise."""
+        points = self._points["queueSort"]
+        if not points:
+            return None
+        fn = signer(points[0], "sort_key", "less")
+        if fn is None or "less" in getattr(points[0], "__dict__", ()):
+            return None
+        return fn  # type: ignore[return-value]
+
     def queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         pl = self._points["queueSort"][0]
         try:
