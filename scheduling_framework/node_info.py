@@ -443,7 +443,7 @@ class NodeInfo:
     """
 
     __slots__ = ("node", "name", "pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports",
-                 "requested", "non_zero_requested", "allocatable", "image_states", "pvc_ref_counts",
+                 "requested", "non_zero_requested", "allocatable", "_image_states", "pvc_ref_counts",
                  "generation", "_pod_index", "memo", "filter_key", "filter_verdict", "score_key", "score_row",
                  "_noted")
 
@@ -458,7 +458,7 @@ class NodeInfo:
         self.requested = Resource()
         self.non_zero_requested = Resource()
         self.allocatable = Resource()
-        self.image_states: dict[str, ImageStateSummary] = {}
+        self._image_states: dict[str, ImageStateSummary] = {}
         self.pvc_ref_counts: dict[str, int] = {}
         self.generation = next_generation()
         # Whether changes go into the journal (CHANGES): False only for a scratch copy (``clone(noted=False)``).
@@ -482,6 +482,17 @@ class NodeInfo:
             self.set_node(node)
         for p in pods:
             self.add_pod(p)
+
+    @property
+    def image_states(self) -> dict[str, ImageStateSummary]:
+        """The node's images (normalized name -> size and how many nodes have it). Replaced wholesale, never
+        changed in place: replacing it empties ``memo`` (ImageLocality's kept scores read it)."""
+        return self._image_states
+
+    @image_states.setter
+    def image_states(self, states: dict[str, ImageStateSummary]) -> None:
+        self._image_states = states
+        self.forget()
 
     # node ------------------------------------------------------------------------------------
     def set_node(self, node: Node) -> None:
@@ -638,7 +649,7 @@ class NodeInfo:
         c.requested = self.requested.clone()
         c.non_zero_requested = self.non_zero_requested.clone()
         c.allocatable = self.allocatable.clone()
-        c.image_states = self.image_states  # replaced wholesale, never mutated in place
+        c._image_states = self._image_states  # replaced wholesale, never mutated in place
         c.pvc_ref_counts = dict(self.pvc_ref_counts)
         c.generation = self.generation
         c._pod_index = None  # built on first use (see __init__)

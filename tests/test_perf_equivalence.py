@@ -1116,6 +1116,86 @@ def test_score_columns_totals_are_the_weighted_sums(seed: int) -> None:
             assert totals == [sum(vals[k] * w for _, vals, w in columns) for k in range(len(names))]
 
 
+def _image_run(seed: int, signed: bool) -> list[Any]:
+    """Replicas whose images some nodes hold, scheduled in three waves; between them nodes with images join,
+    which changes how widely each image has spread (every node's image states are replaced)."""
+    rng = random.Random(seed)
+    nodes, running, _ = _cluster(seed, nodes=rng.randint(6, 14), bound=rng.randint(3, 12), pending=0)
+    sched = _scheduler(nodes, running)
+    sched.explain = True
+    if not signed:
+        _without_signatures(sched)
+    fwk = next(iter(sched.profiles.values()))
+    assert signed == ("ImageLocality" in fwk._score_signers)
+    out: list[Any] = []
+    for wave in range(3):
+        for t in range(2):
+            image = f"img{rng.randrange(3)}:latest"
+            for j in range(rng.randint(2, 5)):
+                sched.add_pod(Pod.from_dict({"kind": "Pod", "metadata": {"name": f"w{wave}-{t}-{j}",
+                                                                         "namespace": "default"},
+                                             "spec": {"containers": [{"name": "c", "image": image}]}}))
+        for r in sched.run():
+            d = r.to_dict(explain=True)
+            d.pop("timings", None)
+            out.append(d)
+        sched.add_node(_node(rng, 100 + wave))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_imagelocality_kept_scores_follow_image_changes(seed: int) -> None:
+    """ImageLocality signs a pod by its images and the node count, and its kept scores are dropped when a node's
+    image states are replaced: explain output equals the run where nothing is kept."""
+    assert _image_run(400 + seed, signed=True) == _image_run(400 + seed, signed=False)
+
+
+def _image_sim_run(seed: int, signed: bool) -> list[Any]:
+    """The simulation keeps unchanged NodeInfos (and their image states) when a node joins, so only the node
+    count in ImageLocality's signature tells the kept scores apart; refresh_image_states then replaces states."""
+    from scheduling_framework.simulation import ClusterSnapshot, Simulator
+
+    rng = random.Random(seed)
+    nodes, running, _ = _cluster(seed, nodes=rng.randint(5, 10), bound=rng.randint(3, 10), pending=0)
+    sim = Simulator(seed=3, cluster=ClusterSnapshot(nodes, running), objects=_whatif_objects())
+    sim._fast = False
+    if not signed:
+        sim.framework._score_signers = {}
+    pods = _copies(Pod.from_dict({"kind": "Pod", "metadata": {"name": "r", "namespace": "default"},
+                                  "spec": {"containers": [{"name": "c", "image": "img1:latest"},
+                                                          {"name": "d", "image": "img2:latest"}]}}), 4, "r")
+    out: list[Any] = []
+    for step in range(4):
+        with sim.fork():
+            sim.add_node_from_template(_node(rng, 200 + step), count=rng.randint(1, 3), name_prefix="new")
+            with sim.fork():
+                out.append(_placement_sig(sim.schedule_pods(pods)))
+            if step % 2:
+                sim.cluster.refresh_image_states()
+                with sim.fork():
+                    out.append(_placement_sig(sim.schedule_pods(pods)))
+        with sim.fork():
+            out.append(_placement_sig(sim.schedule_pods(pods)))
+        sim.add_node(_node(rng, 300 + step))
+        if step == 2:
+            sim.cluster.refresh_image_states()  # outside a fork: image states replaced in place
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_imagelocality_kept_scores_follow_node_count_in_simulation(seed: int) -> None:
+    assert _image_sim_run(500 + seed, signed=True) == _image_sim_run(500 + seed, signed=False)
+
+
+def test_replacing_image_states_empties_the_memo() -> None:
+    """ClusterSnapshot.refresh_image_states replaces image states in place outside a fork: kept answers go."""
+    ni = NodeInfo()
+    ni.memo["x"] = 1
+    ni.score_key, ni.score_row = 7, (1,)
+    ni.image_states = {}
+    assert not ni.memo and ni.score_key == 0 and ni.score_row is None
+
+
 def test_signatures_are_used_and_emptied_by_changes() -> None:
     """The in-tree node-local plugins sign a plain pod, and a node that changes loses its kept verdicts."""
     rng = random.Random(5)
@@ -1126,7 +1206,8 @@ def test_signatures_are_used_and_emptied_by_changes() -> None:
     sched = _scheduler(nodes, [pod])
     fwk = next(iter(sched.profiles.values()))
     assert {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeResourcesFit"} <= set(fwk._filter_signers)
-    assert {"TaintToleration", "NodeResourcesFit", "NodeResourcesBalancedAllocation"} <= set(fwk._score_signers)
+    assert {"TaintToleration", "NodeResourcesFit", "NodeResourcesBalancedAllocation",
+            "ImageLocality"} <= set(fwk._score_signers)
     [r] = sched.run()
     assert r.outcome == "Scheduled"
     assert any(ni.memo for ni in sched.snapshot.list())

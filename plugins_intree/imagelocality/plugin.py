@@ -86,6 +86,12 @@ class ImageLocality:
             state.write(_POD_IMAGES_KEY, cached)
         return cached
 
+    def score_signature(self, state: CycleState, pod: Pod) -> tuple[tuple[str, ...], int, int]:
+        """A node's score is a function of the pod's images, the number of nodes in the snapshot, the number
+        of images setting the scale and the NodeInfo's image states (replacing them empties its memo), so the
+        framework keeps it per NodeInfo (runtime/signatures.py)."""
+        return self._images(state, pod)
+
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         images, total_nodes, num_images = self._images(state, pod)
         if not images:
