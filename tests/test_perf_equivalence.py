@@ -1555,6 +1555,30 @@ def test_signature_runs_with_narrowed_node_lists(seed: int) -> None:
     assert run(True) == run(False)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_signature_runs_at_scale_equal_plain(seed: int) -> None:
+    """Hundreds of nodes, so a cycle looks for fewer feasible nodes than there are and reads several runs of kept
+    verdicts from a moving start index; nodes fill up and reject, and each cycle changes one node (a verdict not
+    kept inside a run). Same results (nodes, messages, counts) with and without signatures."""
+    def run(signed: bool) -> list[Any]:
+        rng = random.Random(700 + seed)
+        nodes = [_sig_node(rng, i) for i in range(rng.randint(250, 420))]
+        templates = [_sig_template(rng) for _ in range(3)]
+        pods = [Pod.from_dict({"kind": "Pod", "metadata": {"name": f"r{i}", "namespace": "default"},
+                               "spec": rng.choice(templates)}) for i in range(400)]
+        sched = _scheduler(nodes, pods)
+        if not signed:
+            _without_signatures(sched)
+        out = []
+        for r in sched.run():
+            d = r.to_dict()
+            d.pop("timings", None)
+            out.append(d)
+        return out
+
+    assert run(True) == run(False)
+
+
 def _diagnosis(**changes: Any) -> Any:
     from scheduling_framework.runtime.algorithm import Diagnosis
     from scheduling_framework.status import Code, Status

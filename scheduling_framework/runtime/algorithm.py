@@ -398,9 +398,11 @@ class Algorithm:
                 diagnosis.add_plugin_status(st)
             return False
 
-        # When every filter signs the pod, a run of nodes whose kept verdict is "passes" is taken whole (list
-        # operations, no Python step per node); any other run is visited node by node. Same nodes, same order:
-        # pinned by tests/test_perf_equivalence.py::test_signature_filter_verdicts_are_reused_exactly.
+        # When every filter signs the pod, the nodes are read in runs: the kept verdicts of a run are taken with
+        # list operations (no Python step per node) up to the first node without one, which is visited alone. A run
+        # never holds more nodes than are still to be found, so the to_find-th feasible node can only end one.
+        # Same nodes, same order: pinned by
+        # tests/test_perf_equivalence.py::test_signature_filter_verdicts_are_reused_exactly.
         runs = memo_key is not None and not tail
         nominated_nodes = nominator.nodes() if check_nominated else None
         stopped_at = n
@@ -408,24 +410,34 @@ class Algorithm:
         while idx < n:
             end = n
             if runs:
-                end = min(idx + _RUN, n)
+                need = to_find - len(feasible)
+                end = idx + (_RUN if need > _RUN else need)
+                if end > n:
+                    end = n
                 chunk = _rotated(nodes_list, start, idx, end)
                 if nominated_nodes is None or nominated_nodes.isdisjoint([ni.name for ni in chunk]):
                     kept = [ni.filter_verdict if ni.filter_key == memo_key else _MISSING for ni in chunk]
-                    passing = kept.count(None)
-                    # Taken whole when every verdict is kept and the run does not end inside the chunk (it would
-                    # stop at the to_find-th feasible node, before the chunk's end).
-                    if _MISSING not in kept and (len(feasible) + passing < to_find or (
-                            len(feasible) + passing == to_find and kept[-1] is None)):
-                        if passing == len(chunk):
-                            feasible.extend(chunk)
-                        else:
-                            _take_verdicts(chunk, kept, feasible, statuses, diagnosis)
+                    size = len(chunk)
+                    if kept.count(None) == size:  # all kept, all pass
+                        feasible.extend(chunk)
                         idx = end
                         if len(feasible) >= to_find:
                             stopped_at = end - 1
                             break
                         continue
+                    m = kept.index(_MISSING) if _MISSING in kept else size  # the kept prefix
+                    if m:
+                        _take_verdicts(chunk[:m], kept[:m], feasible, statuses, diagnosis)
+                        idx += m
+                        if len(feasible) >= to_find:
+                            stopped_at = idx - 1
+                            break
+                    if m < size:  # the node without a kept verdict
+                        if visit(chunk[m]):
+                            stopped_at = idx
+                            break
+                        idx += 1
+                    continue
             done = False
             while idx < end:
                 pos = start + idx
@@ -578,8 +590,8 @@ def _rotated(nodes: list[NodeInfo], start: int, a: int, b: int) -> list[NodeInfo
     if lo >= n:
         return nodes[lo - n:hi - n]
     return nodes[lo:] + nodes[:hi - n]
-#: How many nodes the filter loop takes at once when their kept verdicts all pass.
-_RUN = 32
+#: How many nodes the filter loop reads at once when every filter signs the pod.
+_RUN = 128
 
 
 def _take_verdicts(chunk: list[NodeInfo], kept: list[Status | None], feasible: list[NodeInfo],
