@@ -21,6 +21,9 @@ Status codes, as the framework reads them:
   cycle: an int ``c`` promises that ``score`` gives ``(c, None)`` on every node for this pod and that its
   NormalizeScore leaves a column of ``c`` unchanged, so the framework fills the column without calling
   them (None: score as usual).
+- QueueSort: ``less(a, b)``. Optional, for speed: ``sort_key(qpi)`` returning a value such that ``less(a, b)``
+  exactly when ``sort_key(a) < sort_key(b)`` (PrioritySort: ``(-priority, timestamp)``); the scheduling queue
+  then compares keys instead of calling ``less``, when the class that defines ``less`` defines it too.
 - Reserve/Permit/PreBind/Bind: non-success fails the binding; Permit WAIT holds the pod up to a timeout;
   Bind SKIP passes to the next bind plugin.
 """
