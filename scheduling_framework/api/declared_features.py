@@ -53,16 +53,23 @@ def pod_feature_use(pod: Pod) -> PodFeatureUse:
     restart_all = False
     bind_mounts = False
     for group in _GROUPS:
-        for i, c in enumerate(as_list(spec.get(group), f"spec.{group}")):
-            cpath = f"spec.{group}[{i}]"
-            cm = as_map(c, cpath)
-            if group != "ephemeralContainers":
-                rpath = f"{cpath}.restartPolicyRules"
-                for j, rule in enumerate(as_list(cm.get("restartPolicyRules"), rpath)):
+        items = spec.get(group)
+        if items is None:
+            continue
+        for i, c in enumerate(as_list(items, f"spec.{group}")):
+            # Field paths are built only for a field that is there (most pods have neither).
+            cm = c if type(c) is dict else as_map(c, f"spec.{group}[{i}]")
+            rules = cm.get("restartPolicyRules") if group != "ephemeralContainers" else None
+            if rules is not None:
+                rpath = f"spec.{group}[{i}].restartPolicyRules"
+                for j, rule in enumerate(as_list(rules, rpath)):
                     action = as_str(as_map(rule, f"{rpath}[{j}]").get("action"), f"{rpath}[{j}].action")
                     restart_all = restart_all or action == RESTART_ALL_CONTAINERS
-            vpath = f"{cpath}.volumeMounts"
-            for j, vm in enumerate(as_list(cm.get("volumeMounts"), vpath)):
+            mounts = cm.get("volumeMounts")
+            if mounts is None:
+                continue
+            vpath = f"spec.{group}[{i}].volumeMounts"
+            for j, vm in enumerate(as_list(mounts, vpath)):
                 opts = as_list(as_map(vm, f"{vpath}[{j}]").get("bindMountOptions"), f"{vpath}[{j}].bindMountOptions")
                 bind_mounts = bind_mounts or bool(opts)
     host_users_raw = spec.get("hostUsers")
