@@ -2215,3 +2215,19 @@ def test_queue_sort_key_is_ignored_when_a_subclass_overrides_less() -> None:
     assert fwk.queue_sort_key() is not None
     fwk._points["queueSort"] = [Reverse()]
     assert fwk.queue_sort_key() is None
+
+
+def test_kept_filter_plans_equal_the_plain_list() -> None:
+    """Framework.filter_plugins_for keeps one plan per set of skipped plugins: the same (name, method) pairs, in
+    order, as listing the profile's Filter plugins afresh; a replaced plugin list is listed afresh."""
+    sched = Scheduler(seed=1)
+    fwk = next(iter(sched.profiles.values()))
+    names = [pl.name for pl in fwk._points["filter"]]
+    rng = random.Random(3)
+    for _ in range(30):
+        state = CycleState()
+        state.skip_filter_plugins = set(rng.sample(names, rng.randint(0, 3)))
+        plain = [(pl.name, pl.filter) for pl in fwk._points["filter"] if pl.name not in state.skip_filter_plugins]
+        assert list(fwk.filter_plugins_for(state)) == plain
+    fwk._points["filter"] = fwk._points["filter"][:2]
+    assert [n for n, _ in fwk.filter_plugins_for(CycleState())] == names[:2]
