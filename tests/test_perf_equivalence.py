@@ -2231,3 +2231,36 @@ def test_kept_filter_plans_equal_the_plain_list() -> None:
         assert list(fwk.filter_plugins_for(state)) == plain
     fwk._points["filter"] = fwk._points["filter"][:2]
     assert [n for n, _ in fwk.filter_plugins_for(CycleState())] == names[:2]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_interpodaffinity_prescore_skip_without_terms_equals_plain(seed: int) -> None:
+    """InterPodAffinity PreScore skips at once a pod without preferred terms when no node has a pod with
+    (anti-)affinity; the plain pass (topology_scores over those nodes) finds no term anywhere then and skips too.
+    Otherwise the plain pass runs: it skips exactly when its map is empty."""
+    from plugins_intree.interpodaffinity.plugin import PRE_SCORE_STATE_KEY, _preferred_terms
+    from plugins_intree.interpodaffinity.scoring import topology_scores
+
+    rng = random.Random(seed)
+    nodes, running, waiting = _cluster(seed, nodes=8, bound=rng.choice((0, 4, 12)), pending=40)
+    if seed % 2:  # no existing pod with (anti-)affinity: the shortcut's case
+        running = [p for p in running if p.spec.affinity is None]
+    sched = _scheduler(nodes, running)
+    fwk = sched.profile()
+    sched.cache.update_snapshot(sched.snapshot)
+    pl = fwk.plugins["InterPodAffinity"]
+    shortcut = 0
+    for pod in waiting:
+        state = CycleState()
+        st = pl.pre_score(state, pod, sched.snapshot.list())
+        affinity, anti = _preferred_terms(pod)
+        has = bool(affinity) or bool(anti)
+        with_affinity = sched.snapshot.have_pods_with_affinity_list()
+        plain = topology_scores(pod, affinity, anti, pl._namespace_labels(pod.metadata.namespace),
+                                sched.snapshot.list() if has else with_affinity, has, pl.args.hard_pod_affinity_weight)
+        if plain is None:
+            assert st is not None and st.code.name == "SKIP"
+            shortcut += not has and not with_affinity
+        else:
+            assert st is None and state.read(PRE_SCORE_STATE_KEY).topology_score == plain
+    assert shortcut or seed % 2 == 0
