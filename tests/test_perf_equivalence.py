@@ -2030,3 +2030,91 @@ def test_preemption_bulk_removal_equals_plain(seed: int, monkeypatch: pytest.Mon
     plain = _preemption_run(seed, False, monkeypatch)
     assert fast == plain
     assert any(victims for *_, victims, _ in fast)
+
+
+# --- per-pod PreFilter work kept across cycles (what-if loops ask about the same Pod objects again) ----------
+
+
+def _feature_pod(rng: random.Random, i: int) -> Pod:
+    container: dict[str, Any] = {"name": "c", "image": "img"}
+    if rng.random() < 0.3:
+        container["restartPolicyRules"] = [{"action": "RestartAllContainers", "exitCodes": {
+            "operator": "In", "values": [1]}}]
+    if rng.random() < 0.3:
+        container["volumeMounts"] = [{"name": "v", "mountPath": "/v", "bindMountOptions": ["ro"]}]
+    spec: dict[str, Any] = {"containers": [container], "volumes": [{"name": "v", "emptyDir": {}}]}
+    if rng.random() < 0.3:
+        spec["hostUsers"] = False
+        spec["hostNetwork"] = rng.random() < 0.5
+    return Pod.from_dict({"kind": "Pod", "metadata": {"name": f"f{i}", "namespace": "default"}, "spec": spec})
+
+
+@pytest.mark.parametrize("seed", range(4), ids=lambda s: f"seed{s}")
+@pytest.mark.parametrize("release", ["1.35", "1.36", "1.37"])
+def test_declared_features_kept_per_pod_equal_plain(seed: int, release: str) -> None:
+    """NodeDeclaredFeatures keeps a pod's required features per Pod object: asked again and again, in any order,
+    for pods with and without feature-bearing fields, PreFilter gives what the plain plugin infers afresh."""
+    from types import SimpleNamespace
+
+    from plugins_intree.nodedeclaredfeatures.plugin import PRE_FILTER_STATE_KEY, NodeDeclaredFeatures
+
+    rng = random.Random(seed)
+    handle = SimpleNamespace(kubernetes_version=release)
+    fast, plain = NodeDeclaredFeatures(None, handle), NodeDeclaredFeatures(None, handle)
+    plain.fast_paths = False
+    pods = [_feature_pod(rng, i) for i in range(20)]
+    needing = 0
+    for _ in range(3):
+        for p in rng.sample(pods, len(pods)):
+            got = []
+            for pl in (fast, plain):
+                state = CycleState()
+                r, st = pl.pre_filter(state, p, [])
+                got.append((r, None if st is None else (st.code, st.reasons), state.get(PRE_FILTER_STATE_KEY)))
+            assert got[0] == got[1]
+            needing += bool(got[0][2])
+    assert len(fast._required) == len(pods) and not plain._required
+    if release != "1.35":
+        assert needing > 0
+
+
+def _dra_whatif(docs: list[dict[str, Any]], seed: int) -> list[Any]:
+    from scheduling_framework.cluster import cluster_from_documents
+    from scheduling_framework.simulation import Simulator
+
+    c = cluster_from_documents(docs)
+    sim = Simulator.from_cluster(c, seed=seed)
+    rng = random.Random(seed)
+    template = next(n for n in c.nodes if n.name == "n0")
+    out: list[Any] = []
+    for _ in range(6):
+        with sim.fork():
+            new = sim.add_node_from_template(template, name_prefix="new")
+            pods = rng.sample(c.pending_pods, rng.randint(3, len(c.pending_pods)))
+            outcome = sim.schedule_pods(pods, nodes=None if rng.random() < 0.5 else new)
+            out.append((_placement_sig(outcome), [sim.pod_claims(p) for p in pods], sim.cluster.snapshot.describe()))
+    out.append(sim.cluster.snapshot.describe())
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4), ids=lambda s: f"seed{s}")
+def test_dra_shared_no_claims_state_equals_plain(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DynamicResources gives every pod without claims (and without resources a DeviceClass could back) one
+    shared, unchanging PreFilter state, and keeps per Pod object whether it requests such resources: what-if
+    loops mixing claim pods, extended-resource pods and plain pods (forks, placements on template nodes, Reserve
+    and Unreserve on revert) decide and allocate exactly as the plain plugin, and the shared state stays empty."""
+    from plugins_intree.dynamicresources.plugin import _NO_CLAIMS, DynamicResources, _StateData
+
+    rng = random.Random(seed)
+    docs = _dra_cluster_docs(rng)
+    for p in range(8):
+        requests = {"cpu": "100m"}
+        if rng.random() < 0.4:
+            requests["deviceclass.resource.kubernetes.io/any"] = "1"
+        docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"plain{p}", "namespace": "default"},
+                     "spec": {"containers": [{"name": "c", "image": "img", "resources": {"requests": requests}}]}})
+    fast = _dra_whatif(docs, seed)
+    fresh = _StateData()
+    assert all(getattr(_NO_CLAIMS, k) == getattr(fresh, k) for k in _StateData.__slots__ if k != "lock")
+    monkeypatch.setattr(DynamicResources, "fast_paths", False)
+    assert fast == _dra_whatif(docs, seed)
