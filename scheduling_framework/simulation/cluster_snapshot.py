@@ -125,7 +125,7 @@ class ClusterSnapshot:
         #: again thus sees the same tokens, and answers derived from the content can be kept under them.
         #: Pinned by tests/test_perf_equivalence.py::test_content_token_names_the_content.
         self.content: object = object()
-        self._transitions: dict[tuple[Any, ...], tuple[object, tuple[Any, ...]]] = {}
+        self._transitions: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self._load(list(nodes), list(pods))
 
     def _load(self, nodes: list[Node], pods: list[Pod]) -> None:
@@ -316,10 +316,12 @@ class ClusterSnapshot:
         snapshot)."""
         key = (self.content, *op)
         hit = self._transitions.get(key)
-        if hit is None or len(hit[1]) != len(objects) or not all(map(operator.is_, hit[1], objects)):
+        # (one flat tuple per transition, the new token first: what-if loops asking new questions keep
+        # thousands, every one a container the garbage collector walks)
+        if hit is None or len(hit) != len(objects) + 1 or not all(map(operator.is_, hit[1:], objects)):
             if len(self._transitions) >= _TRANSITIONS:
                 self._transitions.clear()
-            hit = self._transitions[key] = (object(), objects)
+            hit = self._transitions[key] = (object(), *objects)
         self.content = hit[0]
 
     def _set(self, target: dict[Any, Any], key: Any, value: Any) -> None:

@@ -776,10 +776,10 @@ class Simulator:
         """
         hit = prep.memo.get(key)
         if hit is not None:
-            host, answer, state = hit
-            if host is None or state is None:
+            host, answer, kept = hit
+            if host is None or kept is None:
                 return prep.replayed(i, pod, answer)
-            return self._place(state.clone(), pod, host, prep.replayed(i, pod, answer))
+            return self._place(self._reserve_state_of(kept), pod, host, prep.replayed(i, pod, answer))
         fwk = self.framework
         st = fwk.run_pre_enqueue_plugins(pod)
         if st is not None and not st.is_success():
@@ -972,17 +972,30 @@ class Simulator:
             self.nominate(pod, "")
         return placement
 
-    def _reserve_state(self, state: CycleState) -> CycleState:
+    def _reserve_state(self, state: CycleState) -> tuple[Any, ...]:
         """A copy of what Reserve and Unreserve read from a cycle's state, to remember with the cycle: the
         in-tree Reserve plugins (VolumeBinding, DynamicResources) read the data they wrote under their own
-        name, and nothing else (the rest, per-domain counts and such, can be big)."""
-        kept = CycleState()
+        name, and nothing else (the rest, per-domain counts and such, can be big). Kept as (key, value) pairs,
+        not a CycleState: a what-if loop asking new questions keeps thousands of them, every container one more
+        object for the garbage collector to walk (see _reserve_state_of). Flat: key, value, key, value, ..."""
+        kept: list[Any] = []
         for name in self._reserve_names:
             if name in state:
                 value = state.read(name)
                 clone = getattr(value, "clone", None)
-                kept.write(name, clone() if callable(clone) else value)
-        return kept
+                kept += (name, clone() if callable(clone) else value)
+        return tuple(kept)
+
+    @staticmethod
+    def _reserve_state_of(kept: tuple[Any, ...]) -> CycleState:
+        """A CycleState holding copies of what ``_reserve_state`` kept (what ``CycleState.clone()`` of a state
+        holding just that gives)."""
+        state = CycleState()
+        for i in range(0, len(kept), 2):
+            value = kept[i + 1]
+            clone = getattr(value, "clone", None)
+            state.write(kept[i], clone() if callable(clone) else value)
+        return state
 
     def _assumed_pod(self, pod: Pod, host: str) -> tuple[Pod, PodInfo | None]:
         """The pod as placed on ``host`` (nodeName set, nomination cleared), and its PodInfo. The ones made
@@ -1096,7 +1109,7 @@ class _Batch:
         #: per class: whether its cycles may be remembered (no PVCs nor ResourceClaims: their Reserve keeps
         #: books outside the snapshot and the objects)
         self.memoizable = [_memoizable(reps[k]) for k in range(len(reps))]
-        self.memo: dict[tuple[Any, ...], tuple[str | None, Placement, CycleState | None]] = {}
+        self.memo: dict[tuple[Any, ...], tuple[str | None, Placement, tuple[Any, ...] | None]] = {}
         self.keys = [p.key for p in ordered]
         self.last_failure: dict[int, Placement] = {}
         # run_end[i]: where the run of pods of class classes[i] that starts at i ends (queue order)
