@@ -2118,3 +2118,100 @@ def test_dra_shared_no_claims_state_equals_plain(seed: int, monkeypatch: pytest.
     assert all(getattr(_NO_CLAIMS, k) == getattr(fresh, k) for k in _StateData.__slots__ if k != "lock")
     monkeypatch.setattr(DynamicResources, "fast_paths", False)
     assert fast == _dra_whatif(docs, seed)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_node_content_token_names_the_node(seed: int) -> None:
+    """ClusterSnapshot.node_content: whenever a node's token comes back, the node holds what it held under it
+    before (its Node and its pods, in order), through forks, reverts, commits, repeated changes, pods bound
+    and removed, nodes added from templates and removed."""
+    from scheduling_framework.simulation import ClusterSnapshot
+
+    rng = random.Random(seed)
+    nodes, running, _ = _cluster(seed, nodes=5, bound=10, pending=0)
+    cs = ClusterSnapshot(nodes, running)
+    templates = [_node(rng, 900 + j) for j in range(2)]
+    extra = [_pod(rng, 700 + i) for i in range(4)]
+    seen: dict[int, tuple[Any, Any]] = {}
+    hits = 0
+    for _ in range(200):
+        for name in cs.node_names():
+            (token,) = cs.node_content([name])
+            ni = cs.get(name)
+            state = (ni.node.to_dict(), [pi.pod.to_dict() for pi in ni.pods])
+            old = seen.get(id(token))
+            if old is not None:
+                assert old[1] == state
+                hits += 1
+            seen[id(token)] = (token, state)
+        action = rng.random()
+        if action < 0.25:
+            cs.fork()
+        elif action < 0.45 and cs.depth:
+            cs.revert()
+        elif action < 0.5 and cs.depth:
+            cs.commit()
+        elif action < 0.65:
+            cs.add_node_from_template(templates[rng.randrange(2)], name_prefix=rng.choice(("a", "b")))
+        elif action < 0.9:
+            p = extra[rng.randrange(len(extra))]
+            if cs.has_pod(p):
+                cs.remove_pod(p)
+            else:
+                cs.add_pod(p, rng.choice(cs.node_names()))
+        elif len(cs) > 1:
+            cs.remove_node(rng.choice(cs.node_names()))
+    assert hits > 100
+    with pytest.raises(KeyError):
+        cs.node_content(["nowhere"])
+
+
+def _cold_whatif_run(seed: int, fast: bool) -> tuple[list[Any], int]:
+    """The cold estimator loop on a random cluster: every question first binds a pod (with or without
+    required anti-affinity and other terms) to an existing node, then asks which pending pods land on new
+    template nodes; questions repeat, with the same or another binding."""
+    from scheduling_framework.simulation import ClusterSnapshot, Simulator
+
+    rng = random.Random(seed)
+    nodes, running, _ = _cluster(seed, nodes=rng.randint(4, 10), bound=rng.randint(5, 20), pending=0)
+    # (no running pod with required anti-affinity: the probes bring some in, sometimes)
+    running = [p for p in running if not (p.spec.affinity and p.spec.affinity.pod_anti_affinity and p.spec.affinity
+                                          .pod_anti_affinity.required_during_scheduling_ignored_during_execution)]
+    sim = Simulator(seed=3, cluster=ClusterSnapshot(nodes, running), objects=_whatif_objects())
+    sim._fast = fast
+    templates = [_node(rng, 900 + j) for j in range(2)]
+    plain = Pod.from_dict({"kind": "Pod", "metadata": {"name": "plain", "namespace": "default", "labels": {"app": "a"}},
+                           "spec": {"containers": [{"name": "c", "image": "img1", "resources": {
+                               "requests": {"cpu": rng.choice(("500m", "1", "2"))}}}]}})
+    batches = [_pending(rng, seed * 10 + b) + _copies(plain, 4, f"plain{b}") for b in range(2)]
+    # mostly pods without terms (the usual cold question), some with required anti-affinity against pending pods
+    probes = [_pod(rng, 800 + i) for i in range(4)]
+    for i in range(2):
+        d = _pod(rng, 820 + i).to_dict()
+        d["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            _term(rng, rng.choice(("kubernetes.io/hostname", "topology.kubernetes.io/zone")))]}}
+        probes.append(Pod.from_dict(d))
+    out: list[Any] = []
+    for it in range(40):
+        probe = probes[rng.randrange(len(probes))]
+        where = rng.choice(nodes).name
+        tpl, count, b = rng.randrange(2), rng.choice((1, 1, 2)), rng.randrange(2)
+        with sim.fork():
+            sim.add_pod(probe, where)
+            new = sim.add_node_from_template(templates[tpl], count=count, name_prefix="new")
+            outcome = sim.schedule_pods(batches[b], nodes=new)
+            out.append((it, _placement_sig(outcome), sim.cluster.snapshot.describe()))
+    out.append(sim.rng.getstate())
+    return out, sim._scoped_hits
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_candidate_scoped_memo_equals_plain(seed: int) -> None:
+    """Answers remembered under the candidate nodes' content (Simulator._cycle_memo, scoped): a cold what-if
+    loop, where each question first changes another node (sometimes with a pod whose required anti-affinity
+    reaches the pending pods), decides exactly as the plain path: placements, messages, statuses, diagnoses,
+    snapshots and random draws."""
+    fast, hits = _cold_whatif_run(seed, fast=True)
+    plain, _ = _cold_whatif_run(seed, fast=False)
+    assert fast == plain
+    assert hits > 0

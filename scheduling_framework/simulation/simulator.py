@@ -197,6 +197,13 @@ class Simulator:
         # outside the CycleState is the snapshot's and the objects'. Extenders are other processes.
         self._memo_ok = not self.framework.extenders and all(
             type(pl).__module__.startswith("plugins_intree.") for pl in self.framework.plugins.values())
+        # Cycles among candidate nodes may also be remembered under the candidates' content alone (see
+        # _cycle_memo) when the profile's PreFilter and Filter plugins are all known to read nothing else.
+        self._pre_filter_names = frozenset(pl.name for pl in self.framework.plugins_at("preFilter"))
+        self._filter_names = frozenset(pl.name for pl in self.framework.plugins_at("filter"))
+        self._scope_ok = self._memo_ok and self._pre_filter_names <= _POD_ONLY_PRE_FILTER | _SKIP_STABLE_PRE_FILTER
+        self._anti_affinity_matters = "InterPodAffinity" in self._pre_filter_names
+        self._scoped_hits = 0  # answers found under the candidates' content (the equivalence tests read it)
         self.reuse_failures = reuse_failures
         self._pod_infos: dict[str, PodInfo] = {}
         self._batches: dict[tuple[int, ...], _Batch] = {}  # see schedule_pods
@@ -727,6 +734,7 @@ class Simulator:
         nominations = bool(len(nominator))
         memo = candidates is not None and reuse and self._memo_ok and not nominations
         cand_key = tuple(candidates) if candidates is not None else ()
+        scoped = memo and self._scope_ok
         objects = self.objects
         ordered, classes, n = prep.ordered, prep.classes, len(prep.ordered)
         i = 0
@@ -752,7 +760,8 @@ class Simulator:
                     i += 1
                     continue
             if memo and candidates is not None and prep.memoizable[k]:
-                r = self._cycle_memo(prep, i, p, k, (cluster.content, k, cand_key, objects.generation), candidates)
+                r = self._cycle_memo(prep, i, p, k, (cluster.content, k, cand_key, objects.generation), candidates,
+                                     scoped)
             else:
                 r = self._schedule_one(p, candidates)
             if reusable and r.node is None and r.diagnosis is not None:
@@ -762,7 +771,7 @@ class Simulator:
         return ScheduleOutcome(tuple(results + prep.skipped))
 
     def _cycle_memo(self, prep: _Batch, i: int, pod: Pod, k: int, key: tuple[Any, ...],
-                    candidates: list[str]) -> Placement:
+                    candidates: list[str], scoped: bool = False) -> Placement:
         """``_schedule_one`` for a pod among candidate nodes, remembered in ``prep`` under ``key``: the
         snapshot's content token, the pod's equivalence class, the candidates and the objects' generation.
 
@@ -773,8 +782,22 @@ class Simulator:
         goes through ``_place`` (snapshot change and Reserve, with a copy of what Reserve reads from the
         cycle's CycleState, see _reserve_state).
         Pinned by tests/test_perf_equivalence.py::test_whatif_loop_fast_path_equals_plain_path.
+
+        ``scoped`` (the profile's PreFilter plugins are all in-tree ones whose PreFilter reads the pod and the
+        objects only, or skips for reasons the pod and the objects decide): the answer is also remembered under
+        the candidates' content tokens instead of the whole snapshot's, when the cycle proved it read nothing
+        else: every PreFilter plugin that did not skip reads the pod only, every Filter plugin that ran reads
+        the node only, and no pod in the cluster has required anti-affinity (InterPodAffinity then skips for a
+        pod without terms of its own). A what-if loop that changes nodes other than the candidates before
+        each question (the cold estimator loop) then still gets the remembered answer. Pinned by
+        tests/test_perf_equivalence.py::test_candidate_scoped_memo_equals_plain.
         """
         hit = prep.memo.get(key)
+        scoped_key: tuple[Any, ...] | None = None
+        if hit is None and scoped and self._no_required_anti_affinity():
+            scoped_key = (_SCOPED, self.cluster.node_content(candidates), *key[1:])
+            hit = prep.memo.get(scoped_key)
+            self._scoped_hits += hit is not None
         if hit is not None:
             host, answer, kept = hit
             if host is None or kept is None:
@@ -798,11 +821,31 @@ class Simulator:
                 if prev is not None and prev.pod == placement.pod and _same_answer(prev, placement):
                     placement = prev
                 prep.last_failure[k] = placement
-                prep.memo[key] = (None, placement, None)
+                entry: tuple[str | None, Placement, tuple[Any, ...] | None] = (None, placement, None)
+                prep.memo[key] = entry
+                if scoped_key is not None and self._read_only_candidates(state):
+                    prep.memo[scoped_key] = entry
             return placement
         if not placement.total_scores:
-            prep.memo[key] = (host, placement, self._reserve_state(state))
+            entry = (host, placement, self._reserve_state(state))
+            prep.memo[key] = entry
+            if scoped_key is not None and self._read_only_candidates(state):
+                prep.memo[scoped_key] = entry
         return self._place(state, pod, host, placement)
+
+    def _no_required_anti_affinity(self) -> bool:
+        """Whether no pod in the cluster has required anti-affinity terms (always, without InterPodAffinity)."""
+        return not (self._anti_affinity_matters and self.cluster.snapshot.have_pods_with_required_anti_affinity_list())
+
+    def _read_only_candidates(self, state: CycleState) -> bool:
+        """Whether the cycle that left ``state`` read, besides the pod and the objects, only the candidate nodes:
+        each PreFilter plugin that did not skip reads the pod only, each Filter plugin that was not skipped
+        reads the node only. (PreFilter plugins that skip here skip for reasons the pod and the objects decide,
+        see _SKIP_STABLE_PRE_FILTER; InterPodAffinity's also needs no pod with required anti-affinity, checked
+        by the caller.)"""
+        skip = state.skip_filter_plugins
+        return (self._pre_filter_names - skip <= _POD_ONLY_PRE_FILTER
+                and self._filter_names - skip <= _NODE_LOCAL_FILTER)
 
     def _replay_failure(self, pod: Pod, failure: Placement, candidates: list[str] | None) -> Placement:
         """The answer of an equivalent pod's failed cycle, with the cycle's one side effect: the
@@ -1177,6 +1220,18 @@ def _memoizable(pod: Pod) -> bool:
 
 
 _PLAIN_VOLUMES = frozenset({"configMap", "secret", "emptyDir", "downwardAPI", "projected", "hostPath"})
+
+# For answers remembered under the candidates' content (see Simulator._cycle_memo), of the in-tree plugins:
+#: PreFilter reads the pod (and the plugin's own arguments) only
+_POD_ONLY_PRE_FILTER = frozenset({"NodeAffinity", "NodePorts", "NodeResourcesFit", "NodeDeclaredFeatures"})
+#: PreFilter SKIPs for a memoizable pod (no claims, plain volumes only) for reasons the pod and the objects decide
+#: (InterPodAffinity: a pod without required terms, when no pod in the cluster has required anti-affinity)
+_SKIP_STABLE_PRE_FILTER = frozenset({"PodTopologySpread", "InterPodAffinity", "VolumeRestrictions", "NodeVolumeLimits",
+                                     "VolumeBinding", "VolumeZone", "DynamicResources"})
+#: Filter reads the node's NodeInfo, the pod, the plugin's PreFilter state and the objects only
+_NODE_LOCAL_FILTER = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
+                                "NodeResourcesFit", "NodeDeclaredFeatures"})
+_SCOPED: Any = object()  # first item of memo keys made of the candidates' content tokens
 
 
 def _absent_status(plugins: Iterable[str]) -> Status:
