@@ -2078,12 +2078,13 @@ def test_declared_features_kept_per_pod_equal_plain(seed: int, release: str) -> 
         assert needing > 0
 
 
-def _dra_whatif(docs: list[dict[str, Any]], seed: int) -> list[Any]:
+def _dra_whatif(docs: list[dict[str, Any]], seed: int, fast: bool) -> list[Any]:
     from scheduling_framework.cluster import cluster_from_documents
     from scheduling_framework.simulation import Simulator
 
     c = cluster_from_documents(docs)
     sim = Simulator.from_cluster(c, seed=seed)
+    sim._fast = fast
     rng = random.Random(seed)
     template = next(n for n in c.nodes if n.name == "n0")
     out: list[Any] = []
@@ -2100,7 +2101,8 @@ def _dra_whatif(docs: list[dict[str, Any]], seed: int) -> list[Any]:
 @pytest.mark.parametrize("seed", range(4), ids=lambda s: f"seed{s}")
 def test_dra_shared_no_claims_state_equals_plain(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """DynamicResources gives every pod without claims (and without resources a DeviceClass could back) one
-    shared, unchanging PreFilter state, and keeps per Pod object whether it requests such resources: what-if
+    shared, unchanging PreFilter state, and it and the Simulator keep per Pod object whether it requests such
+    resources: what-if
     loops mixing claim pods, extended-resource pods and plain pods (forks, placements on template nodes, Reserve
     and Unreserve on revert) decide and allocate exactly as the plain plugin, and the shared state stays empty."""
     from plugins_intree.dynamicresources.plugin import _NO_CLAIMS, DynamicResources, _StateData
@@ -2113,11 +2115,11 @@ def test_dra_shared_no_claims_state_equals_plain(seed: int, monkeypatch: pytest.
             requests["deviceclass.resource.kubernetes.io/any"] = "1"
         docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"plain{p}", "namespace": "default"},
                      "spec": {"containers": [{"name": "c", "image": "img", "resources": {"requests": requests}}]}})
-    fast = _dra_whatif(docs, seed)
+    fast = _dra_whatif(docs, seed, fast=True)
     fresh = _StateData()
     assert all(getattr(_NO_CLAIMS, k) == getattr(fresh, k) for k in _StateData.__slots__ if k != "lock")
     monkeypatch.setattr(DynamicResources, "fast_paths", False)
-    assert fast == _dra_whatif(docs, seed)
+    assert fast == _dra_whatif(docs, seed, fast=False)
 
 
 @pytest.mark.parametrize("seed", range(4))

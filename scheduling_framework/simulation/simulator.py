@@ -207,9 +207,11 @@ class Simulator:
         self.reuse_failures = reuse_failures
         self._pod_infos: dict[str, PodInfo] = {}
         self._batches: dict[tuple[int, ...], _Batch] = {}  # see schedule_pods
+        self._last_batch: _Batch | None = None  # the one used last (see _prepared_batch)
         #: False: every query takes its plain path (the equivalence tests compare both)
         self._fast = True
         self._assumed: dict[str, tuple[Pod, str, Pod, PodInfo]] = {}
+        self._dra_candidates: dict[str, tuple[Pod, bool]] = {}  # see _dra_candidate
         # find_node_for_pod resumes where the previous search stopped (cluster-autoscaler's lastIndex).
         self._last_index = 0
         for ext in self.framework.extenders:
@@ -518,7 +520,10 @@ class Simulator:
         Raises SnapshotError, before changing anything, when two pods share a uid, a pod is already in
         the snapshot, or a candidate node does not exist.
         """
-        pods = tuple(self._as_pod(p) for p in iter_objects(pods))
+        if (type(pods) is list or type(pods) is tuple) and set(map(type, pods)) == _POD_TYPE:
+            pods = tuple(pods)  # (Pods already: what _as_pod would give back, without a call per pod)
+        else:
+            pods = tuple(self._as_pod(p) for p in iter_objects(pods))
         if self.gang_scheduling and any(is_member(p, self._v2) for p in pods):
             return self._schedule_gangs(pods, nodes)
         return self._schedule_batch(pods, nodes)
@@ -658,10 +663,15 @@ class Simulator:
     def _prepared_batch(self, pods: tuple[Pod, ...]) -> _Batch | None:
         """The :class:`_Batch` for these pod objects (the one made before, when the same objects come again),
         or None when the batch has a pod twice (the plain path then raises, naming the first bad pod)."""
+        prep = self._last_batch  # (the usual case: the same pods as the previous call)
+        if (prep is not None and len(prep.pods) == len(pods) and all(map(operator.is_, prep.pods, pods))
+                and prep.admission is self._admission and prep.reuse == self.reuse_failures):
+            return prep
         ids = tuple(map(id, pods))
         prep = self._batches.get(ids)
         if (prep is not None and prep.admission is self._admission and prep.reuse == self.reuse_failures
                 and all(map(operator.is_, prep.pods, pods))):
+            self._last_batch = prep
             return prep
         batch: list[Pod] = []
         refused: list[tuple[Pod, str]] = []
@@ -695,6 +705,7 @@ class Simulator:
             self._batches.clear()
         # (the ids stay those of these pods while the batch holds them)
         self._batches[ids] = prep
+        self._last_batch = prep
         return prep
 
     def _candidates(self, nodes: Iterable[str] | None) -> list[str] | None:
@@ -1003,7 +1014,7 @@ class Simulator:
             self.cluster.on_revert(functools.partial(
                 self._unjournaled, functools.partial(fwk.run_reserve_plugins_unreserve, state, assumed, host)))
             dra = fwk.plugins.get("DynamicResources")
-            if dra is not None and (has_resource_claims(assumed) or requests_dra_candidate(assumed)):
+            if dra is not None and (has_resource_claims(assumed) or self._dra_candidate(assumed)):
                 # The claim's reservation for the pod is what makes a shared claim usable by the next pod;
                 # DynamicResources records it at PreBind, which a what-if placement otherwise skips.
                 st = dra.pre_bind(state, assumed, host)
@@ -1014,6 +1025,20 @@ class Simulator:
         if fwk.nominator.nominated_node_of(pod.uid):
             self.nominate(pod, "")
         return placement
+
+    def _dra_candidate(self, pod: Pod) -> bool:
+        """``requests_dra_candidate(pod)``, kept per Pod object on the fast path (placed pods come back as the same
+        objects, see _assumed_pod)."""
+        if not self._fast:
+            return requests_dra_candidate(pod)
+        hit = self._dra_candidates.get(pod.uid)
+        if hit is not None and hit[0] is pod:
+            return hit[1]
+        if len(self._dra_candidates) >= _ASSUMED_SIZE:
+            self._dra_candidates.clear()
+        answer = requests_dra_candidate(pod)
+        self._dra_candidates[pod.uid] = (pod, answer)
+        return answer
 
     def _reserve_state(self, state: CycleState) -> tuple[Any, ...]:
         """A copy of what Reserve and Unreserve read from a cycle's state, to remember with the cycle: the
@@ -1231,7 +1256,8 @@ _SKIP_STABLE_PRE_FILTER = frozenset({"PodTopologySpread", "InterPodAffinity", "V
 #: Filter reads the node's NodeInfo, the pod, the plugin's PreFilter state and the objects only
 _NODE_LOCAL_FILTER = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
                                 "NodeResourcesFit", "NodeDeclaredFeatures"})
-_SCOPED: Any = object()  # first item of memo keys made of the candidates' content tokens
+_SCOPED: Any = object()
+_POD_TYPE = {Pod}  # first item of memo keys made of the candidates' content tokens
 
 
 def _absent_status(plugins: Iterable[str]) -> Status:
