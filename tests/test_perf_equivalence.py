@@ -2264,3 +2264,188 @@ def test_interpodaffinity_prescore_skip_without_terms_equals_plain(seed: int) ->
         else:
             assert st is None and state.read(PRE_SCORE_STATE_KEY).topology_score == plain
     assert shortcut or seed % 2 == 0
+# --- per-pod PreFilter work kept across cycles (what-if loops ask about the same Pod objects again) ----------
+
+
+def _feature_pod(rng: random.Random, i: int) -> Pod:
+    container: dict[str, Any] = {"name": "c", "image": "img"}
+    if rng.random() < 0.3:
+        container["restartPolicyRules"] = [{"action": "RestartAllContainers", "exitCodes": {
+            "operator": "In", "values": [1]}}]
+    if rng.random() < 0.3:
+        container["volumeMounts"] = [{"name": "v", "mountPath": "/v", "bindMountOptions": ["ro"]}]
+    spec: dict[str, Any] = {"containers": [container], "volumes": [{"name": "v", "emptyDir": {}}]}
+    if rng.random() < 0.3:
+        spec["hostUsers"] = False
+        spec["hostNetwork"] = rng.random() < 0.5
+    return Pod.from_dict({"kind": "Pod", "metadata": {"name": f"f{i}", "namespace": "default"}, "spec": spec})
+
+
+@pytest.mark.parametrize("seed", range(4), ids=lambda s: f"seed{s}")
+@pytest.mark.parametrize("release", ["1.35", "1.36", "1.37"])
+def test_declared_features_kept_per_pod_equal_plain(seed: int, release: str) -> None:
+    """NodeDeclaredFeatures keeps a pod's required features per Pod object: asked again and again, in any order,
+    for pods with and without feature-bearing fields, PreFilter gives what the plain plugin infers afresh."""
+    from types import SimpleNamespace
+
+    from plugins_intree.nodedeclaredfeatures.plugin import PRE_FILTER_STATE_KEY, NodeDeclaredFeatures
+
+    rng = random.Random(seed)
+    handle = SimpleNamespace(kubernetes_version=release)
+    fast, plain = NodeDeclaredFeatures(None, handle), NodeDeclaredFeatures(None, handle)
+    plain.fast_paths = False
+    pods = [_feature_pod(rng, i) for i in range(20)]
+    needing = 0
+    for _ in range(3):
+        for p in rng.sample(pods, len(pods)):
+            got = []
+            for pl in (fast, plain):
+                state = CycleState()
+                r, st = pl.pre_filter(state, p, [])
+                got.append((r, None if st is None else (st.code, st.reasons), state.get(PRE_FILTER_STATE_KEY)))
+            assert got[0] == got[1]
+            needing += bool(got[0][2])
+    assert len(fast._required) == len(pods) and not plain._required
+    if release != "1.35":
+        assert needing > 0
+
+
+def _dra_whatif(docs: list[dict[str, Any]], seed: int, fast: bool) -> list[Any]:
+    from scheduling_framework.cluster import cluster_from_documents
+    from scheduling_framework.simulation import Simulator
+
+    c = cluster_from_documents(docs)
+    sim = Simulator.from_cluster(c, seed=seed)
+    sim._fast = fast
+    rng = random.Random(seed)
+    template = next(n for n in c.nodes if n.name == "n0")
+    out: list[Any] = []
+    for _ in range(6):
+        with sim.fork():
+            new = sim.add_node_from_template(template, name_prefix="new")
+            pods = rng.sample(c.pending_pods, rng.randint(3, len(c.pending_pods)))
+            outcome = sim.schedule_pods(pods, nodes=None if rng.random() < 0.5 else new)
+            out.append((_placement_sig(outcome), [sim.pod_claims(p) for p in pods], sim.cluster.snapshot.describe()))
+    out.append(sim.cluster.snapshot.describe())
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4), ids=lambda s: f"seed{s}")
+def test_dra_shared_no_claims_state_equals_plain(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DynamicResources gives every pod without claims (and without resources a DeviceClass could back) one
+    shared, unchanging PreFilter state, and it and the Simulator keep per Pod object whether it requests such
+    resources: what-if
+    loops mixing claim pods, extended-resource pods and plain pods (forks, placements on template nodes, Reserve
+    and Unreserve on revert) decide and allocate exactly as the plain plugin, and the shared state stays empty."""
+    from plugins_intree.dynamicresources.plugin import _NO_CLAIMS, DynamicResources, _StateData
+
+    rng = random.Random(seed)
+    docs = _dra_cluster_docs(rng)
+    for p in range(8):
+        requests = {"cpu": "100m"}
+        if rng.random() < 0.4:
+            requests["deviceclass.resource.kubernetes.io/any"] = "1"
+        docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"plain{p}", "namespace": "default"},
+                     "spec": {"containers": [{"name": "c", "image": "img", "resources": {"requests": requests}}]}})
+    fast = _dra_whatif(docs, seed, fast=True)
+    fresh = _StateData()
+    assert all(getattr(_NO_CLAIMS, k) == getattr(fresh, k) for k in _StateData.__slots__ if k != "lock")
+    monkeypatch.setattr(DynamicResources, "fast_paths", False)
+    assert fast == _dra_whatif(docs, seed, fast=False)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_node_content_token_names_the_node(seed: int) -> None:
+    """ClusterSnapshot.node_content: whenever a node's token comes back, the node holds what it held under it
+    before (its Node and its pods, in order), through forks, reverts, commits, repeated changes, pods bound
+    and removed, nodes added from templates and removed."""
+    from scheduling_framework.simulation import ClusterSnapshot
+
+    rng = random.Random(seed)
+    nodes, running, _ = _cluster(seed, nodes=5, bound=10, pending=0)
+    cs = ClusterSnapshot(nodes, running)
+    templates = [_node(rng, 900 + j) for j in range(2)]
+    extra = [_pod(rng, 700 + i) for i in range(4)]
+    seen: dict[int, tuple[Any, Any]] = {}
+    hits = 0
+    for _ in range(200):
+        for name in cs.node_names():
+            (token,) = cs.node_content([name])
+            ni = cs.get(name)
+            state = (ni.node.to_dict(), [pi.pod.to_dict() for pi in ni.pods])
+            old = seen.get(id(token))
+            if old is not None:
+                assert old[1] == state
+                hits += 1
+            seen[id(token)] = (token, state)
+        action = rng.random()
+        if action < 0.25:
+            cs.fork()
+        elif action < 0.45 and cs.depth:
+            cs.revert()
+        elif action < 0.5 and cs.depth:
+            cs.commit()
+        elif action < 0.65:
+            cs.add_node_from_template(templates[rng.randrange(2)], name_prefix=rng.choice(("a", "b")))
+        elif action < 0.9:
+            p = extra[rng.randrange(len(extra))]
+            if cs.has_pod(p):
+                cs.remove_pod(p)
+            else:
+                cs.add_pod(p, rng.choice(cs.node_names()))
+        elif len(cs) > 1:
+            cs.remove_node(rng.choice(cs.node_names()))
+    assert hits > 100
+    with pytest.raises(KeyError):
+        cs.node_content(["nowhere"])
+
+
+def _cold_whatif_run(seed: int, fast: bool) -> tuple[list[Any], int]:
+    """The cold estimator loop on a random cluster: every question first binds a pod (with or without
+    required anti-affinity and other terms) to an existing node, then asks which pending pods land on new
+    template nodes; questions repeat, with the same or another binding."""
+    from scheduling_framework.simulation import ClusterSnapshot, Simulator
+
+    rng = random.Random(seed)
+    nodes, running, _ = _cluster(seed, nodes=rng.randint(4, 10), bound=rng.randint(5, 20), pending=0)
+    # (no running pod with required anti-affinity: the probes bring some in, sometimes)
+    running = [p for p in running if not (p.spec.affinity and p.spec.affinity.pod_anti_affinity and p.spec.affinity
+                                          .pod_anti_affinity.required_during_scheduling_ignored_during_execution)]
+    sim = Simulator(seed=3, cluster=ClusterSnapshot(nodes, running), objects=_whatif_objects())
+    sim._fast = fast
+    templates = [_node(rng, 900 + j) for j in range(2)]
+    plain = Pod.from_dict({"kind": "Pod", "metadata": {"name": "plain", "namespace": "default", "labels": {"app": "a"}},
+                           "spec": {"containers": [{"name": "c", "image": "img1", "resources": {
+                               "requests": {"cpu": rng.choice(("500m", "1", "2"))}}}]}})
+    batches = [_pending(rng, seed * 10 + b) + _copies(plain, 4, f"plain{b}") for b in range(2)]
+    # mostly pods without terms (the usual cold question), some with required anti-affinity against pending pods
+    probes = [_pod(rng, 800 + i) for i in range(4)]
+    for i in range(2):
+        d = _pod(rng, 820 + i).to_dict()
+        d["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            _term(rng, rng.choice(("kubernetes.io/hostname", "topology.kubernetes.io/zone")))]}}
+        probes.append(Pod.from_dict(d))
+    out: list[Any] = []
+    for it in range(40):
+        probe = probes[rng.randrange(len(probes))]
+        where = rng.choice(nodes).name
+        tpl, count, b = rng.randrange(2), rng.choice((1, 1, 2)), rng.randrange(2)
+        with sim.fork():
+            sim.add_pod(probe, where)
+            new = sim.add_node_from_template(templates[tpl], count=count, name_prefix="new")
+            outcome = sim.schedule_pods(batches[b], nodes=new)
+            out.append((it, _placement_sig(outcome), sim.cluster.snapshot.describe()))
+    out.append(sim.rng.getstate())
+    return out, sim._scoped_hits
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_candidate_scoped_memo_equals_plain(seed: int) -> None:
+    """Answers remembered under the candidate nodes' content (Simulator._cycle_memo, scoped): a cold what-if
+    loop, where each question first changes another node (sometimes with a pod whose required anti-affinity
+    reaches the pending pods), decides exactly as the plain path: placements, messages, statuses, diagnoses,
+    snapshots and random draws."""
+    fast, hits = _cold_whatif_run(seed, fast=True)
+    plain, _ = _cold_whatif_run(seed, fast=False)
+    assert fast == plain
+    assert hits > 0

@@ -32,6 +32,7 @@ ERR_REASON_UNSATISFIED_REQUIREMENTS: Final = "node(s) didn't match Pod's require
 #: Filter's reason in 1.35, followed by the missing features.
 ERR_REASON_UNSATISFIED_1_35: Final = "node declared features check failed - unsatisfied requirements: "
 _FIXED_REASON_SINCE: Final = "1.36"
+_KEPT_PODS: Final = 4096  # pods whose required features are kept (see required_features)
 
 #: queueing hints (upstream's fwk.Queue / fwk.QueueSkip).
 QUEUE: Final = "Queue"
@@ -43,6 +44,8 @@ class NodeDeclaredFeatures:
     make a rejected pod schedulable."""
 
     name = NAME
+    #: False: infer a pod's features afresh every cycle (the plain path the equivalence tests compare with)
+    fast_paths: bool = True
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:
         release = release_of(handle)
@@ -50,6 +53,8 @@ class NodeDeclaredFeatures:
         self.features: tuple[Feature, ...] = registry_for(release)
         self.version: str | None = f"{release}.0"
         self.list_missing = not at_least(release, _FIXED_REASON_SINCE)
+        # pod uid -> (the Pod object, its required features): see required_features
+        self._required: dict[str, tuple[Pod, frozenset[str]]] = {}
 
     @classmethod
     def with_registry(cls, features: Sequence[Feature], version: str | None, *, enabled: bool = True,
@@ -63,8 +68,21 @@ class NodeDeclaredFeatures:
         return pl
 
     def required_features(self, pod: Pod) -> frozenset[str]:
-        """The features the pod needs a node to declare (ValidationError / ValueError on bad input)."""
-        return infer_for_pod_scheduling(self.features, pod_feature_use(pod), self.version)
+        """The features the pod needs a node to declare (ValidationError / ValueError on bad input).
+
+        Kept per Pod object while ``fast_paths`` is on (pods are immutable, and what-if loops and retries bring
+        the same objects back every cycle); errors are not kept. Pinned by tests/test_perf_equivalence.py::
+        test_declared_features_kept_per_pod_equal_plain."""
+        if not self.fast_paths:
+            return infer_for_pod_scheduling(self.features, pod_feature_use(pod), self.version)
+        kept = self._required.get(pod.uid)
+        if kept is not None and kept[0] is pod:
+            return kept[1]
+        reqs = infer_for_pod_scheduling(self.features, pod_feature_use(pod), self.version)
+        if len(self._required) >= _KEPT_PODS:
+            self._required.clear()
+        self._required[pod.uid] = (pod, reqs)
+        return reqs
 
     # PreFilter / Filter -----------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod,

@@ -50,6 +50,9 @@ STATE_KEY: Final = NAME
 ERR_REASON_UNBOUND_IMMEDIATE: Final = "pod has unbound immediate PersistentVolumeClaims"
 
 
+_UNUSED_LOCK: Final = threading.Lock()
+
+
 class _StateData:
     """The cycle's volume decisions; shared by every copy of the CycleState (upstream returns itself)."""
 
@@ -60,7 +63,9 @@ class _StateData:
         self.pod_volumes_by_node: dict[str, PodVolumes] | None = None if claims is None else {}
         self.pod_volume_claims = claims
         self.has_static_bindings = False
-        self.lock = threading.Lock()
+        # Only Filter takes the lock, to record a node's volumes: a state without claims (PreFilter SKIPped, so
+        # Filter never runs) shares one.
+        self.lock = threading.Lock() if claims is not None else _UNUSED_LOCK
 
     def clone(self) -> _StateData:
         return self

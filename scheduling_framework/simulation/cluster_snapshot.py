@@ -37,6 +37,7 @@ COMMITTED = "committed"
 REVERTED = "reverted"
 
 _MISSING: Any = object()
+_NEW_NODE: Any = object()  # the content token every added node's token moves from (see _advance_node)
 _TEMPLATE_COPIES = 4096  # remembered template copies (see ClusterSnapshot._node_copy)
 _RENAMED_INFOS = 4096  # PodInfos kept for pods added without spec.nodeName (see ClusterSnapshot._renamed_info)
 _POD_INFO_SLOTS = PodInfo.__slots__
@@ -125,7 +126,12 @@ class ClusterSnapshot:
         #: again thus sees the same tokens, and answers derived from the content can be kept under them.
         #: Pinned by tests/test_perf_equivalence.py::test_content_token_names_the_content.
         self.content: object = object()
-        self._transitions: dict[tuple[Any, ...], tuple[object, tuple[Any, ...]]] = {}
+        self._transitions: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        #: node name -> a token naming that node's content (its Node, its pods and their order), kept as
+        #: ``content`` is: a node changed the same way from the same token gets the same token. Answers that
+        #: depend on a few nodes only can be kept under their tokens (see node_content).
+        #: Pinned by tests/test_perf_equivalence.py::test_node_content_token_names_the_node.
+        self._node_content: dict[str, object] = {}
         self._load(list(nodes), list(pods))
 
     def _load(self, nodes: list[Node], pods: list[Pod]) -> None:
@@ -143,6 +149,7 @@ class ClusterSnapshot:
         m = self._snapshot.node_info_map
         for n in nodes:
             self._nodes[n.name] = n
+            self._node_content[n.name] = object()
             z = zone_key(n)
             self._zone_of[n.name] = z
             self._zones.setdefault(z, []).append(n.name)
@@ -169,6 +176,12 @@ class ClusterSnapshot:
 
     def has_node(self, node_name: str) -> bool:
         return node_name in self._nodes
+
+    def node_content(self, names: Iterable[str]) -> tuple[object, ...]:
+        """The content tokens of these nodes (KeyError for a node not in the snapshot): equal tuples at two
+        moments mean these nodes held the same Node objects and pods (the same Pod objects, added in the same
+        order). Image states are not named: they follow cluster-wide counts (see refresh_image_states)."""
+        return tuple(map(self._node_content.__getitem__, names))
 
     def node_names(self) -> builtins.list[str]:
         """Node names in the order nodes were added."""
@@ -316,11 +329,25 @@ class ClusterSnapshot:
         snapshot)."""
         key = (self.content, *op)
         hit = self._transitions.get(key)
-        if hit is None or len(hit[1]) != len(objects) or not all(map(operator.is_, hit[1], objects)):
+        # (one flat tuple per transition, the new token first: what-if loops asking new questions keep
+        # thousands, every one a container the garbage collector walks)
+        if hit is None or len(hit) != len(objects) + 1 or not all(map(operator.is_, hit[1:], objects)):
             if len(self._transitions) >= _TRANSITIONS:
                 self._transitions.clear()
-            hit = self._transitions[key] = (object(), objects)
+            hit = self._transitions[key] = (object(), *objects)
         self.content = hit[0]
+
+    def _advance_node(self, name: str, op: tuple[Any, ...], objects: tuple[Any, ...] = (),
+                      start: object = None) -> None:
+        """Move the node's content token as ``_advance`` moves ``content`` (``start``: the token to move from,
+        default the node's current one)."""
+        key = (self._node_content[name] if start is None else start, *op)
+        hit = self._transitions.get(key)
+        if hit is None or len(hit) != len(objects) + 1 or not all(map(operator.is_, hit[1:], objects)):
+            if len(self._transitions) >= _TRANSITIONS:
+                self._transitions.clear()
+            hit = self._transitions[key] = (object(), *objects)
+        self._set(self._node_content, name, hit[0])
 
     def _set(self, target: dict[Any, Any], key: Any, value: Any) -> None:
         if self._forks:
@@ -388,6 +415,7 @@ class ClusterSnapshot:
             s._used_pvcs = None
         s.generation += 1
         self._advance(("add_node", id(node), *map(id, pod_list)), (node, *pod_list))
+        self._advance_node(name, ("add_node", id(node), *map(id, pod_list)), (node, *pod_list), _NEW_NODE)
         return ni
 
     def remove_node(self, name: str) -> builtins.list[Pod]:
@@ -409,6 +437,7 @@ class ClusterSnapshot:
             else:
                 self._delete(self._image_counts, img)
         self._remove_from_order(name)
+        self._delete(self._node_content, name)
         s.generation += 1
         self._advance(("remove_node", name))
         return [pi.pod for pi in ni.pods]
@@ -503,6 +532,7 @@ class ClusterSnapshot:
             s._used_pvcs = None
         s.generation += 1
         self._advance(("add_pod", id(given), nn), (given,))
+        self._advance_node(nn, ("add_pod", id(given)), (given,))
         return pi
 
     def _renamed_info(self, given: Pod, stored: Pod) -> PodInfo:
@@ -549,6 +579,7 @@ class ClusterSnapshot:
         ni.remove_pod(pi)
         self._delete(self._pod_nodes, uid)
         self._advance(("remove_pod", uid))
+        self._advance_node(nn, ("remove_pod", uid))
         if pi.has_affinity:
             s._affinity_list = None
         if pi.required_anti_affinity_terms:

@@ -197,12 +197,21 @@ class Simulator:
         # outside the CycleState is the snapshot's and the objects'. Extenders are other processes.
         self._memo_ok = not self.framework.extenders and all(
             type(pl).__module__.startswith("plugins_intree.") for pl in self.framework.plugins.values())
+        # Cycles among candidate nodes may also be remembered under the candidates' content alone (see
+        # _cycle_memo) when the profile's PreFilter and Filter plugins are all known to read nothing else.
+        self._pre_filter_names = frozenset(pl.name for pl in self.framework.plugins_at("preFilter"))
+        self._filter_names = frozenset(pl.name for pl in self.framework.plugins_at("filter"))
+        self._scope_ok = self._memo_ok and self._pre_filter_names <= _POD_ONLY_PRE_FILTER | _SKIP_STABLE_PRE_FILTER
+        self._anti_affinity_matters = "InterPodAffinity" in self._pre_filter_names
+        self._scoped_hits = 0  # answers found under the candidates' content (the equivalence tests read it)
         self.reuse_failures = reuse_failures
         self._pod_infos: dict[str, PodInfo] = {}
         self._batches: dict[tuple[int, ...], _Batch] = {}  # see schedule_pods
+        self._last_batch: _Batch | None = None  # the one used last (see _prepared_batch)
         #: False: every query takes its plain path (the equivalence tests compare both)
         self._fast = True
         self._assumed: dict[str, tuple[Pod, str, Pod, PodInfo]] = {}
+        self._dra_candidates: dict[str, tuple[Pod, bool]] = {}  # see _dra_candidate
         # find_node_for_pod resumes where the previous search stopped (cluster-autoscaler's lastIndex).
         self._last_index = 0
         for ext in self.framework.extenders:
@@ -511,7 +520,10 @@ class Simulator:
         Raises SnapshotError, before changing anything, when two pods share a uid, a pod is already in
         the snapshot, or a candidate node does not exist.
         """
-        pods = tuple(self._as_pod(p) for p in iter_objects(pods))
+        if (type(pods) is list or type(pods) is tuple) and set(map(type, pods)) == _POD_TYPE:
+            pods = tuple(pods)  # (Pods already: what _as_pod would give back, without a call per pod)
+        else:
+            pods = tuple(self._as_pod(p) for p in iter_objects(pods))
         if self.gang_scheduling and any(is_member(p, self._v2) for p in pods):
             return self._schedule_gangs(pods, nodes)
         return self._schedule_batch(pods, nodes)
@@ -651,10 +663,15 @@ class Simulator:
     def _prepared_batch(self, pods: tuple[Pod, ...]) -> _Batch | None:
         """The :class:`_Batch` for these pod objects (the one made before, when the same objects come again),
         or None when the batch has a pod twice (the plain path then raises, naming the first bad pod)."""
+        prep = self._last_batch  # (the usual case: the same pods as the previous call)
+        if (prep is not None and len(prep.pods) == len(pods) and all(map(operator.is_, prep.pods, pods))
+                and prep.admission is self._admission and prep.reuse == self.reuse_failures):
+            return prep
         ids = tuple(map(id, pods))
         prep = self._batches.get(ids)
         if (prep is not None and prep.admission is self._admission and prep.reuse == self.reuse_failures
                 and all(map(operator.is_, prep.pods, pods))):
+            self._last_batch = prep
             return prep
         batch: list[Pod] = []
         refused: list[tuple[Pod, str]] = []
@@ -688,6 +705,7 @@ class Simulator:
             self._batches.clear()
         # (the ids stay those of these pods while the batch holds them)
         self._batches[ids] = prep
+        self._last_batch = prep
         return prep
 
     def _candidates(self, nodes: Iterable[str] | None) -> list[str] | None:
@@ -727,6 +745,7 @@ class Simulator:
         nominations = bool(len(nominator))
         memo = candidates is not None and reuse and self._memo_ok and not nominations
         cand_key = tuple(candidates) if candidates is not None else ()
+        scoped = memo and self._scope_ok
         objects = self.objects
         ordered, classes, n = prep.ordered, prep.classes, len(prep.ordered)
         i = 0
@@ -752,7 +771,8 @@ class Simulator:
                     i += 1
                     continue
             if memo and candidates is not None and prep.memoizable[k]:
-                r = self._cycle_memo(prep, i, p, k, (cluster.content, k, cand_key, objects.generation), candidates)
+                r = self._cycle_memo(prep, i, p, k, (cluster.content, k, cand_key, objects.generation), candidates,
+                                     scoped)
             else:
                 r = self._schedule_one(p, candidates)
             if reusable and r.node is None and r.diagnosis is not None:
@@ -762,7 +782,7 @@ class Simulator:
         return ScheduleOutcome(tuple(results + prep.skipped))
 
     def _cycle_memo(self, prep: _Batch, i: int, pod: Pod, k: int, key: tuple[Any, ...],
-                    candidates: list[str]) -> Placement:
+                    candidates: list[str], scoped: bool = False) -> Placement:
         """``_schedule_one`` for a pod among candidate nodes, remembered in ``prep`` under ``key``: the
         snapshot's content token, the pod's equivalence class, the candidates and the objects' generation.
 
@@ -773,13 +793,27 @@ class Simulator:
         goes through ``_place`` (snapshot change and Reserve, with a copy of what Reserve reads from the
         cycle's CycleState, see _reserve_state).
         Pinned by tests/test_perf_equivalence.py::test_whatif_loop_fast_path_equals_plain_path.
+
+        ``scoped`` (the profile's PreFilter plugins are all in-tree ones whose PreFilter reads the pod and the
+        objects only, or skips for reasons the pod and the objects decide): the answer is also remembered under
+        the candidates' content tokens instead of the whole snapshot's, when the cycle proved it read nothing
+        else: every PreFilter plugin that did not skip reads the pod only, every Filter plugin that ran reads
+        the node only, and no pod in the cluster has required anti-affinity (InterPodAffinity then skips for a
+        pod without terms of its own). A what-if loop that changes nodes other than the candidates before
+        each question (the cold estimator loop) then still gets the remembered answer. Pinned by
+        tests/test_perf_equivalence.py::test_candidate_scoped_memo_equals_plain.
         """
         hit = prep.memo.get(key)
+        scoped_key: tuple[Any, ...] | None = None
+        if hit is None and scoped and self._no_required_anti_affinity():
+            scoped_key = (_SCOPED, self.cluster.node_content(candidates), *key[1:])
+            hit = prep.memo.get(scoped_key)
+            self._scoped_hits += hit is not None
         if hit is not None:
-            host, answer, state = hit
-            if host is None or state is None:
+            host, answer, kept = hit
+            if host is None or kept is None:
                 return prep.replayed(i, pod, answer)
-            return self._place(state.clone(), pod, host, prep.replayed(i, pod, answer))
+            return self._place(self._reserve_state_of(kept), pod, host, prep.replayed(i, pod, answer))
         fwk = self.framework
         st = fwk.run_pre_enqueue_plugins(pod)
         if st is not None and not st.is_success():
@@ -798,11 +832,31 @@ class Simulator:
                 if prev is not None and prev.pod == placement.pod and _same_answer(prev, placement):
                     placement = prev
                 prep.last_failure[k] = placement
-                prep.memo[key] = (None, placement, None)
+                entry: tuple[str | None, Placement, tuple[Any, ...] | None] = (None, placement, None)
+                prep.memo[key] = entry
+                if scoped_key is not None and self._read_only_candidates(state):
+                    prep.memo[scoped_key] = entry
             return placement
         if not placement.total_scores:
-            prep.memo[key] = (host, placement, self._reserve_state(state))
+            entry = (host, placement, self._reserve_state(state))
+            prep.memo[key] = entry
+            if scoped_key is not None and self._read_only_candidates(state):
+                prep.memo[scoped_key] = entry
         return self._place(state, pod, host, placement)
+
+    def _no_required_anti_affinity(self) -> bool:
+        """Whether no pod in the cluster has required anti-affinity terms (always, without InterPodAffinity)."""
+        return not (self._anti_affinity_matters and self.cluster.snapshot.have_pods_with_required_anti_affinity_list())
+
+    def _read_only_candidates(self, state: CycleState) -> bool:
+        """Whether the cycle that left ``state`` read, besides the pod and the objects, only the candidate nodes:
+        each PreFilter plugin that did not skip reads the pod only, each Filter plugin that was not skipped
+        reads the node only. (PreFilter plugins that skip here skip for reasons the pod and the objects decide,
+        see _SKIP_STABLE_PRE_FILTER; InterPodAffinity's also needs no pod with required anti-affinity, checked
+        by the caller.)"""
+        skip = state.skip_filter_plugins
+        return (self._pre_filter_names - skip <= _POD_ONLY_PRE_FILTER
+                and self._filter_names - skip <= _NODE_LOCAL_FILTER)
 
     def _replay_failure(self, pod: Pod, failure: Placement, candidates: list[str] | None) -> Placement:
         """The answer of an equivalent pod's failed cycle, with the cycle's one side effect: the
@@ -960,7 +1014,7 @@ class Simulator:
             self.cluster.on_revert(functools.partial(
                 self._unjournaled, functools.partial(fwk.run_reserve_plugins_unreserve, state, assumed, host)))
             dra = fwk.plugins.get("DynamicResources")
-            if dra is not None and (has_resource_claims(assumed) or requests_dra_candidate(assumed)):
+            if dra is not None and (has_resource_claims(assumed) or self._dra_candidate(assumed)):
                 # The claim's reservation for the pod is what makes a shared claim usable by the next pod;
                 # DynamicResources records it at PreBind, which a what-if placement otherwise skips.
                 st = dra.pre_bind(state, assumed, host)
@@ -972,17 +1026,44 @@ class Simulator:
             self.nominate(pod, "")
         return placement
 
-    def _reserve_state(self, state: CycleState) -> CycleState:
+    def _dra_candidate(self, pod: Pod) -> bool:
+        """``requests_dra_candidate(pod)``, kept per Pod object on the fast path (placed pods come back as the same
+        objects, see _assumed_pod)."""
+        if not self._fast:
+            return requests_dra_candidate(pod)
+        hit = self._dra_candidates.get(pod.uid)
+        if hit is not None and hit[0] is pod:
+            return hit[1]
+        if len(self._dra_candidates) >= _ASSUMED_SIZE:
+            self._dra_candidates.clear()
+        answer = requests_dra_candidate(pod)
+        self._dra_candidates[pod.uid] = (pod, answer)
+        return answer
+
+    def _reserve_state(self, state: CycleState) -> tuple[Any, ...]:
         """A copy of what Reserve and Unreserve read from a cycle's state, to remember with the cycle: the
         in-tree Reserve plugins (VolumeBinding, DynamicResources) read the data they wrote under their own
-        name, and nothing else (the rest, per-domain counts and such, can be big)."""
-        kept = CycleState()
+        name, and nothing else (the rest, per-domain counts and such, can be big). Kept as (key, value) pairs,
+        not a CycleState: a what-if loop asking new questions keeps thousands of them, every container one more
+        object for the garbage collector to walk (see _reserve_state_of). Flat: key, value, key, value, ..."""
+        kept: list[Any] = []
         for name in self._reserve_names:
             if name in state:
                 value = state.read(name)
                 clone = getattr(value, "clone", None)
-                kept.write(name, clone() if callable(clone) else value)
-        return kept
+                kept += (name, clone() if callable(clone) else value)
+        return tuple(kept)
+
+    @staticmethod
+    def _reserve_state_of(kept: tuple[Any, ...]) -> CycleState:
+        """A CycleState holding copies of what ``_reserve_state`` kept (what ``CycleState.clone()`` of a state
+        holding just that gives)."""
+        state = CycleState()
+        for i in range(0, len(kept), 2):
+            value = kept[i + 1]
+            clone = getattr(value, "clone", None)
+            state.write(kept[i], clone() if callable(clone) else value)
+        return state
 
     def _assumed_pod(self, pod: Pod, host: str) -> tuple[Pod, PodInfo | None]:
         """The pod as placed on ``host`` (nodeName set, nomination cleared), and its PodInfo. The ones made
@@ -1096,7 +1177,7 @@ class _Batch:
         #: per class: whether its cycles may be remembered (no PVCs nor ResourceClaims: their Reserve keeps
         #: books outside the snapshot and the objects)
         self.memoizable = [_memoizable(reps[k]) for k in range(len(reps))]
-        self.memo: dict[tuple[Any, ...], tuple[str | None, Placement, CycleState | None]] = {}
+        self.memo: dict[tuple[Any, ...], tuple[str | None, Placement, tuple[Any, ...] | None]] = {}
         self.keys = [p.key for p in ordered]
         self.last_failure: dict[int, Placement] = {}
         # run_end[i]: where the run of pods of class classes[i] that starts at i ends (queue order)
@@ -1164,6 +1245,19 @@ def _memoizable(pod: Pod) -> bool:
 
 
 _PLAIN_VOLUMES = frozenset({"configMap", "secret", "emptyDir", "downwardAPI", "projected", "hostPath"})
+
+# For answers remembered under the candidates' content (see Simulator._cycle_memo), of the in-tree plugins:
+#: PreFilter reads the pod (and the plugin's own arguments) only
+_POD_ONLY_PRE_FILTER = frozenset({"NodeAffinity", "NodePorts", "NodeResourcesFit", "NodeDeclaredFeatures"})
+#: PreFilter SKIPs for a memoizable pod (no claims, plain volumes only) for reasons the pod and the objects decide
+#: (InterPodAffinity: a pod without required terms, when no pod in the cluster has required anti-affinity)
+_SKIP_STABLE_PRE_FILTER = frozenset({"PodTopologySpread", "InterPodAffinity", "VolumeRestrictions", "NodeVolumeLimits",
+                                     "VolumeBinding", "VolumeZone", "DynamicResources"})
+#: Filter reads the node's NodeInfo, the pod, the plugin's PreFilter state and the objects only
+_NODE_LOCAL_FILTER = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
+                                "NodeResourcesFit", "NodeDeclaredFeatures"})
+_SCOPED: Any = object()
+_POD_TYPE = {Pod}  # first item of memo keys made of the candidates' content tokens
 
 
 def _absent_status(plugins: Iterable[str]) -> Status:

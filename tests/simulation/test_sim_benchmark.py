@@ -17,6 +17,7 @@ def test_whatif_benchmark_reports_loop_and_scaling_figures(capsys: pytest.Captur
     # 1500m pods on a fresh 4-cpu template node: two fit, whichever way they are scheduled
     assert report["estimator"]["placed_per_iteration"] == 2
     assert report["estimator_cold"]["placed_per_iteration"] == 2
+    assert report["estimator_fresh"]["placed_per_iteration"] == 2  # (a 10m pod on the new node leaves room)
     assert report["full_cycle"]["placed_per_iteration"] == 2
     assert [row["nodes"] for row in report["scaling"]] == [10, 20]
     assert {"fork_us", "changes_us", "revert_us", "estimator_median_ms_per_iteration",
@@ -28,3 +29,4 @@ def test_whatif_table_output(capsys: pytest.CaptureFixture[str]) -> None:
                  "--sizes", "6", "--fork-rounds", "2"])
     out = capsys.readouterr().out
     assert "what-if loop, estimator:  2 x" in out and "full cycle" not in out
+    assert "what-if loop, estimator, fresh: 2 x" in out

@@ -352,5 +352,7 @@ def test_fork_and_revert_work_is_proportional_to_the_changes(size: int, monkeypa
     undo_entries = len(f._log)
     cs.revert()
     assert sorted(clones) == ["n1", "n2"]  # one copy per changed node, whatever the cluster size
-    assert undo_entries == 5  # the new node's zone and its append, three pod locations: nothing per node
+    # the new node's zone and its append, three pod locations, four node content tokens (the new node's, one
+    # per pod): nothing per node
+    assert undo_entries == 9
     assert cs.snapshot.node_info_list is node_list  # the node list was never copied
