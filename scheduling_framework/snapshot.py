@@ -57,6 +57,10 @@ def normalized_image_name(name: str) -> str:
     return name
 
 
+#: Changes per kind an ObjectStore keeps for ObjectStore.changes_since.
+MAX_CHANGES_KEPT = 4096
+
+
 class ObjectStore:
     """Other cluster objects (Namespaces, Services, PDBs, PVs, ...) by kind; read-only for plugins."""
 
@@ -69,8 +73,34 @@ class ObjectStore:
         # Pod status fields plugins wrote (upstream patches them into the pod through the API), by pod uid and
         # field: DynamicResources' status.extendedResourceClaimStatus.
         self.pod_status: dict[str, dict[str, Any]] = {}
+        # Per kind, the (namespace, name) keys changed, in order, and how many changes came before the first one
+        # kept: readers that keep something derived from every object of a kind catch up from a mark
+        # (changes_since) instead of comparing every object. Bounded: an old mark then reads None.
+        self._changes: dict[str, builtins.list[tuple[str, str]]] = {}
+        self._changes_before: dict[str, int] = {}
         for o in objects:
             self.add(o)
+
+    def _note(self, kind: str, key: tuple[str, str]) -> None:
+        log = self._changes.get(kind)
+        if log is None:
+            log = self._changes[kind] = []
+        elif len(log) >= MAX_CHANGES_KEPT:
+            self._changes_before[kind] = self._changes_before.get(kind, 0) + len(log)
+            log.clear()
+        log.append(key)
+
+    def change_mark(self, kind: str) -> int:
+        """How many changes objects of ``kind`` have had: a mark for :meth:`changes_since`."""
+        return self._changes_before.get(kind, 0) + len(self._changes.get(kind, ()))
+
+    def changes_since(self, kind: str, mark: int) -> builtins.list[tuple[str, str]] | None:
+        """The (namespace, name) keys of the ``kind`` objects added, replaced or removed since ``mark`` (in order,
+        repeats kept); None when they are no longer all known (then compare the objects)."""
+        before = self._changes_before.get(kind, 0)
+        if mark < before:
+            return None
+        return self._changes.get(kind, [])[mark - before:]
 
     def add(self, obj: KubeObject) -> None:
         bucket = self._by_kind.setdefault(obj.kind, {})
@@ -78,6 +108,7 @@ class ObjectStore:
         if self.journal is not None:
             self.journal(functools.partial(self._restore, obj.kind, key, bucket.get(key)))
         bucket[key] = obj
+        self._note(obj.kind, key)
         self.generation += 1
 
     def remove(self, kind: str, namespace: str, name: str) -> None:
@@ -86,6 +117,7 @@ class ObjectStore:
         if old is not None:
             if self.journal is not None:
                 self.journal(functools.partial(self._restore, kind, (namespace, name), old))
+            self._note(kind, (namespace, name))
             self.generation += 1
 
     def _restore(self, kind: str, key: tuple[str, str], obj: KubeObject | None) -> None:
@@ -94,6 +126,7 @@ class ObjectStore:
             bucket.pop(key, None)
         else:
             bucket[key] = obj
+        self._note(kind, key)
         self.generation += 1
 
     def set_pod_status(self, uid: str, field: str, value: Any) -> None:

@@ -1969,6 +1969,60 @@ def test_dra_incremental_allocated_state_equals_rebuilt(seed: int) -> None:
             assert fast.allocated_by_pool == _allocated_by_pool(fast)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_dra_claims_changes_since_equal_a_full_diff(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DraManager.allocated_state catches up from the store's change log (ObjectStore.changes_since): claims added,
+    replaced, removed and restored by an undo journal, sometimes more changes than the log keeps (then it compares
+    every claim), equal the state rebuilt from every claim and the manager that always compares every claim."""
+    import scheduling_framework.snapshot as snapshot_mod
+    from plugins_intree.dynamicresources.state import DraManager
+    from scheduling_framework.snapshot import ObjectStore
+
+    monkeypatch.setattr(snapshot_mod, "MAX_CHANGES_KEPT", 5)
+    rng = random.Random(seed)
+    store = ObjectStore()
+    fast, plain = DraManager(store), DraManager(store)
+    plain.incremental_claims = False
+    undo: list[Any] = []
+    names = [f"c{i}" for i in range(10)]
+    for step in range(80):
+        store.journal = undo.append if rng.random() < 0.3 else None
+        for _ in range(rng.choice((1, 1, 2, 7))):
+            name = rng.choice(names)
+            if rng.random() < 0.3:
+                store.remove("ResourceClaim", "ns", name)
+            else:
+                store.add(_dra_claim_obj(rng, name))
+        store.journal = None
+        if undo and rng.random() < 0.4:
+            while undo:
+                undo.pop()()
+        got, want, rebuilt = fast.allocated_state(), plain.allocated_state(), fast._allocated_state_rebuilt()
+        for other in (want, rebuilt):
+            assert got.allocated_devices == other.allocated_devices, step
+            assert got.allocated_shared_device_ids == other.allocated_shared_device_ids
+            assert got.aggregated_capacity == other.aggregated_capacity
+        assert got.allocated_by_pool == want.allocated_by_pool
+
+
+def test_object_store_changes_since() -> None:
+    from scheduling_framework.snapshot import MAX_CHANGES_KEPT, ObjectStore
+
+    store = ObjectStore()
+    mark = store.change_mark("ResourceClaim")
+    store.add(_dra_claim_obj(random.Random(1), "a"))
+    store.remove("ResourceClaim", "ns", "a")
+    store.remove("ResourceClaim", "ns", "never-there")  # no change
+    assert store.changes_since("ResourceClaim", mark) == [("ns", "a"), ("ns", "a")]
+    assert store.changes_since("DeviceClass", 0) == []
+    for i in range(MAX_CHANGES_KEPT):
+        store.add(_dra_claim_obj(random.Random(i), f"b{i}"))
+    assert store.changes_since("ResourceClaim", mark) is None
+    late = store.change_mark("ResourceClaim")
+    store.remove("ResourceClaim", "ns", "b0")
+    assert store.changes_since("ResourceClaim", late) == [("ns", "b0")]
+
+
 # --- preemption: victims sorted by importance (plugins_intree/defaultpreemption/preemption.py) ----------------
 
 

@@ -37,6 +37,9 @@ from scheduling_framework.snapshot import ObjectStore
 class DraManager:
     """Per object store: typed-object caches, the allocated-device cache and in-flight allocations."""
 
+    #: False: allocated_state compares every claim with the previous ones (the plain path of the tests)
+    incremental_claims = True
+
     def __init__(self, store: ObjectStore) -> None:
         self._store_ref = weakref.ref(store)
         self.lock = threading.Lock()
@@ -57,6 +60,7 @@ class DraManager:
         # allocated_state's incremental bookkeeping: the claims counted (by key), their contributions, the
         # claims holding shares, how many counted claims hold each device, the device names per pool
         self._seen: dict[tuple[str, str], KubeObject] = {}
+        self._claims_mark = 0  # the store's ResourceClaim change mark when _seen was taken
         self._seen_contrib: dict[tuple[str, str], tuple[tuple[Any, ...], bool]] = {}
         self._shared: dict[tuple[str, str], KubeObject] = {}
         self._counts: dict[Any, int] = {}
@@ -132,12 +136,30 @@ class DraManager:
         if gen == self._state_gen and self._state is not None:
             return self._state
         alloc_mod: Any = importlib.import_module("scheduling_framework.dra.allocator")
-        cur = dict(store.by_key(RESOURCE_CLAIM))
         prev = self._seen
         # by identity: a replaced claim is one removed and one added
-        cur_get, prev_get = cur.get, prev.get
-        removed = [(k, o) for k, o in prev.items() if cur_get(k) is not o]
-        added = [(k, o) for k, o in cur.items() if prev_get(k) is not o]
+        changed = store.changes_since(RESOURCE_CLAIM, self._claims_mark) if self.incremental_claims else None
+        if changed is None:  # compare every claim
+            cur = dict(store.by_key(RESOURCE_CLAIM))
+            cur_get, prev_get = cur.get, prev.get
+            removed = [(k, o) for k, o in prev.items() if cur_get(k) is not o]
+            added = [(k, o) for k, o in cur.items() if prev_get(k) is not o]
+        else:  # only the claims changed since then (test_dra_claims_changes_since_equal_a_full_diff)
+            live = store.by_key(RESOURCE_CLAIM)
+            cur = prev  # brought up to date in place: nothing else holds it
+            removed, added = [], []
+            for k in dict.fromkeys(changed):
+                old, new = prev.get(k), live.get(k)
+                if old is new:
+                    continue
+                if old is not None:
+                    removed.append((k, old))
+                if new is not None:
+                    added.append((k, new))
+                    cur[k] = new
+                else:
+                    del cur[k]
+        self._claims_mark = store.change_mark(RESOURCE_CLAIM)
         counts, contribs, touched = self._counts, self._seen_contrib, set()
         for key, _ in removed:
             whole, is_shared = contribs.pop(key)
