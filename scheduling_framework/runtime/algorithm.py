@@ -425,18 +425,28 @@ class Algorithm:
                             stopped_at = end - 1
                             break
                         continue
-                    m = kept.index(_MISSING) if _MISSING in kept else size  # the kept prefix
-                    if m:
-                        _take_verdicts(chunk[:m], kept[:m], feasible, statuses, diagnosis)
-                        idx += m
-                        if len(feasible) >= to_find:
-                            stopped_at = idx - 1
-                            break
-                    if m < size:  # the node without a kept verdict
-                        if visit(chunk[m]):
-                            stopped_at = idx
-                            break
-                        idx += 1
+                    # Kept verdicts are taken a stretch at a time; each node without one is visited alone.
+                    p = 0
+                    done = False
+                    while p < size:
+                        try:
+                            q = kept.index(_MISSING, p)
+                        except ValueError:
+                            q = size
+                        if q > p:
+                            _take_verdicts(chunk[p:q], kept[p:q], feasible, statuses, diagnosis)
+                            idx += q - p
+                            if len(feasible) >= to_find:
+                                stopped_at, done = idx - 1, True
+                                break
+                        if q < size:
+                            if visit(chunk[q]):
+                                stopped_at, done = idx, True
+                                break
+                            idx += 1
+                        p = q + 1
+                    if done:
+                        break
                     continue
             done = False
             while idx < end:
