@@ -648,7 +648,8 @@ class NodeInfo:
         c.used_ports = self.used_ports.clone()
         c.requested = self.requested.clone()
         c.non_zero_requested = self.non_zero_requested.clone()
-        c.allocatable = self.allocatable.clone()
+        # A scratch copy shares the allocatable amounts (only set_node replaces them; nothing changes them in place)
+        c.allocatable = self.allocatable.clone() if noted else self.allocatable
         c._image_states = self._image_states  # replaced wholesale, never mutated in place
         c.pvc_ref_counts = dict(self.pvc_ref_counts)
         c.generation = self.generation
