@@ -22,6 +22,7 @@ from scheduling_framework.errors import ConfigError
 from scheduling_framework.interfaces import PostFilterResult
 from scheduling_framework.node_info import NodeInfo, PodInfo
 from scheduling_framework.runtime.framework import Framework
+from scheduling_framework.runtime.signatures import defining_class
 from scheduling_framework.status import Code, Status
 
 NAME = "DefaultPreemption"
@@ -39,12 +40,6 @@ SHARED_DRY_RUN_STATE = True
 #: ... and runs the cycle's Filter plugins from one list per node (False: run_filter_plugins_with_nominated_pods).
 FILTER_PLAN = True
 
-
-def _defining_class(cls: type, attr: str) -> type | None:
-    for c in cls.__mro__:
-        if attr in c.__dict__:
-            return c
-    return None
 
 #: (node_info, victim, preemptor) -> may the victim be preempted, beyond having lower priority.
 IsEligiblePodFunc = Callable[[NodeInfo, PodInfo, Pod], bool]
@@ -139,7 +134,7 @@ class DefaultPreemption:
         none runs for the pod (and a subclass did not replace the method) the copy stays as it was made, and
         Filter reads it as it reads the shared state of the main pass. Pinned by
         tests/test_perf_equivalence.py::test_preemption_bulk_removal_equals_plain."""
-        if not SHARED_DRY_RUN_STATE or _defining_class(type(self), "select_victims_on_node") is not DefaultPreemption:
+        if not SHARED_DRY_RUN_STATE or defining_class(type(self), "select_victims_on_node") is not DefaultPreemption:
             return False
         active = getattr(self.handle, "pre_filter_extensions_active", None)
         return callable(active) and not active(state)

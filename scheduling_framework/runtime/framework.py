@@ -33,7 +33,7 @@ from scheduling_framework.node_info import NodeInfo, PodInfo
 from scheduling_framework.podgroups import PodGroupManager
 from scheduling_framework.registry import Registry, default_registry
 from scheduling_framework.runtime.parallelize import Parallelizer
-from scheduling_framework.runtime.signatures import MAX_MEMO_ENTRIES, MemoKeys, Signer, sign, signer
+from scheduling_framework.runtime.signatures import MAX_MEMO_ENTRIES, MemoKeys, Signer, companion, sign, signer
 from scheduling_framework.runtime.waiting_pods import WaitingPod, WaitingPodsMap
 from scheduling_framework.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code, Status
@@ -200,13 +200,6 @@ def _check_status(plugin: str, point: str, st: Any) -> Status | None:
     return _bad_shape(plugin, point, st, "Status or None")
 
 
-def _defining_class(cls: type, attr: str) -> type | None:
-    for c in cls.__mro__:
-        if attr in c.__dict__:
-            return c
-    return None
-
-
 def batch_scorer(plugin: Any) -> Callable[[CycleState, Pod, Sequence[NodeInfo]], list[int] | None] | None:
     """The plugin's optional batch form of Score, when the framework may use it instead of ``score``.
 
@@ -216,20 +209,7 @@ def batch_scorer(plugin: Any) -> Callable[[CycleState, Pod, Sequence[NodeInfo]],
     accelerator: the per-node ``score`` stays the contract. The framework takes it only from the class
     that defines ``score`` (a subclass overriding ``score`` alone keeps being called node by node).
     """
-    return _score_companion(plugin, "score_nodes")  # type: ignore[no-any-return]
-
-
-def _score_companion(plugin: Any, name: str) -> Any:
-    """The plugin's method ``name`` when the class that defines it also defines ``score`` (a subclass that
-    overrides ``score`` alone must not have its parent's companion used in its place); None otherwise."""
-    fn = getattr(plugin, name, None)
-    if not callable(fn):
-        return None
-    cls = type(plugin)
-    owner = _defining_class(cls, "score")
-    if owner is None or owner is not _defining_class(cls, name):
-        return None
-    return fn
+    return companion(plugin, "score_nodes", "score")  # type: ignore[no-any-return]
 
 
 #: Filter with nominated pods reads the cycle's state itself when no PreFilter extension runs for the pod (False: a
@@ -248,7 +228,7 @@ def constant_scorer(plugin: Any) -> Callable[[CycleState, Pod], int | None] | No
     in the score range) means score as usual. Taken, like ``score_nodes``, only from the class that defines
     ``score``. Pinned by tests/test_perf_equivalence.py::test_constant_score_column_equals_plain_scoring.
     """
-    return _score_companion(plugin, "score_constant")  # type: ignore[no-any-return]
+    return companion(plugin, "score_constant", "score")  # type: ignore[no-any-return]
 
 
 def _run_constant(fn: Callable[[CycleState, Pod], int | None], state: CycleState, pod: Pod) -> int | None:
@@ -359,14 +339,7 @@ def batch_normalizer(ext: Any) -> Callable[[CycleState, Pod, list[str], list[int
     for ``node_names`` -- or None to have the framework call ``normalize_score`` (for any non-success). As with
     ``score_nodes``, it is only an accelerator, taken from the class that defines ``normalize_score``.
     """
-    fn = getattr(ext, "normalize_values", None)
-    if not callable(fn):
-        return None
-    cls = type(ext)
-    owner = _defining_class(cls, "normalize_score")
-    if owner is None or owner is not _defining_class(cls, "normalize_values"):
-        return None
-    return fn  # type: ignore[no-any-return]
+    return companion(ext, "normalize_values", "normalize_score")  # type: ignore[no-any-return]
 
 
 def _run_normalize_batch(batch: Callable[[CycleState, Pod, list[str], list[int]], list[int] | None],
@@ -608,10 +581,10 @@ class Framework:
         points = self._points["queueSort"]
         if not points:
             return None
-        fn = signer(points[0], "sort_key", "less")
+        fn = companion(points[0], "sort_key", "less")
         if fn is None or "less" in getattr(points[0], "__dict__", ()):
             return None
-        return fn  # type: ignore[return-value]
+        return fn  # type: ignore[no-any-return]
 
     def queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         pl = self._points["queueSort"][0]

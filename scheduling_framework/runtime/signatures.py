@@ -38,24 +38,32 @@ MAX_SIGNATURES = 4096
 MAX_MEMO_ENTRIES = 64
 
 
-def _defining_class(cls: type, attr: str) -> type | None:
+def defining_class(cls: type, attr: str) -> type | None:
+    """The first class of ``cls``'s MRO whose own namespace defines ``attr``; None when none does."""
     for c in cls.__mro__:
         if attr in c.__dict__:
             return c
     return None
 
 
-def signer(plugin: Any, method: str, vouches_for: str) -> Signer | None:
-    """The plugin's ``method`` (filter_signature / score_signature) when the class defining it also defines
-    ``vouches_for`` (filter / score); None otherwise."""
+def companion(plugin: Any, method: str, vouches_for: str) -> Any:
+    """The plugin's ``method`` when the class defining it also defines ``vouches_for``; None otherwise. A
+    companion (a signature, a batch form, a sort key) stands for the method it vouches for, so a subclass that
+    overrides that method alone must not have its parent's companion used in its place."""
     fn = getattr(plugin, method, None)
     if not callable(fn):
         return None
     cls = type(plugin)
-    owner = _defining_class(cls, vouches_for)
-    if owner is None or owner is not _defining_class(cls, method):
+    owner = defining_class(cls, vouches_for)
+    if owner is None or owner is not defining_class(cls, method):
         return None
-    return fn  # type: ignore[no-any-return]
+    return fn
+
+
+def signer(plugin: Any, method: str, vouches_for: str) -> Signer | None:
+    """The plugin's ``method`` (filter_signature / score_signature) when the class defining it also defines
+    ``vouches_for`` (filter / score); None otherwise."""
+    return companion(plugin, method, vouches_for)  # type: ignore[no-any-return]
 
 
 class MemoKeys:
