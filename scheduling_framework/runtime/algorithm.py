@@ -529,10 +529,7 @@ class Algorithm:
                 totals[i] += s * weight
             columns.append((ext.name, scaled, weight))
             if detail is not None:
-                detail.plugins.append(ext.name)
-                detail.raw[ext.name] = raw
-                detail.normalized[ext.name] = scaled
-                detail.weights[ext.name] = weight
+                detail.add(ext.name, raw, scaled, weight)
         return totals
 
     # scoring ---------------------------------------------------------------------------------

@@ -108,6 +108,13 @@ class ScoreDetail:
         self.normalized: dict[str, list[int]] = {}
         self.weights: dict[str, int] = {}
 
+    def add(self, plugin: str, raw: list[int], normalized: list[int], weight: int) -> None:
+        """One plugin's (or extender's) column: its raw and normalized scores, in node order, and its weight."""
+        self.plugins.append(plugin)
+        self.raw[plugin] = raw
+        self.normalized[plugin] = normalized
+        self.weights[plugin] = weight
+
 
 class NodePluginScores:
     """A node's weighted score from each score plugin, and their total.
@@ -980,10 +987,7 @@ class Framework:
                         const_total += c * weight
                         columns.append((name, vals, weight))
                         if detail is not None:
-                            detail.plugins.append(name)
-                            detail.raw[name] = [c] * n
-                            detail.normalized[name] = [c] * n
-                            detail.weights[name] = weight
+                            detail.add(name, [c] * n, [c] * n, weight)
                         continue
             vals = None
             batch = batches.get(name)
@@ -1033,6 +1037,7 @@ class Framework:
             # the distinct values; otherwise the first bad score is found and reported. Kept raw scores of a
             # scorer without NormalizeScore were checked when they were kept (_signed_raw_scores).
             weight = self.score_weights[name]
+            constant = False
             if vals and not (ext is None and name in signed and self._score_ext.get(name) is None):
                 distinct = set(vals) if ext is None or _all_ints(vals) else None
                 if distinct is None or min(distinct) < MIN_NODE_SCORE or max(distinct) > MAX_NODE_SCORE:
@@ -1040,22 +1045,14 @@ class Framework:
                     if bad is not None:
                         return names, [], [], _bad_score_status(name, bad)
                 elif len(distinct) == 1:
-                    # every node has the same score: added to the totals once, as a constant
-                    const_total += vals[0] * weight
-                    columns.append((name, vals, weight))
-                    if detail is not None and raw is not None and normalized is not None:
-                        detail.plugins.append(name)
-                        detail.raw[name] = raw
-                        detail.normalized[name] = normalized
-                        detail.weights[name] = weight
-                    continue
-            weighted.append(vals if weight == 1 else [s * weight for s in vals])
+                    constant = True
+            if constant:  # every node has the same score: added to the totals once
+                const_total += vals[0] * weight
+            else:
+                weighted.append(vals if weight == 1 else [s * weight for s in vals])
             columns.append((name, vals, weight))
             if detail is not None and raw is not None and normalized is not None:
-                detail.plugins.append(name)
-                detail.raw[name] = raw
-                detail.normalized[name] = normalized
-                detail.weights[name] = weight
+                detail.add(name, raw, normalized, weight)
         # Each node's total: the sum of its weighted scores (one pass over the nodes for all plugins), plus the
         # columns that gave every node the same score.
         totals: list[int]
