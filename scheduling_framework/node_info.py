@@ -498,17 +498,16 @@ class NodeInfo:
     def set_node(self, node: Node) -> None:
         self.node = node
         self.name = node.metadata.name
-        if self.memo:
-            self.memo.clear()
         self.allocatable = Resource.from_list(node.status.allocatable)
-        self.filter_key = self.score_key = 0
-        self.generation = next_generation()
-        if self._noted:
-            CHANGES.note(self)
+        self._changed()
 
     def remove_node(self) -> None:
         self.node = None
         self.name = ""
+        self._changed()
+
+    def _changed(self) -> None:
+        """After every change: the memo and the latest Filter/Score entries go, a new generation, a journal note."""
         if self.memo:
             self.memo.clear()
         self.filter_key = self.score_key = 0
@@ -537,23 +536,31 @@ class NodeInfo:
 
     def remove_pod(self, pod: Pod | PodInfo) -> bool:
         """Remove the pod with this pod's uid; False when it is not here."""
-        uid = (pod.pod if isinstance(pod, PodInfo) else pod).metadata.uid
+        pi = self._detach((pod.pod if isinstance(pod, PodInfo) else pod).metadata.uid)
+        if pi is None:
+            return False
+        self._update(pi, -1)
+        return True
+
+    def _detach(self, uid: str) -> PodInfo | None:
+        """Take the pod ``uid`` out of the pod list (the last one takes its place), the index and the affinity
+        lists, aggregates untouched; None when it is not here."""
         index = self._index()
         idx = index.pop(uid, None)
         if idx is None:
-            return False
-        pi = self.pods[idx]
-        last = self.pods.pop()
+            return None
+        plist = self.pods
+        pi = plist[idx]
+        last = plist.pop()
         if last is not pi:
-            self.pods[idx] = last
+            plist[idx] = last
             index[last.pod.metadata.uid] = idx
         if pi.has_affinity:
             self.pods_with_affinity = [p for p in self.pods_with_affinity if p is not pi]
         if pi.required_anti_affinity_terms:
             self.pods_with_required_anti_affinity = [p for p in self.pods_with_required_anti_affinity
                                                      if p is not pi]
-        self._update(pi, -1)
-        return True
+        return pi
 
     def _index(self) -> dict[str, int]:
         index = self._pod_index
@@ -574,42 +581,20 @@ class NodeInfo:
         one per pod (preemption's dry run removes every lower-priority pod of a node before it filters).
         Returns how many were here. Pinned by
         tests/test_perf_equivalence.py::test_remove_pods_equals_one_by_one_removal."""
-        index = self._index()
-        plist = self.pods
         removed = 0
         for pod in pods:
-            idx = index.pop(pod.pod.metadata.uid, None)
-            if idx is None:
+            pi = self._detach(pod.pod.metadata.uid)
+            if pi is None:
                 continue
-            pi = plist[idx]
-            last = plist.pop()
-            if last is not pi:
-                plist[idx] = last
-                index[last.pod.metadata.uid] = idx
-            if pi.has_affinity:
-                self.pods_with_affinity = [p for p in self.pods_with_affinity if p is not pi]
-            if pi.required_anti_affinity_terms:
-                self.pods_with_required_anti_affinity = [p for p in self.pods_with_required_anti_affinity
-                                                         if p is not pi]
             self._aggregate(pi, -1)
             removed += 1
         if removed:
-            if self.memo:
-                self.memo.clear()
-            self.filter_key = self.score_key = 0
-            self.generation = next_generation()
-            if self._noted:
-                CHANGES.note(self)
+            self._changed()
         return removed
 
     def _update(self, pi: PodInfo, sign: int) -> None:
-        if self.memo:
-            self.memo.clear()
-        self.filter_key = self.score_key = 0
         self._aggregate(pi, sign)
-        self.generation = next_generation()
-        if self._noted:
-            CHANGES.note(self)
+        self._changed()
 
     def _aggregate(self, pi: PodInfo, sign: int) -> None:
         self.requested.add(pi.requests, sign)
