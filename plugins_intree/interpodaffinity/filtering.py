@@ -235,14 +235,7 @@ def incoming_affinity_anti_affinity_counts(affinity_terms: Sequence[AffinityTerm
         node = ni.node
         if node is None or not ni.pods:
             continue
-        memo = ni.memo
-        matched: tuple[int, tuple[int, ...]] | None = memo.get(node_memo_key)
-        if matched is None:
-            matched = _matching_pods(affinity_terms, anti_affinity_terms, ni)
-            if len(memo) >= MEMO_LIMIT:
-                memo.clear()
-            memo[node_memo_key] = matched
-        n_affinity, n_anti = matched
+        n_affinity, n_anti = _matched(affinity_terms, anti_affinity_terms, ni, node_memo_key)
         labels = node.metadata.labels
         if n_affinity:
             for t in affinity_terms:
@@ -259,13 +252,9 @@ def incoming_affinity_anti_affinity_counts(affinity_terms: Sequence[AffinityTerm
     return affinity, anti
 
 
-def _incoming_contribution(affinity_terms: Sequence[AffinityTerm], anti_affinity_terms: Sequence[AffinityTerm],
-                           ni: NodeInfo, node_memo_key: str) -> tuple[Contribution, Contribution]:
-    """What one node adds to incoming_affinity_anti_affinity_counts: (pair, n) additions, n > 0, to the
-    affinity map and to the anti-affinity map (those of the plain pass, in its order)."""
-    node = ni.node
-    if node is None or not ni.pods:
-        return (), ()
+def _matched(affinity_terms: Sequence[AffinityTerm], anti_affinity_terms: Sequence[AffinityTerm], ni: NodeInfo,
+             node_memo_key: str) -> tuple[int, tuple[int, ...]]:
+    """``_matching_pods`` of the node, kept in its memo under ``node_memo_key`` while the node is unchanged."""
     memo = ni.memo
     matched: tuple[int, tuple[int, ...]] | None = memo.get(node_memo_key)
     if matched is None:
@@ -273,7 +262,17 @@ def _incoming_contribution(affinity_terms: Sequence[AffinityTerm], anti_affinity
         if len(memo) >= MEMO_LIMIT:
             memo.clear()
         memo[node_memo_key] = matched
-    n_affinity, n_anti = matched
+    return matched
+
+
+def _incoming_contribution(affinity_terms: Sequence[AffinityTerm], anti_affinity_terms: Sequence[AffinityTerm],
+                           ni: NodeInfo, node_memo_key: str) -> tuple[Contribution, Contribution]:
+    """What one node adds to incoming_affinity_anti_affinity_counts: (pair, n) additions, n > 0, to the
+    affinity map and to the anti-affinity map (those of the plain pass, in its order)."""
+    node = ni.node
+    if node is None or not ni.pods:
+        return (), ()
+    n_affinity, n_anti = _matched(affinity_terms, anti_affinity_terms, ni, node_memo_key)
     labels = node.metadata.labels
     affinity: list[tuple[Hashable, int]] = []
     anti: list[tuple[Hashable, int]] = []
