@@ -65,6 +65,7 @@ from scheduling_framework.resource_claims import (
     reserved_for,
     with_status,
 )
+from scheduling_framework.runtime.signatures import KeptPerPod
 from scheduling_framework.snapshot import ObjectStore
 from scheduling_framework.status import Code, Status
 from scheduling_framework.versions import at_least, release_of
@@ -237,7 +238,7 @@ class DynamicResources:
         # AllocationResult (by identity, held) -> its manifest mapping: a memoized outcome is converted once
         self._manifests: dict[int, tuple[Any, Mapping[str, Any]]] = {}
         # pod uid -> (the Pod object, whether it requests a resource a DeviceClass could back)
-        self._candidates: dict[str, tuple[Pod, bool]] = {}
+        self._candidates: KeptPerPod[bool] = KeptPerPod(_KEPT_PODS)
 
     # events ----------------------------------------------------------------------------------------
     def events_to_register(self) -> list[tuple[str, str]]:
@@ -282,14 +283,7 @@ class DynamicResources:
         """``requests_dra_candidate(pod)``, kept per Pod object while ``fast_paths`` is on (pods are immutable)."""
         if not self.fast_paths:
             return requests_dra_candidate(pod)
-        kept = self._candidates.get(pod.uid)
-        if kept is not None and kept[0] is pod:
-            return kept[1]
-        answer = requests_dra_candidate(pod)
-        if len(self._candidates) >= _KEPT_PODS:
-            self._candidates.clear()
-        self._candidates[pod.uid] = (pod, answer)
-        return answer
+        return self._candidates.get(pod, requests_dra_candidate)
 
     # PreFilter ---------------------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

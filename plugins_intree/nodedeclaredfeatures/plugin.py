@@ -21,6 +21,7 @@ from scheduling_framework.errors import ValidationError
 from scheduling_framework.features import features_of
 from scheduling_framework.interfaces import PreFilterResult
 from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.runtime.signatures import KeptPerPod
 from scheduling_framework.status import Code, Status
 from scheduling_framework.versions import at_least, release_of
 
@@ -54,7 +55,7 @@ class NodeDeclaredFeatures:
         self.version: str | None = f"{release}.0"
         self.list_missing = not at_least(release, _FIXED_REASON_SINCE)
         # pod uid -> (the Pod object, its required features): see required_features
-        self._required: dict[str, tuple[Pod, frozenset[str]]] = {}
+        self._required: KeptPerPod[frozenset[str]] = KeptPerPod(_KEPT_PODS)
 
     @classmethod
     def with_registry(cls, features: Sequence[Feature], version: str | None, *, enabled: bool = True,
@@ -74,15 +75,11 @@ class NodeDeclaredFeatures:
         the same objects back every cycle); errors are not kept. Pinned by tests/test_perf_equivalence.py::
         test_declared_features_kept_per_pod_equal_plain."""
         if not self.fast_paths:
-            return infer_for_pod_scheduling(self.features, pod_feature_use(pod), self.version)
-        kept = self._required.get(pod.uid)
-        if kept is not None and kept[0] is pod:
-            return kept[1]
-        reqs = infer_for_pod_scheduling(self.features, pod_feature_use(pod), self.version)
-        if len(self._required) >= _KEPT_PODS:
-            self._required.clear()
-        self._required[pod.uid] = (pod, reqs)
-        return reqs
+            return self._infer(pod)
+        return self._required.get(pod, self._infer)
+
+    def _infer(self, pod: Pod) -> frozenset[str]:
+        return infer_for_pod_scheduling(self.features, pod_feature_use(pod), self.version)
 
     # PreFilter / Filter -----------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cycle_state import CycleState
@@ -94,3 +94,31 @@ def sign(fn: Signer, state: CycleState, pod: Pod) -> Hashable | None:
         return fn(state, pod)
     except Exception:
         return None
+
+
+T = TypeVar("T")
+
+
+class KeptPerPod(Generic[T]):
+    """Answers that depend on nothing but a Pod object, kept for that very object (pods are immutable): looked up
+    by uid and taken only when the kept pod is the same object. Up to ``limit`` pods, then forgotten all at once;
+    an answer that raises is not kept."""
+
+    __slots__ = ("_kept", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self._kept: dict[str, tuple[Pod, T]] = {}
+        self.limit = limit
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def get(self, pod: Pod, compute: Callable[[Pod], T]) -> T:
+        hit = self._kept.get(pod.uid)
+        if hit is not None and hit[0] is pod:
+            return hit[1]
+        answer = compute(pod)
+        if len(self._kept) >= self.limit:
+            self._kept.clear()
+        self._kept[pod.uid] = (pod, answer)
+        return answer

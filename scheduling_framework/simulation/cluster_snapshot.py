@@ -327,7 +327,18 @@ class ClusterSnapshot:
         the change naming ``objects`` (Nodes, Pods) by their ids. The transition keeps the objects and is
         taken only for the very same objects (ids alone could name other objects in a copy of this
         snapshot)."""
-        key = (self.content, *op)
+        self.content = self._next_token(self.content, op, objects)
+
+    def _advance_node(self, name: str, op: tuple[Any, ...], objects: tuple[Any, ...] = (),
+                      start: object = None) -> None:
+        """Move the node's content token as ``_advance`` moves ``content`` (``start``: the token to move from,
+        default the node's current one)."""
+        token = self._next_token(self._node_content[name] if start is None else start, op, objects)
+        self._set(self._node_content, name, token)
+
+    def _next_token(self, token: object, op: tuple[Any, ...], objects: tuple[Any, ...]) -> object:
+        """The token ``token`` moves to by ``op``: the same one each time the same change is made from it."""
+        key = (token, *op)
         hit = self._transitions.get(key)
         # (one flat tuple per transition, the new token first: what-if loops asking new questions keep
         # thousands, every one a container the garbage collector walks)
@@ -335,19 +346,7 @@ class ClusterSnapshot:
             if len(self._transitions) >= _TRANSITIONS:
                 self._transitions.clear()
             hit = self._transitions[key] = (object(), *objects)
-        self.content = hit[0]
-
-    def _advance_node(self, name: str, op: tuple[Any, ...], objects: tuple[Any, ...] = (),
-                      start: object = None) -> None:
-        """Move the node's content token as ``_advance`` moves ``content`` (``start``: the token to move from,
-        default the node's current one)."""
-        key = (self._node_content[name] if start is None else start, *op)
-        hit = self._transitions.get(key)
-        if hit is None or len(hit) != len(objects) + 1 or not all(map(operator.is_, hit[1:], objects)):
-            if len(self._transitions) >= _TRANSITIONS:
-                self._transitions.clear()
-            hit = self._transitions[key] = (object(), *objects)
-        self._set(self._node_content, name, hit[0])
+        return hit[0]
 
     def _set(self, target: dict[Any, Any], key: Any, value: Any) -> None:
         if self._forks:

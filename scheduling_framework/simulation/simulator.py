@@ -54,6 +54,7 @@ from scheduling_framework.resource_claims import (
 )
 from scheduling_framework.runtime.algorithm import Algorithm, CycleError, Diagnosis, FitError
 from scheduling_framework.runtime.framework import Framework, Nominator
+from scheduling_framework.runtime.signatures import KeptPerPod
 from scheduling_framework.simulation.cluster_snapshot import ClusterSnapshot, Fork
 from scheduling_framework.simulation.placement import Placement as Placement
 from scheduling_framework.snapshot import ObjectStore
@@ -211,7 +212,7 @@ class Simulator:
         #: False: every query takes its plain path (the equivalence tests compare both)
         self._fast = True
         self._assumed: dict[str, tuple[Pod, str, Pod, PodInfo]] = {}
-        self._dra_candidates: dict[str, tuple[Pod, bool]] = {}  # see _dra_candidate
+        self._dra_candidates: KeptPerPod[bool] = KeptPerPod(_ASSUMED_SIZE)  # see _dra_candidate
         # find_node_for_pod resumes where the previous search stopped (cluster-autoscaler's lastIndex).
         self._last_index = 0
         for ext in self.framework.extenders:
@@ -660,17 +661,20 @@ class Simulator:
             results.append(r)
         return ScheduleOutcome(tuple(results + skipped))
 
+    def _batch_serves(self, prep: _Batch, pods: tuple[Pod, ...]) -> bool:
+        """Whether ``prep`` was made for these very pod objects, under the current admission and reuse setting."""
+        return (len(prep.pods) == len(pods) and prep.admission is self._admission
+                and prep.reuse == self.reuse_failures and all(map(operator.is_, prep.pods, pods)))
+
     def _prepared_batch(self, pods: tuple[Pod, ...]) -> _Batch | None:
         """The :class:`_Batch` for these pod objects (the one made before, when the same objects come again),
         or None when the batch has a pod twice (the plain path then raises, naming the first bad pod)."""
         prep = self._last_batch  # (the usual case: the same pods as the previous call)
-        if (prep is not None and len(prep.pods) == len(pods) and all(map(operator.is_, prep.pods, pods))
-                and prep.admission is self._admission and prep.reuse == self.reuse_failures):
+        if prep is not None and self._batch_serves(prep, pods):
             return prep
         ids = tuple(map(id, pods))
         prep = self._batches.get(ids)
-        if (prep is not None and prep.admission is self._admission and prep.reuse == self.reuse_failures
-                and all(map(operator.is_, prep.pods, pods))):
+        if prep is not None and self._batch_serves(prep, pods):
             self._last_batch = prep
             return prep
         batch: list[Pod] = []
@@ -1031,14 +1035,7 @@ class Simulator:
         objects, see _assumed_pod)."""
         if not self._fast:
             return requests_dra_candidate(pod)
-        hit = self._dra_candidates.get(pod.uid)
-        if hit is not None and hit[0] is pod:
-            return hit[1]
-        if len(self._dra_candidates) >= _ASSUMED_SIZE:
-            self._dra_candidates.clear()
-        answer = requests_dra_candidate(pod)
-        self._dra_candidates[pod.uid] = (pod, answer)
-        return answer
+        return self._dra_candidates.get(pod, requests_dra_candidate)
 
     def _reserve_state(self, state: CycleState) -> tuple[Any, ...]:
         """A copy of what Reserve and Unreserve read from a cycle's state, to remember with the cycle: the
@@ -1256,8 +1253,8 @@ _SKIP_STABLE_PRE_FILTER = frozenset({"PodTopologySpread", "InterPodAffinity", "V
 #: Filter reads the node's NodeInfo, the pod, the plugin's PreFilter state and the objects only
 _NODE_LOCAL_FILTER = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
                                 "NodeResourcesFit", "NodeDeclaredFeatures"})
-_SCOPED: Any = object()
-_POD_TYPE = {Pod}  # first item of memo keys made of the candidates' content tokens
+_SCOPED: Any = object()  # first item of memo keys made of the candidates' content tokens
+_POD_TYPE = {Pod}  # schedule_pods: a list of Pods (nothing to convert)
 
 
 def _absent_status(plugins: Iterable[str]) -> Status:
