@@ -1371,6 +1371,30 @@ def test_schedule_pods_fast_path_equals_plain_path(seed: int) -> None:
     assert runs[0] == runs[1]
 
 
+def _random_snapshot_change(rng: random.Random, cs: Any, templates: list[Any], extra: list[Pod],
+                            bounds: tuple[float, float, float, float, float]) -> None:
+    """One random change of a ClusterSnapshot: fork, revert, commit, add a node from a template, add or remove one
+    of ``extra``'s pods, remove a node; ``bounds`` are the cumulative odds of the first five."""
+    fork, revert, commit, add_node, pod = bounds
+    action = rng.random()
+    if action < fork:
+        cs.fork()
+    elif action < revert and cs.depth:
+        cs.revert()
+    elif action < commit and cs.depth:
+        cs.commit()
+    elif action < add_node:
+        cs.add_node_from_template(templates[rng.randrange(2)], name_prefix=rng.choice(("a", "b")))
+    elif action < pod:
+        p = extra[rng.randrange(len(extra))]
+        if cs.has_pod(p):
+            cs.remove_pod(p)
+        else:
+            cs.add_pod(p, rng.choice(cs.node_names()))
+    elif len(cs) > 1:
+        cs.remove_node(rng.choice(cs.node_names()))
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_content_token_names_the_content(seed: int) -> None:
     """ClusterSnapshot.content: whenever a token comes back, the snapshot holds what it held under it
@@ -1408,23 +1432,7 @@ def test_content_token_names_the_content(seed: int) -> None:
                 pickle.loads(pickle.dumps(p)) for p in extra]
             seen = {}
         check()
-        action = rng.random()
-        if action < 0.25:
-            cs.fork()
-        elif action < 0.4 and cs.depth:
-            cs.revert()
-        elif action < 0.45 and cs.depth:
-            cs.commit()
-        elif action < 0.65:
-            cs.add_node_from_template(templates[rng.randrange(2)], name_prefix=rng.choice(("a", "b")))
-        elif action < 0.85:
-            p = extra[rng.randrange(len(extra))]
-            if cs.has_pod(p):
-                cs.remove_pod(p)
-            else:
-                cs.add_pod(p, rng.choice(cs.node_names()))
-        elif len(cs) > 1:
-            cs.remove_node(rng.choice(cs.node_names()))
+        _random_snapshot_change(rng, cs, templates, extra, (0.25, 0.4, 0.45, 0.65, 0.85))
     assert hits > 10 and copied
 
 
@@ -2432,23 +2440,7 @@ def test_node_content_token_names_the_node(seed: int) -> None:
                 assert old[1] == state
                 hits += 1
             seen[id(token)] = (token, state)
-        action = rng.random()
-        if action < 0.25:
-            cs.fork()
-        elif action < 0.45 and cs.depth:
-            cs.revert()
-        elif action < 0.5 and cs.depth:
-            cs.commit()
-        elif action < 0.65:
-            cs.add_node_from_template(templates[rng.randrange(2)], name_prefix=rng.choice(("a", "b")))
-        elif action < 0.9:
-            p = extra[rng.randrange(len(extra))]
-            if cs.has_pod(p):
-                cs.remove_pod(p)
-            else:
-                cs.add_pod(p, rng.choice(cs.node_names()))
-        elif len(cs) > 1:
-            cs.remove_node(rng.choice(cs.node_names()))
+        _random_snapshot_change(rng, cs, templates, extra, (0.25, 0.45, 0.5, 0.65, 0.9))
     assert hits > 100
     with pytest.raises(KeyError):
         cs.node_content(["nowhere"])
