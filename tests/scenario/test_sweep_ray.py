@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -35,23 +36,27 @@ def test_ray_worker_killed_mid_scenario_is_retried(tmp_path: Path) -> None:
         cli.kill_all()
 
 
-def test_ray_sigterm_stops_the_runtime_and_resume_finishes(tmp_path: Path) -> None:
+def _interrupted_then_resumed(tmp_path: Path, sig: signal.Signals, rc_expected: int, group: bool = False,
+                              while_running: Callable[[Cli], None] | None = None) -> tuple[Path, Path, int]:
+    """A 12-scenario sweep on Ray, sent ``sig`` once a row is written (``while_running`` first checks the running
+    sweep): it exits ``rc_expected`` leaving no process; then ``--resume`` finishes it. Returns the sweep file, the
+    JSONL file and how many rows the interrupted run had written."""
     sweep = slow_sweep(tmp_path, pods=300, seeds=12)
     jl = tmp_path / "r.jsonl"
     args = ["sweep", str(sweep), "--backend", "ray", "--workers", "2", "--jsonl", str(jl)]
     cli = Cli(args, tmp_path)
     try:
         wait_for(lambda: len(jsonl_rows(jl)) >= 1, timeout=180)
-        assert len(marked(cli.mark)) > 2  # the driver, Ray's own processes and its workers
-        cli.signal(signal.SIGTERM)
+        if while_running is not None:
+            while_running(cli)
+        cli.signal(sig, group=group)
         rc, out, err = cli.wait()
-        assert rc == 143, err
-        assert "interrupted by SIGTERM" in err
+        assert rc == rc_expected, err
+        assert f"interrupted by {sig.name}" in err
         assert cli.leftovers(grace=30) == []
     finally:
         cli.kill_all()
     kept = len(jsonl_rows(jl))
-    assert kept < 12
     again = Cli([*args, "--resume"], tmp_path)
     try:
         rc, out, err = again.wait()
@@ -59,6 +64,15 @@ def test_ray_sigterm_stops_the_runtime_and_resume_finishes(tmp_path: Path) -> No
         again.kill_all()
     assert rc == 0, err
     assert out.startswith("sweep slow: 12 scenarios, 0 failed")
+    return sweep, jl, kept
+
+
+def test_ray_sigterm_stops_the_runtime_and_resume_finishes(tmp_path: Path) -> None:
+    def running(cli: Cli) -> None:
+        assert len(marked(cli.mark)) > 2  # the driver, Ray's own processes and its workers
+
+    sweep, jl, kept = _interrupted_then_resumed(tmp_path, signal.SIGTERM, 143, while_running=running)
+    assert kept < 12
     rows = sorted(jsonl_rows(jl), key=lambda r: r["index"])
     assert [{k: v for k, v in r.items() if k not in sw.TIMING_FIELDS} for r in rows] == \
         [{k: v for k, v in r.items() if k not in sw.TIMING_FIELDS} for r in sw.run_sweep(sw.load_sweep(sweep),
@@ -106,26 +120,7 @@ def test_ray_worker_killed_twice_fails_that_scenario_only(tmp_path: Path) -> Non
 
 
 def test_ray_sigint_exits_130_leaves_nothing_and_resume_finishes(tmp_path: Path) -> None:
-    sweep = slow_sweep(tmp_path, pods=300, seeds=12)
-    jl = tmp_path / "r.jsonl"
-    args = ["sweep", str(sweep), "--backend", "ray", "--workers", "2", "--jsonl", str(jl)]
-    cli = Cli(args, tmp_path)
-    try:
-        wait_for(lambda: len(jsonl_rows(jl)) >= 1, timeout=180)
-        cli.signal(signal.SIGINT, group=True)  # as a terminal's Ctrl-C: every process of the group gets it
-        rc, out, err = cli.wait()
-        assert rc == 130, err
-        assert "interrupted by SIGINT" in err
-        assert cli.leftovers(grace=30) == []
-    finally:
-        cli.kill_all()
-    kept = len(jsonl_rows(jl))
+    # as a terminal's Ctrl-C: every process of the group gets it
+    _sweep, jl, kept = _interrupted_then_resumed(tmp_path, signal.SIGINT, 130, group=True)
     assert 1 <= kept < 12
-    again = Cli([*args, "--resume"], tmp_path)
-    try:
-        rc, out, err = again.wait()
-    finally:
-        again.kill_all()
-    assert rc == 0, err
-    assert out.startswith("sweep slow: 12 scenarios, 0 failed")
     assert sorted(r["index"] for r in jsonl_rows(jl)) == list(range(12))
