@@ -17,6 +17,7 @@ from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.errors import SnapshotError
 from scheduling_framework.node_info import ImageStateSummary, NodeInfo, PodInfo
+from scheduling_framework.pod_index import PodIndex
 
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
@@ -188,6 +189,7 @@ class Snapshot:
         self._anti_affinity_list: list[NodeInfo] | None = None
         self._used_pvcs: set[str] | None = None
         self._index: dict[str, int] | None = None
+        self._pod_index: PodIndex | None = None
 
     @classmethod
     def from_objects(cls, nodes: Sequence[Node], pods: Iterable[Pod] = ()) -> Snapshot:
@@ -240,6 +242,14 @@ class Snapshot:
         if self._used_pvcs is None:
             self._used_pvcs = {k for ni in self.node_info_list for k in ni.pvc_ref_counts}
         return key in self._used_pvcs
+
+    def pod_index(self) -> PodIndex:
+        """The pods of ``list()`` by label (see :mod:`scheduling_framework.pod_index`), one per snapshot; it
+        follows the list's changes by itself, so it stays valid however the list is updated."""
+        idx = self._pod_index
+        if idx is None:
+            idx = self._pod_index = PodIndex()
+        return idx
 
     def num_nodes(self) -> int:
         return len(self.node_info_list)

@@ -2524,3 +2524,194 @@ def test_filter_runs_read_each_run_once_when_no_verdict_is_kept(monkeypatch: pyt
     feasible, _ = algo.find_nodes_that_fit_pod(CycleState(), pod)
     assert feasible
     assert reads[0] <= 400 // algorithm_mod._RUN + 2
+
+
+# --- the snapshot's pods by label (scheduling_framework/pod_index.py) ------------------------------------
+
+_IDX_KEYS = ("app", "tier", "team")
+
+
+def _idx_pod(rng: random.Random, i: int, node: str) -> Pod:
+    labels = {k: rng.choice(("x", "y", "z")) for k in _IDX_KEYS if rng.random() < 0.6}
+    meta: dict[str, Any] = {"name": f"ix{i}", "namespace": rng.choice(("default", "other", "third")),
+                            "labels": labels, "uid": f"ix-{i}"}
+    if rng.random() < 0.1:
+        meta["deletionTimestamp"] = "2026-11-01T00:00:00Z"
+    return Pod.from_dict({"kind": "Pod", "metadata": meta,
+                          "spec": {"nodeName": node, "containers": [{"name": "c", "image": "i"}]}})
+
+
+def _idx_selector(rng: random.Random) -> Any:
+    from scheduling_framework.api.selectors import LabelSelector, LabelSelectorRequirement
+
+    if rng.random() < 0.05:
+        return None
+    labels = {k: rng.choice(("x", "y", "z")) for k in _IDX_KEYS if rng.random() < 0.3}
+    exprs = []
+    for _ in range(rng.choice((0, 0, 1, 2))):
+        op = rng.choice(("In", "NotIn", "Exists", "DoesNotExist"))
+        values: tuple[str, ...] = ()
+        if op in ("In", "NotIn"):
+            values = tuple(rng.choice(("x", "y", "z", "x")) for _ in range(rng.randint(1, 3)))
+        exprs.append(LabelSelectorRequirement(rng.choice(_IDX_KEYS), op, values))
+    return LabelSelector(labels, tuple(exprs))
+
+
+def _idx_full_pass(nodes: list[NodeInfo], selector: Any, namespaces: Any, skip_terminating: bool) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for i, ni in enumerate(nodes):
+        n = 0
+        for pi in ni.pods:
+            meta = pi.pod.metadata
+            if namespaces is not None and meta.namespace not in namespaces:
+                continue
+            if skip_terminating and meta.deletion_timestamp is not None:
+                continue
+            if selector is not None and selector.matches(meta.labels):
+                n += 1
+        if n:
+            out[i] = n
+    return out
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_pod_index_counts_equal_a_full_pass(seed: int) -> None:
+    """PodIndex.match_counts equals counting every pod of the list (or answers None, never something else),
+    while the list changes as snapshots do: clones swapped in, NodeInfos changed in place, old NodeInfos put
+    back, nodes relabelled or renamed, the order shuffled, nodes added and removed; and ``position`` names
+    exactly the NodeInfos of the list."""
+    from scheduling_framework.pod_index import PodIndex
+
+    rng = random.Random(seed)
+    nodes = [_spread_node(rng, i) for i in range(rng.randint(1, 25))]
+    lst = [NodeInfo(n) for n in nodes]
+    k = 0
+    for _ in range(rng.randint(0, 120)):
+        ni = rng.choice(lst)
+        ni.add_pod(_idx_pod(rng, k, ni.name))
+        k += 1
+    index = PodIndex()
+    saved: list[tuple[int, NodeInfo]] = []
+    answered = 0
+    for step in range(120):
+        for _ in range(rng.choice((1, 2, 3))):
+            selector = _idx_selector(rng)
+            namespaces = rng.choice((None, ("default",), ("other", "third"), ("default", "default"), ()))
+            skip = rng.random() < 0.5
+            got = index.match_counts(lst, selector, namespaces, skip)
+            if got is not None:
+                answered += 1
+                assert got == _idx_full_pass(lst, selector, namespaces, skip), step
+            else:
+                assert selector is not None
+        for i, ni in enumerate(lst):
+            assert index.position(ni) == i
+        assert index.position(NodeInfo(nodes[0])) is None
+        # the list changes
+        for _ in range(rng.choice((0, 1, 1, 2))):
+            i = rng.randrange(len(lst))
+            action = rng.random()
+            if action < 0.35:
+                saved.append((i, lst[i]))
+                c = lst[i].clone()
+                if c.pods and rng.random() < 0.4:
+                    c.remove_pod(c.pods[rng.randrange(len(c.pods))])
+                else:
+                    c.add_pod(_idx_pod(rng, k, c.name))
+                    k += 1
+                lst[i] = c
+            elif action < 0.55:
+                if lst[i].pods and rng.random() < 0.4:
+                    lst[i].remove_pod(lst[i].pods[0])
+                else:
+                    lst[i].add_pod(_idx_pod(rng, k, lst[i].name))
+                    k += 1
+            elif action < 0.65 and saved:
+                j, old = saved.pop()
+                if j < len(lst) and all(ni.name != old.name for ni in lst[:j] + lst[j + 1:]):
+                    lst[j] = old
+            elif action < 0.72:
+                node = lst[i].node
+                assert node is not None
+                manifest = node.to_dict()
+                manifest["metadata"]["labels"]["topology.kubernetes.io/zone"] = "z9"
+                lst[i].set_node(Node.from_dict(manifest))
+            elif action < 0.8:
+                rng.shuffle(lst)
+            elif action < 0.88:
+                lst.append(NodeInfo(_spread_node(rng, 1000 + k)))
+                k += 1
+            elif action < 0.95 and len(lst) > 1:
+                del lst[i]
+            else:
+                c = lst[i].clone()
+                node = c.node
+                assert node is not None
+                manifest = node.to_dict()
+                manifest["metadata"]["name"] = f"renamed{step}"
+                c.set_node(Node.from_dict(manifest))
+                if all(ni.name != c.name for ni in lst):
+                    lst[i] = c
+    assert answered > 100
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_spread_index_counts_equal_plain_passes(seed: int) -> None:
+    """PreScore states counted from the snapshot's pod index (with node-inclusion policies, hostname
+    constraints counted for Score) equal the plain passes', state and every node's score, while the cluster
+    changes."""
+    from plugins_intree.podtopologyspread.common import SCHEDULE_ANYWAY
+    from plugins_intree.podtopologyspread.scoring import calc_pre_score_state, score_domains, score_node
+    from scheduling_framework.pod_index import PodIndex
+
+    rng = random.Random(seed)
+    infos = _spread_infos(rng, rng.randint(5, 40), rng.randint(0, 80))
+    plugin = _spread_plugin(infos)
+    index = PodIndex()
+    templates = [_spread_pod(rng, k) for k in range(8)]
+    checked = 0
+    for step in range(40):
+        pod = rng.choice(templates)
+        soft = plugin.constraints_for(pod, SCHEDULE_ANYWAY)
+        if soft:
+            filtered = [ni for ni in infos if rng.random() < 0.7]
+            require_all = bool(pod.spec.topology_spread_constraints)
+            fast = calc_pre_score_state(pod, soft, filtered, infos, require_all, None, index)
+            plain = calc_pre_score_state(pod, soft, filtered, infos, require_all, None)
+            assert repr(fast) == repr(plain), step
+            assert [score_node(fast, ni) for ni in infos] == [score_node(plain, ni) for ni in infos], step
+            assert score_domains(fast, filtered) == [score_node(plain, ni) for ni in filtered], step
+            checked += 1
+        i = rng.randrange(len(infos))
+        c = infos[i].clone()
+        if c.pods and rng.random() < 0.3:
+            c.remove_pod(c.pods[0])
+        else:
+            c.add_pod(_spread_pod(rng, 7000 + step, c.name))
+        infos[i] = c
+    assert checked
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_interpodaffinity_index_scores_equal_plain(seed: int) -> None:
+    """PreScore's map from the snapshot's pod index and the existing terms' kept sums equals upstream's
+    per-(existing pod, term) loop, while nodes change, pods come with and without terms of their own, and the
+    hard affinity weight varies."""
+    from plugins_intree.interpodaffinity import _terms
+    from plugins_intree.interpodaffinity.scoring import ExistingTermSums, topology_scores
+    from scheduling_framework.pod_index import PodIndex
+
+    rng = random.Random(seed)
+    nodes, running, waiting = _cluster(seed, nodes=rng.randint(4, 20), bound=rng.randint(5, 80), pending=30)
+    lst = _node_infos(nodes, running)
+    index, existing = PodIndex(), ExistingTermSums()
+    for step in range(80):
+        pod = rng.choice(waiting)
+        pi = PodInfo(pod)
+        all_pods = bool(pi.preferred_affinity_terms or pi.preferred_anti_affinity_terms)
+        listed = lst if all_pods else [ni for ni in lst if ni.pods_with_affinity]
+        args = (pod, pi.preferred_affinity_terms, pi.preferred_anti_affinity_terms, _terms.NO_LABELS, listed,
+                all_pods, rng.choice((0, 1, 5)))
+        assert topology_scores(*args, None, None, lst, index, existing) == _per_pod_topology_scores(*args), step
+        lst = list(lst)
+        _change_one_node(lst, rng, waiting, any_pod=True)

@@ -29,6 +29,7 @@ from plugins_intree.interpodaffinity.filtering import (
 )
 from plugins_intree.interpodaffinity.scoring import (
     PRE_SCORE_STATE_KEY,
+    ExistingTermSums,
     PreScoreState,
     TermSums,
     node_score,
@@ -105,6 +106,7 @@ class InterPodAffinity:
         self._kept_incoming = KeptSumsCache(limit=16)  # (a map per side)
         self._kept_scores = KeptSumsCache()
         self._term_sums = TermSums()
+        self._existing_sums = ExistingTermSums()
 
     # --- cluster lookups ------------------------------------------------------------------------
     def _objects(self) -> Any:
@@ -226,9 +228,10 @@ class InterPodAffinity:
             preferred_anti = _terms.merge_all_weighted(preferred_anti, namespaces)
         ns_labels = self._namespace_labels(pod.metadata.namespace)
 
+        index = snapshot.pod_index() if hasattr(snapshot, "pod_index") else None
         scores = topology_scores(pod, preferred_affinity, preferred_anti, ns_labels, all_nodes, has_constraints,
                                  self.args.hard_pod_affinity_weight, self._kept_scores, self._term_sums,
-                                 snapshot.list())
+                                 snapshot.list(), index, self._existing_sums)
         if scores is None:
             return Status(Code.SKIP)
         state.write(PRE_SCORE_STATE_KEY, PreScoreState(scores))

@@ -13,6 +13,7 @@ scores onto [0, MAX_NODE_SCORE].
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import cast
 
@@ -20,7 +21,8 @@ from plugins_intree.interpodaffinity._sums import Contribution, KeptSums, KeptSu
 from plugins_intree.interpodaffinity._terms import MEMO_LIMIT, NO_LABELS, memo_key, term_key, weighted_terms_key
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore
-from scheduling_framework.node_info import AffinityTerm, NodeInfo, WeightedAffinityTerm
+from scheduling_framework.node_info import AffinityTerm, ChangedNodes, NodeInfo, WeightedAffinityTerm
+from scheduling_framework.pod_index import PodIndex
 
 PRE_SCORE_STATE_KEY = "PreScoreInterPodAffinity"
 
@@ -53,7 +55,8 @@ def topology_scores(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm]
                     preferred_anti_affinity: Sequence[WeightedAffinityTerm], ns_labels: Mapping[str, str],
                     nodes: Sequence[NodeInfo], all_pods: bool, hard_pod_affinity_weight: int,
                     kept: KeptSumsCache | None = None, term_sums: TermSums | None = None,
-                    all_nodes: Sequence[NodeInfo] | None = None) -> ScoreMap | None:
+                    all_nodes: Sequence[NodeInfo] | None = None, index: PodIndex | None = None,
+                    existing: ExistingTermSums | None = None) -> ScoreMap | None:
     """The score map for ``pod`` over ``nodes``; None when no term applied anywhere (nothing to score).
 
     ``all_pods`` says whether every pod of a node is visited (the incoming pod has preferred terms) or
@@ -70,6 +73,13 @@ def topology_scores(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm]
                              tuple(sorted(ns_labels.items())), weighted_terms_key(preferred_affinity),
                              weighted_terms_key(preferred_anti_affinity), all_pods, hard_pod_affinity_weight)
     ctx = _Pass(pod, ns_labels, preferred_affinity, preferred_anti_affinity, hard_pod_affinity_weight)
+    if index is not None and existing is not None and all_nodes is not None:
+        # The incoming pod's terms counted from the pods the index lists for their selectors, the existing pods'
+        # terms from their sums kept across cycles: what the passes below give, without visiting every node.
+        # Pinned by tests/test_perf_equivalence.py::test_interpodaffinity_index_scores_equal_plain.
+        indexed_map = _scores_from_index(ctx, index, existing, all_nodes)
+        if indexed_map is not _UNAVAILABLE:
+            return cast("ScoreMap | None", indexed_map)
     # Pods that repeat a signature (replicas of one template) reuse the per-signature sums below; a pod
     # with a new signature (the usual case in a real cluster's dump) is summed per term.
     if term_sums is not None and all_nodes is not None and (all_pods or not (ctx.affinity or ctx.anti_affinity)) \
@@ -101,6 +111,44 @@ def topology_scores(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm]
             _add(scores, topology_key, value, amount)
     # Entries are only ever added (a sum may come back to 0 but stays), so an empty map means no term
     # applied on any node, which is when upstream skips scoring.
+    return scores or None
+
+
+def _term_namespaces(term: AffinityTerm) -> frozenset[str] | None:
+    """The namespaces whose pods ``term`` can match when matched with no namespace labels (as the incoming pod's
+    terms are matched against existing pods); None for every namespace."""
+    sel = term.namespace_selector
+    if sel is not None and sel.matches(NO_LABELS):
+        return None
+    return term.namespaces
+
+
+def _scores_from_index(ctx: _Pass, index: PodIndex, existing: ExistingTermSums,
+                       all_nodes: Sequence[NodeInfo]) -> ScoreMap | object | None:
+    nodes = all_nodes if type(all_nodes) is list else list(all_nodes)
+    additions: list[tuple[str, dict[int, int], int]] = []
+    found: dict[str, dict[int, int]] = {}
+    for sign, terms in ((1, ctx.affinity), (-1, ctx.anti_affinity)):
+        for tid, w in terms:
+            t = w.term
+            per_pos = found.get(tid)
+            if per_pos is None:
+                got = index.match_counts(nodes, t.selector, _term_namespaces(t), False)
+                if got is None:
+                    return _UNAVAILABLE
+                per_pos = found[tid] = got
+            if per_pos:
+                additions.append((t.topology_key, per_pos, sign * w.weight))
+    scores: ScoreMap = {}
+    for topology_key, per_pos, factor in additions:
+        for pos, count in per_pos.items():
+            node = nodes[pos].node
+            if node is None:
+                continue
+            value = node.metadata.labels.get(topology_key)
+            if value is not None:
+                _add(scores, topology_key, value, factor * count)
+    existing.add_matching(scores, ctx, nodes)
     return scores or None
 
 
@@ -372,6 +420,87 @@ def _count_contribution(tid: str, term: AffinityTerm) -> Callable[[NodeInfo], Co
         count = _matching_pods(ni, _node_facts(ni), tid, term, True)
         return (((topology_key, value), count),) if count else ()
     return contribution
+
+
+class ExistingTermSums:
+    """The existing pods' own terms over a node list, kept across cycles: per canonical term key, the amounts
+    they add per (topology key, value) and how many nodes add to each pair.
+
+    A scoring pass matches each distinct term once against the incoming pod and adds the sums of those that
+    match, which is what adding every matching term of every node gives. Follows the node list with
+    :class:`~scheduling_framework.node_info.ChangedNodes`, re-reading only the nodes that changed.
+    """
+
+    __slots__ = ("_changes", "_contrib", "_hw", "_lock", "_pairs", "_terms")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._changes = ChangedNodes()
+        self._hw: int | None = None
+        self._contrib: list[tuple[ExistingTerm, ...]] = []
+        # term key -> (topology key, value) -> [amount, nodes adding to it]
+        self._pairs: dict[str, dict[tuple[str, str], list[int]]] = {}
+        self._terms: dict[str, AffinityTerm] = {}
+
+    def add_matching(self, scores: ScoreMap, ctx: _Pass, nodes: list[NodeInfo]) -> None:
+        """Add into ``scores`` the sums of the existing terms that match the incoming pod of ``ctx``."""
+        with self._lock:
+            self._sync(nodes, ctx.hard_weight)
+            terms = self._terms
+            matches = ctx.matches
+            for tid, pairs in self._pairs.items():
+                matched = matches.get(tid)
+                if matched is None:
+                    matched = matches[tid] = terms[tid].matches(ctx.pod, ctx.ns_labels)
+                if matched:
+                    for (topology_key, value), (amount, _) in pairs.items():
+                        _add(scores, topology_key, value, amount)
+
+    def _sync(self, nodes: list[NodeInfo], hw: int) -> None:
+        if hw != self._hw:
+            self._hw = hw
+            self._changes = ChangedNodes()
+        changed = self._changes.changed(nodes)
+        if changed is None:
+            self._pairs = {}
+            self._terms = {}
+            self._contrib = [self._contribution(ni, hw) for ni in nodes]
+            for c in self._contrib:
+                self._apply(c, 1)
+            return
+        for i in changed:
+            old = self._contrib[i]
+            new = self._contrib[i] = self._contribution(nodes[i], hw)
+            if old != new:
+                self._apply(old, -1)
+                self._apply(new, 1)
+
+    @staticmethod
+    def _contribution(ni: NodeInfo, hw: int) -> tuple[ExistingTerm, ...]:
+        node = ni.node
+        if node is None or not ni.pods_with_affinity or not node.metadata.labels:
+            return ()
+        return _existing_terms(ni, _node_facts(ni), node.metadata.labels, hw)
+
+    def _apply(self, contribution: tuple[ExistingTerm, ...], sign: int) -> None:
+        pairs_of = self._pairs
+        for tid, term, topology_key, value, amount in contribution:
+            pairs = pairs_of.get(tid)
+            if pairs is None:
+                pairs = pairs_of[tid] = {}
+                self._terms[tid] = term
+            pair = (topology_key, value)
+            entry = pairs.get(pair)
+            if entry is None:
+                pairs[pair] = [amount, 1]
+                continue
+            entry[0] += sign * amount
+            entry[1] += sign
+            if not entry[1]:
+                del pairs[pair]
+                if not pairs:
+                    del pairs_of[tid]
+                    del self._terms[tid]
 
 
 def node_score(state: PreScoreState, node_labels: Mapping[str, str]) -> int:

@@ -179,8 +179,9 @@ class PodTopologySpread:
         # Only the system defaults tolerate nodes without every topology key (e.g. no zone label), so
         # hostname spreading still applies to them.
         require_all = bool(pod.spec.topology_spread_constraints) or not self.system_defaulted
+        index = snapshot.pod_index() if snapshot is not None and hasattr(snapshot, "pod_index") else None
         state.write(PRE_SCORE_STATE_KEY, calc_pre_score_state(pod, constraints, nodes, all_nodes, require_all,
-                                                              self._domain_counts))
+                                                              self._domain_counts, index))
         return None
 
     def _pre_score_state(self, state: CycleState) -> PreScoreState:

@@ -19,6 +19,7 @@ from plugins_intree.podtopologyspread.common import (
     CountKey,
     NodeInclusion,
     RequiredNodeAffinity,
+    Selector,
     SpreadConstraint,
     count_matching_pods,
     node_has_all_keys,
@@ -28,6 +29,7 @@ from plugins_intree.podtopologyspread.domains import DomainCountsCache
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore
 from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.pod_index import PodIndex
 
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 _node = operator.attrgetter("node")
@@ -50,12 +52,13 @@ def round_half_away_from_zero(x: float) -> int:
 class PreScoreState:
     """Per-cycle scoring state. Read-only after PreScore, so ``clone`` shares it."""
 
-    __slots__ = ("constraints", "ignored_nodes", "namespace", "plan", "topology_normalizing_weight",
-                 "topology_value_to_pod_counts")
+    __slots__ = ("constraints", "host_counts", "ignored_nodes", "index", "namespace", "plan",
+                 "topology_normalizing_weight", "topology_value_to_pod_counts")
 
     def __init__(self, constraints: Sequence[SpreadConstraint], ignored_nodes: set[str],
                  topology_value_to_pod_counts: list[dict[str, int]], topology_normalizing_weight: list[float],
-                 namespace: str) -> None:
+                 namespace: str, index: PodIndex | None = None,
+                 host_counts: dict[str, dict[int, int]] | None = None) -> None:
         self.constraints = tuple(constraints)
         # nodes lacking one of the topology keys (when all keys are required): scored 0
         self.ignored_nodes = ignored_nodes
@@ -68,6 +71,22 @@ class PreScoreState:
             (c.topology_key, c.topology_key == LABEL_HOSTNAME, CountKey(c.selector, namespace), w, c.max_skew - 1, m)
             for c, w, m in zip(self.constraints, topology_normalizing_weight, topology_value_to_pod_counts,
                                strict=True))
+        # Hostname constraints count the scored node's own pods: with ``index``, PreScore found them for every
+        # node of the snapshot at once (count key -> position in the index's node list -> matching pods).
+        self.index = index
+        self.host_counts = host_counts
+
+    def host_count(self, node_info: NodeInfo, count_key: CountKey) -> int:
+        """How many of the node's pods ``count_key`` matches (``count_matching_pods``, from the index when it
+        holds this very NodeInfo)."""
+        index = self.index
+        if index is not None and self.host_counts is not None:
+            per_pos = self.host_counts.get(count_key.key)  # type: ignore[arg-type]
+            if per_pos is not None:
+                pos = index.position(node_info)
+                if pos is not None:
+                    return per_pos.get(pos, 0)
+        return count_matching_pods(node_info, count_key)
 
     def clone(self) -> PreScoreState:
         return self
@@ -80,11 +99,12 @@ class PreScoreState:
 
 def calc_pre_score_state(pod: Pod, constraints: list[SpreadConstraint], filtered_nodes: Sequence[NodeInfo],
                          all_nodes: Sequence[NodeInfo], require_all_topologies: bool,
-                         cache: DomainCountsCache | None = None) -> PreScoreState:
+                         cache: DomainCountsCache | None = None, index: PodIndex | None = None) -> PreScoreState:
     """Domains come from the candidate nodes; their pod counts from every node of the cluster.
 
-    ``cache`` keeps the per-domain counts of earlier cycles, so that only the nodes that changed are
-    counted again."""
+    ``index`` (the snapshot's pods by label, following ``all_nodes``) finds the matching pods without visiting
+    the others; ``cache`` keeps the per-domain counts of earlier cycles, so that only the nodes that changed
+    are counted again. Either gives what the plain passes give."""
     ignored: set[str] = set()
     counts: list[dict[str, int]] = [{} for _ in constraints]
     sizes = [0] * len(constraints)
@@ -120,6 +140,17 @@ def calc_pre_score_state(pod: Pod, constraints: list[SpreadConstraint], filtered
     per_node_counts: list[int] = [0] * len(selectors)
     policies = NodeInclusion(pod, RequiredNodeAffinity(pod))
     indexed = [(i, c) for i, c in enumerate(constraints) if c.topology_key != LABEL_HOSTNAME]
+    host_counts: dict[str, dict[int, int]] | None = None
+    if index is not None:
+        found = _counts_from_index(index, all_nodes, constraints, indexed, counts, selectors, sel_index, count_keys,
+                                   policies, require_all_topologies)
+        if found is not None:
+            host_counts = found
+            indexed = []  # counted
+            if not host_counts:
+                index = None
+        else:
+            index = None
     if indexed and cache is not None:
         # The counts of each domain over all eligible nodes (those a constraint's inclusion policies include:
         # a function of the node object alone), kept across cycles, for the domains that contain a candidate
@@ -181,7 +212,54 @@ def calc_pre_score_state(pod: Pod, constraints: list[SpreadConstraint], filtered
                 if cnt < 0:
                     cnt = per_node_counts[j] = count_matching_pods(ni, count_keys[j])
                 m[value] += cnt
-    return PreScoreState(constraints, ignored, counts, weights, ns)
+    return PreScoreState(constraints, ignored, counts, weights, ns, index, host_counts)
+
+
+def _counts_from_index(index: PodIndex, all_nodes: Sequence[NodeInfo], constraints: list[SpreadConstraint],
+                       indexed: list[tuple[int, SpreadConstraint]], counts: list[dict[str, int]],
+                       selectors: list[Selector], sel_index: list[int], count_keys: list[CountKey],
+                       policies: NodeInclusion, require_all_topologies: bool) -> dict[str, dict[int, int]] | None:
+    """Add, into ``counts``, the matching pods of every eligible node to its domain of each (non-hostname)
+    constraint, from the pods the index lists for the selector; return per hostname constraint's count key the
+    matching pods per position (for Score). None, with ``counts`` untouched, when a selector is not one the
+    index answers. Equal to the plain passes; pinned by
+    tests/test_perf_equivalence.py::test_spread_index_counts_equal_plain_passes."""
+    nodes = all_nodes if type(all_nodes) is list else list(all_nodes)
+    per_selector: dict[int, dict[int, int]] = {}
+    for j, ck in enumerate(count_keys):
+        if ck.key is None:
+            per_selector[j] = {}
+            continue
+        got = index.match_counts(nodes, selectors[j], (ck.namespace,), True)
+        if got is None:
+            return None
+        per_selector[j] = got
+    required = [c.topology_key for c in constraints] if require_all_topologies else []
+    everywhere = policies.includes_every_node(constraints)
+    for i, c in indexed:
+        m = counts[i]
+        key = c.topology_key
+        for pos, cnt in per_selector[sel_index[i]].items():
+            node = nodes[pos].node
+            if node is None:
+                continue
+            labels = node.metadata.labels
+            if required and not node_has_all_keys(labels, constraints):
+                continue
+            value = labels.get(key, "")
+            if value not in m:
+                continue  # only domains that contain a candidate node matter
+            if not everywhere:
+                policies.reset(node)
+                if not policies.includes(c):
+                    continue
+            m[value] += cnt
+    host: dict[str, dict[int, int]] = {}
+    for i, c in enumerate(constraints):
+        ck = count_keys[sel_index[i]]
+        if c.topology_key == LABEL_HOSTNAME and ck.key is not None:
+            host[ck.key] = per_selector[sel_index[i]]
+    return host
 
 
 def score_node(s: PreScoreState, node_info: NodeInfo) -> int:
@@ -195,7 +273,7 @@ def score_node(s: PreScoreState, node_info: NodeInfo) -> int:
         if value is None:
             continue
         if is_host:
-            cnt = count_matching_pods(node_info, count_key)
+            cnt = s.host_count(node_info, count_key)
         else:
             cnt = m.get(value, 0)
         # maxSkew - 1 flattens the differences between domains: a larger maxSkew tolerates more skew.
@@ -238,7 +316,7 @@ def score_domains(s: PreScoreState, nodes: Sequence[NodeInfo]) -> list[int]:
         inputs: list[object] = []
         for key, is_host, count_key, _, _, _ in plan:
             value = labels.get(key)
-            inputs.append(count_matching_pods(ni, count_key) if is_host and value is not None else value)
+            inputs.append(s.host_count(ni, count_key) if is_host and value is not None else value)
         domain = tuple(inputs)
         sc = cache.get(domain)
         if sc is None:
