@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable, Iterable, KeysView, Mapping, Sequence
 from itertools import repeat
 from operator import itemgetter
-from typing import Any
+from typing import Any, cast
 
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cycle_state import CycleState
@@ -33,7 +33,15 @@ from scheduling_framework.node_info import NodeInfo, PodInfo
 from scheduling_framework.podgroups import PodGroupManager
 from scheduling_framework.registry import Registry, default_registry
 from scheduling_framework.runtime.parallelize import Parallelizer
-from scheduling_framework.runtime.signatures import MAX_MEMO_ENTRIES, MemoKeys, Signer, companion, sign, signer
+from scheduling_framework.runtime.signatures import (
+    MAX_MEMO_ENTRIES,
+    MAX_SIGNATURES,
+    MemoKeys,
+    Signer,
+    companion,
+    sign,
+    signer,
+)
 from scheduling_framework.runtime.waiting_pods import WaitingPod, WaitingPodsMap
 from scheduling_framework.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code, Status
@@ -278,6 +286,11 @@ MAX_FILTER_PLANS = 64
 _SHARED_ROWS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 MAX_SHARED_ROWS = 4096
 
+#: The NodeInfo memo entry holding raw scores kept per plugin signature (``_signed_raw_scores``), and how many
+#: answers it keeps per node (a plugin signature per pod template: requests, images, tolerations).
+_PER_PLUGIN = "framework/score-per-plugin"
+MAX_PER_PLUGIN_ENTRIES = 512
+
 
 def _all_ints(vals: list[Any]) -> bool:
     """Whether every value is exactly an int (not a bool, not a float), in one C-speed pass."""
@@ -483,6 +496,8 @@ class Framework:
         self._score_signers: dict[str, Signer] = {
             pl.name: fn for pl in self._points["score"] if (fn := signer(pl, "score_signature", "score"))}
         self._memo_keys = MemoKeys()
+        # combinations of score signatures met so far (keys of _memo_keys), see _signed_raw_scores
+        self._score_combos: dict[int, None] = {}
 
     def _instantiate(self, name: str, args: Any) -> Any:
         try:
@@ -765,39 +780,87 @@ class Framework:
         key = self._memo_keys.key(("score", tuple((pl.name, frag) for pl, frag in parts)))
         if key is None:
             return {}
+        # A combination of signatures met for the first time (a pod of a new template) has no row anywhere: no
+        # search, and its rows are kept only from its second pod on (a real cluster's pending pods mostly come
+        # one per template, replicas of a scheduler_perf workload all alike).
+        combos = self._score_combos
+        repeat = key in combos
+        if not repeat:
+            if len(combos) >= MAX_SIGNATURES:
+                combos.clear()
+            combos[key] = None
+        n = len(nodes)
         rows: list[Any]
-        if [ni.score_key for ni in nodes].count(key) == len(nodes):  # every row kept (the usual case): no search
+        if not repeat:
+            rows = []
+            pending: list[int] = list(range(n))
+        elif [ni.score_key for ni in nodes].count(key) == n:  # every row kept (the usual case): no search
             rows = [ni.score_row for ni in nodes]
-            pending: list[int] = []
+            pending = []
         else:
             rows = [ni.score_row if ni.score_key == key else ni.memo.get(key) for ni in nodes]
             pending = [i for i, row in enumerate(rows) if row is None]
-        if pending:
-            todo = [nodes[i] for i in pending]
-            fresh: list[list[int]] = []
-            for pl, _frag in parts:
-                batch = self._score_batch.get(pl.name)
-                vals = _run_batch(batch, state, pod, todo, len(todo)) if batch is not None else None
-                if vals is None:
-                    vals, err = _score_node_by_node(pl, state, pod, todo)
-                    if err is not None:
-                        return {}
-                if (vals and self._score_ext.get(pl.name) is None
-                        and (min(vals) < MIN_NODE_SCORE or max(vals) > MAX_NODE_SCORE)):
-                    return {}  # a score out of range is kept nowhere: the plain pass reports it
-                fresh.append(vals)
-            shared = _SHARED_ROWS
-            if len(shared) > MAX_SHARED_ROWS:
-                shared.clear()
-            for i, row in zip(pending, zip(*fresh, strict=True), strict=True):
-                row = shared.setdefault(row, row)
-                rows[i] = row
-                ni = nodes[i]
-                ni.score_key, ni.score_row = key, row
-                memo = ni.memo
-                if len(memo) < MAX_MEMO_ENTRIES:
-                    memo[key] = row
-        # One C-level gather per column: zip(*rows) would allocate an iterator per node.
+        if not pending:
+            # One C-level gather per column: zip(*rows) would allocate an iterator per node.
+            return {pl.name: list(map(itemgetter(j), rows)) for j, (pl, _frag) in enumerate(parts)}
+        todo = nodes if len(pending) == n else [nodes[i] for i in pending]
+        m = len(todo)
+        # Pods that differ in one signature (another image, other requests) still share the others: each
+        # plugin's raw scores are also kept per node under that plugin's own signature, in a table of their
+        # own in the memo, so only the nodes without that plugin's answer are scored.
+        memos = [ni.memo for ni in todo]
+        tables: list[dict[int, int]] = [mm.get(_PER_PLUGIN) for mm in memos]
+        if None in tables:
+            for j, t in enumerate(tables):
+                if t is None:
+                    tables[j] = memos[j][_PER_PLUGIN] = {}
+        fresh: list[list[int]] = []
+        for pl, frag in parts:
+            own = self._memo_keys.key(("score-1", pl.name, frag))
+            kept: list[int | None]
+            if own is None:
+                kept = [None] * m
+                missing = list(range(m))
+            else:
+                kept = [t.get(own) for t in tables]
+                if None not in kept:
+                    fresh.append(cast("list[int]", kept))
+                    continue
+                missing = [j for j, v in enumerate(kept) if v is None]
+            sub = todo if len(missing) == m else [todo[j] for j in missing]
+            batch = self._score_batch.get(pl.name)
+            vals = _run_batch(batch, state, pod, sub, len(sub)) if batch is not None else None
+            if vals is None:
+                vals, err = _score_node_by_node(pl, state, pod, sub)
+                if err is not None:
+                    return {}
+            if (vals and self._score_ext.get(pl.name) is None
+                    and (min(vals) < MIN_NODE_SCORE or max(vals) > MAX_NODE_SCORE)):
+                return {}  # a score out of range is kept nowhere: the plain pass reports it
+            if len(missing) == m:
+                kept = cast("list[int | None]", vals)
+            else:
+                for j, v in zip(missing, vals, strict=True):
+                    kept[j] = v
+            if own is not None:
+                for j, v in zip(missing, vals, strict=True):
+                    t = tables[j]
+                    if len(t) < MAX_PER_PLUGIN_ENTRIES:
+                        t[own] = v
+            fresh.append(cast("list[int]", kept))
+        if not repeat:
+            return {pl.name: col for (pl, _frag), col in zip(parts, fresh, strict=True)}
+        shared = _SHARED_ROWS
+        if len(shared) > MAX_SHARED_ROWS:
+            shared.clear()
+        for i, row in zip(pending, zip(*fresh, strict=True), strict=True):
+            row = shared.setdefault(row, row)
+            rows[i] = row
+            ni = nodes[i]
+            ni.score_key, ni.score_row = key, row
+            memo = ni.memo
+            if len(memo) < MAX_MEMO_ENTRIES:
+                memo[key] = row
         return {pl.name: list(map(itemgetter(j), rows)) for j, (pl, _frag) in enumerate(parts)}
 
     @staticmethod
