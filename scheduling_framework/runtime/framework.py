@@ -809,11 +809,12 @@ class Framework:
         # plugin's raw scores are also kept per node under that plugin's own signature, in a table of their
         # own in the memo, so only the nodes without that plugin's answer are scored.
         memos = [ni.memo for ni in todo]
-        tables: list[dict[int, int]] = [mm.get(_PER_PLUGIN) for mm in memos]
-        if None in tables:
-            for j, t in enumerate(tables):
+        found: list[dict[int, int] | None] = [mm.get(_PER_PLUGIN) for mm in memos]
+        if None in found:
+            for j, t in enumerate(found):
                 if t is None:
-                    tables[j] = memos[j][_PER_PLUGIN] = {}
+                    found[j] = memos[j][_PER_PLUGIN] = {}
+        tables = cast("list[dict[int, int]]", found)
         fresh: list[list[int]] = []
         for pl, frag in parts:
             own = self._memo_keys.key(("score-1", pl.name, frag))
