@@ -623,6 +623,9 @@ class Scheduler:
             if grouped:
                 workload_warnings(grouped, self.objects, self.warnings, enabled=self.gang_scheduling,
                                   release=self.config.feature_gates.release)
+            # the snapshot (and the nodes' image states) as the first cycle would bring it up to date, so that
+            # building it counts as loading, as upstream's cache fills as the informers deliver the objects
+            self.cache.update_snapshot(self.snapshot)
 
     def _check_taint_rule(self, rule: KubeObject) -> None:
         gates = self.config.feature_gates

@@ -78,6 +78,13 @@ class ResourceRequirements:
         return cls(requests, limits, claims)
 
 
+def _mutable(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A top-level copy of a manifest to change (a packed one is unpacked once, not once per key)."""
+    if isinstance(raw, PackedManifest):
+        return raw.unpack()
+    return dict(raw)
+
+
 @attrs.frozen(slots=True)
 class PodResourceClaim:
     """``spec.resourceClaims[]``: a name for the pod's use and exactly one source, an existing ResourceClaim
@@ -556,14 +563,14 @@ class Pod(MetadataAccessors):
 
     # copies with one change (pods are immutable) ------------------------------------------
     def with_node_name(self, node_name: str) -> Pod:
-        raw = dict(self._raw)
+        raw = _mutable(self._raw)
         spec = dict(raw.get("spec") or {})
         spec["nodeName"] = node_name
         raw["spec"] = spec
         return Pod(self.metadata, _spec_with_node_name(self.spec, node_name), self.status, raw)
 
     def with_nominated_node_name(self, node_name: str) -> Pod:
-        raw = dict(self._raw)
+        raw = _mutable(self._raw)
         status = dict(raw.get("status") or {})
         if node_name:
             status["nominatedNodeName"] = node_name
@@ -574,7 +581,7 @@ class Pod(MetadataAccessors):
 
     def with_resource_claim_statuses(self, statuses: tuple[PodResourceClaimStatus, ...]) -> Pod:
         """A copy whose status.resourceClaimStatuses is ``statuses`` (what the resourceclaim controller writes)."""
-        raw = dict(self._raw)
+        raw = _mutable(self._raw)
         status = dict(raw.get("status") or {})
         if statuses:
             status["resourceClaimStatuses"] = [s.to_dict() for s in statuses]
@@ -587,14 +594,14 @@ class Pod(MetadataAccessors):
     def with_status_fields(self, fields: Mapping[str, Any]) -> Pod:
         """A copy whose manifest status has ``fields`` set (status fields the scheduler does not read, such as
         ``extendedResourceClaimStatus``)."""
-        raw = dict(self._raw)
+        raw = _mutable(self._raw)
         raw["status"] = {**dict(raw.get("status") or {}), **{k: copy.deepcopy(v) for k, v in fields.items()}}
         return Pod(self.metadata, self.spec, self.status, raw)
 
     def with_priority(self, priority: int, preemption_policy: str | None, priority_class_name: str) -> Pod:
         """The pod as priority admission leaves it: ``spec.priority`` (and the class name and preemption
         policy it resolved) set."""
-        raw = dict(self._raw)
+        raw = _mutable(self._raw)
         spec = dict(raw.get("spec") or {})
         spec["priority"] = priority
         if priority_class_name:
@@ -607,7 +614,7 @@ class Pod(MetadataAccessors):
         return Pod(self.metadata, new_spec, self.status, raw)
 
     def with_deletion_timestamp(self, ts: datetime) -> Pod:
-        raw = dict(self._raw)
+        raw = _mutable(self._raw)
         meta = dict(raw.get("metadata") or {})
         meta["deletionTimestamp"] = ts.isoformat()
         raw["metadata"] = meta
