@@ -2703,6 +2703,9 @@ def test_interpodaffinity_index_scores_equal_plain(seed: int) -> None:
 
     rng = random.Random(seed)
     nodes, running, waiting = _cluster(seed, nodes=rng.randint(4, 20), bound=rng.randint(5, 80), pending=30)
+    # and pods whose terms select with In / Exists / NotIn / empty selectors, over other namespaces
+    running += [_ipa_rich_pod(rng, 500 + i, rng.choice(nodes).name) for i in range(rng.randint(0, 30))]
+    waiting += [_ipa_rich_pod(rng, 900 + i, "") for i in range(15)]
     lst = _node_infos(nodes, running)
     index, existing = PodIndex(), ExistingTermSums()
     for step in range(80):
@@ -2715,3 +2718,45 @@ def test_interpodaffinity_index_scores_equal_plain(seed: int) -> None:
         assert topology_scores(*args, None, None, lst, index, existing) == _per_pod_topology_scores(*args), step
         lst = list(lst)
         _change_one_node(lst, rng, waiting, any_pod=True)
+
+
+def _ipa_rich_selector(rng: random.Random) -> dict[str, Any]:
+    kind = rng.choice(("labels", "in", "exists", "notin", "empty"))
+    if kind == "labels":
+        return {"matchLabels": {"app": rng.choice(APPS)}}
+    if kind == "in":
+        return {"matchExpressions": [{"key": "app", "operator": "In", "values": rng.sample(APPS, rng.randint(1, 2))}]}
+    if kind == "exists":
+        return {"matchExpressions": [{"key": "tier", "operator": "Exists"}]}
+    if kind == "notin":
+        return {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": [rng.choice(APPS)]}]}
+    return {}
+
+
+def _ipa_rich_pod(rng: random.Random, i: int, node: str) -> Pod:
+    def term() -> dict[str, Any]:
+        t: dict[str, Any] = {"labelSelector": _ipa_rich_selector(rng),
+                             "topologyKey": rng.choice(("topology.kubernetes.io/zone", "kubernetes.io/hostname"))}
+        if rng.random() < 0.3:
+            t["namespaces"] = rng.sample(["default", "other"], rng.randint(1, 2))
+        if rng.random() < 0.15:
+            t["namespaceSelector"] = {}
+        return t
+
+    aff: dict[str, Any] = {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        if rng.random() < 0.5:
+            aff[kind] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": rng.randint(1, 100), "podAffinityTerm": term()} for _ in range(rng.randint(1, 2))]}
+            if kind == "podAffinity" and rng.random() < 0.3:
+                aff[kind]["requiredDuringSchedulingIgnoredDuringExecution"] = [term()]
+    labels = {"app": rng.choice(APPS)}
+    if rng.random() < 0.5:
+        labels["tier"] = rng.choice(("web", "db"))
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "i"}]}
+    if aff:
+        spec["affinity"] = aff
+    if node:
+        spec["nodeName"] = node
+    return Pod.from_dict({"kind": "Pod", "metadata": {"name": f"r{i}", "namespace": rng.choice(("default", "other")),
+                                                      "labels": labels}, "spec": spec})

@@ -431,7 +431,7 @@ class ExistingTermSums:
     :class:`~scheduling_framework.node_info.ChangedNodes`, re-reading only the nodes that changed.
     """
 
-    __slots__ = ("_changes", "_contrib", "_hw", "_lock", "_pairs", "_terms")
+    __slots__ = ("_anchors", "_changes", "_contrib", "_hw", "_lock", "_pairs", "_terms", "_unanchored")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -441,20 +441,65 @@ class ExistingTermSums:
         # term key -> (topology key, value) -> [amount, nodes adding to it]
         self._pairs: dict[str, dict[tuple[str, str], list[int]]] = {}
         self._terms: dict[str, AffinityTerm] = {}
+        # The terms a pod can match only when it has one of the labels (key, value) they are listed under (one
+        # equality or In requirement of their selector); the others are tried on every pod. Terms with a nil
+        # selector match nothing and are in neither.
+        self._anchors: dict[tuple[str, str], set[str]] = {}
+        self._unanchored: set[str] = set()
 
     def add_matching(self, scores: ScoreMap, ctx: _Pass, nodes: list[NodeInfo]) -> None:
         """Add into ``scores`` the sums of the existing terms that match the incoming pod of ``ctx``."""
         with self._lock:
             self._sync(nodes, ctx.hard_weight)
             terms = self._terms
+            pairs_of = self._pairs
             matches = ctx.matches
-            for tid, pairs in self._pairs.items():
+            anchors = self._anchors
+            candidates = set(self._unanchored)
+            for label in ctx.pod.metadata.labels.items():
+                listed = anchors.get(label)
+                if listed:
+                    candidates.update(listed)
+            for tid in candidates:
                 matched = matches.get(tid)
                 if matched is None:
                     matched = matches[tid] = terms[tid].matches(ctx.pod, ctx.ns_labels)
                 if matched:
-                    for (topology_key, value), (amount, _) in pairs.items():
+                    for (topology_key, value), (amount, _) in pairs_of[tid].items():
                         _add(scores, topology_key, value, amount)
+
+    @staticmethod
+    def _anchor_labels(term: AffinityTerm) -> list[tuple[str, str]] | None:
+        """The labels one of which a pod needs to match ``term`` ([] when it matches nothing), None when no
+        requirement says."""
+        sel = term.selector
+        if sel is None:
+            return []
+        if sel.match_labels:
+            key = min(sel.match_labels)
+            return [(key, sel.match_labels[key])]
+        for r in sel.match_expressions:
+            if r.operator == "In":
+                return [(r.key, v) for v in r.values]
+        return None
+
+    def _listed(self, tid: str, term: AffinityTerm, add: bool) -> None:
+        labels = self._anchor_labels(term)
+        if labels is None:
+            if add:
+                self._unanchored.add(tid)
+            else:
+                self._unanchored.discard(tid)
+            return
+        for label in labels:
+            if add:
+                self._anchors.setdefault(label, set()).add(tid)
+            else:
+                listed = self._anchors.get(label)
+                if listed is not None:
+                    listed.discard(tid)
+                    if not listed:
+                        del self._anchors[label]
 
     def _sync(self, nodes: list[NodeInfo], hw: int) -> None:
         if hw != self._hw:
@@ -464,6 +509,8 @@ class ExistingTermSums:
         if changed is None:
             self._pairs = {}
             self._terms = {}
+            self._anchors = {}
+            self._unanchored = set()
             self._contrib = [self._contribution(ni, hw) for ni in nodes]
             for c in self._contrib:
                 self._apply(c, 1)
@@ -489,6 +536,7 @@ class ExistingTermSums:
             if pairs is None:
                 pairs = pairs_of[tid] = {}
                 self._terms[tid] = term
+                self._listed(tid, term, True)
             pair = (topology_key, value)
             entry = pairs.get(pair)
             if entry is None:
@@ -500,7 +548,7 @@ class ExistingTermSums:
                 del pairs[pair]
                 if not pairs:
                     del pairs_of[tid]
-                    del self._terms[tid]
+                    self._listed(tid, self._terms.pop(tid), False)
 
 
 def node_score(state: PreScoreState, node_labels: Mapping[str, str]) -> int:

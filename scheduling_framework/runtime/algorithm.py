@@ -416,7 +416,10 @@ class Algorithm:
                     end = n
                 chunk = _rotated(nodes_list, start, idx, end)
                 if nominated_nodes is None or nominated_nodes.isdisjoint([ni.name for ni in chunk]):
-                    kept = [ni.filter_verdict if ni.filter_key == memo_key else _MISSING for ni in chunk]
+                    # the latest verdict a NodeInfo holds, else the one its memo keeps for this pod's signature
+                    # (pods of a few request shapes alternate: each node keeps a verdict per shape)
+                    kept = [ni.filter_verdict if ni.filter_key == memo_key else ni.memo.get(memo_key, _MISSING)
+                            for ni in chunk]
                     size = len(chunk)
                     if kept.count(None) == size:  # all kept, all pass
                         feasible.extend(chunk)
