@@ -17,6 +17,7 @@ tests/test_perf_equivalence.py::test_pod_index_counts_equal_a_full_pass.
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections.abc import Collection, Sequence
 
@@ -34,12 +35,15 @@ MAX_KEYS = 32
 class PodIndex:
     """Per label key, namespace and value: which positions of a node list hold matching pods, and which pods."""
 
-    __slots__ = ("_at", "_by_name", "_changes", "_keys", "_lock", "_nodes")
+    __slots__ = ("_at", "_by_name", "_changes", "_generations", "_keys", "_lock", "_nodes")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._changes = ChangedNodes()
         self._nodes: list[NodeInfo] = []
+        # each position's NodeInfo generation when it was indexed (an old NodeInfo changed in place since then
+        # no longer shows what the index holds)
+        self._generations: list[int] = []
         self._by_name: dict[str, int] = {}
         self._keys: dict[str, _Postings] = {}
         # per indexed key, per position: the (namespace, value) postings that position's pods are in
@@ -51,6 +55,7 @@ class PodIndex:
         changed = self._changes.changed(lst)
         if changed is None:
             self._nodes = list(lst)
+            self._generations = [ni.generation for ni in lst]
             self._by_name = {ni.name: i for i, ni in enumerate(lst)}
             self._keys = {}
             self._at = {}
@@ -62,10 +67,23 @@ class PodIndex:
         for i in changed:  # names leave first: positions may swap NodeInfos
             if by_name.get(nodes_before[i].name) == i:
                 del by_name[nodes_before[i].name]
+        generations = self._generations
         for i in changed:
             ni = lst[i]
+            old = nodes_before[i]
             nodes_before[i] = ni
             by_name[ni.name] = i
+            unchanged_old = old is not ni and old.generation == generations[i]
+            generations[i] = ni.generation
+            if not self._keys:
+                continue
+            before, now = old.pods, ni.pods
+            if unchanged_old and len(now) > len(before) and all(map(operator.is_, before, now)):
+                # pods only appended (a clone that received a pod, the usual change): index those alone
+                added = now[len(before):]
+                for key, postings in self._keys.items():
+                    self._add_pods(key, postings, self._at[key], i, added)
+                continue
             for key, postings in self._keys.items():
                 at = self._at[key]
                 for ns, value in at.pop(i, ()):
@@ -74,14 +92,14 @@ class PodIndex:
                     del per_pos[i]
                     if not per_pos:
                         del per_value[value]
-                self._add_position(key, postings, at, i, ni)
+                self._add_pods(key, postings, at, i, now)
         return lst
 
     @staticmethod
-    def _add_position(key: str, postings: _Postings, at: dict[int, list[tuple[str, str]]], i: int,
-                      ni: NodeInfo) -> None:
-        here: list[tuple[str, str]] | None = None
-        for pi in ni.pods:
+    def _add_pods(key: str, postings: _Postings, at: dict[int, list[tuple[str, str]]], i: int,
+                  pods: list[PodInfo]) -> None:
+        here = at.get(i)
+        for pi in pods:
             meta = pi.pod.metadata
             value = meta.labels.get(key)
             if value is None:
@@ -93,14 +111,14 @@ class PodIndex:
             per_pos = per_value.get(value)
             if per_pos is None:
                 per_pos = per_value[value] = {}
-            pods = per_pos.get(i)
-            if pods is None:
+            listed = per_pos.get(i)
+            if listed is None:
                 per_pos[i] = [pi]
                 if here is None:
                     here = at[i] = []
                 here.append((ns, value))
             else:
-                pods.append(pi)
+                listed.append(pi)
 
     def _postings(self, key: str) -> _Postings | None:
         postings = self._keys.get(key)
@@ -111,7 +129,7 @@ class PodIndex:
             at = self._at[key] = {}
             for i, ni in enumerate(self._nodes):
                 if ni.pods:
-                    self._add_position(key, postings, at, i, ni)
+                    self._add_pods(key, postings, at, i, ni.pods)
         return postings
 
     # -- queries -----------------------------------------------------------------------------------

@@ -2626,6 +2626,13 @@ def test_pod_index_counts_equal_a_full_pass(seed: int) -> None:
                 else:
                     lst[i].add_pod(_idx_pod(rng, k, lst[i].name))
                     k += 1
+            elif action < 0.6:
+                # a pod added in place, then the NodeInfo replaced by a clone with one more pod
+                lst[i].add_pod(_idx_pod(rng, k, lst[i].name))
+                c = lst[i].clone()
+                c.add_pod(_idx_pod(rng, k + 1, c.name))
+                k += 2
+                lst[i] = c
             elif action < 0.65 and saved:
                 j, old = saved.pop()
                 if j < len(lst) and all(ni.name != old.name for ni in lst[:j] + lst[j + 1:]):

@@ -176,9 +176,22 @@ class _Pass:
         self.matches: dict[Hashable, bool] = {}
 
 
+#: Canonical keys of the terms met lately, by term object (terms are immutable; their PodInfos outlive many
+#: cycles and clones): id -> (the term, its key), the term kept so that its id is not reused meanwhile.
+_TERM_IDS: dict[int, tuple[AffinityTerm, str]] = {}
+_TERM_IDS_KEPT = 65536
+
+
 def _term_id(term: AffinityTerm) -> str:
     """The term's canonical key as a string: its hash is computed once, and it is looked up per node."""
-    return repr(term_key(term))
+    hit = _TERM_IDS.get(id(term))
+    if hit is not None and hit[0] is term:
+        return hit[1]
+    tid = repr(term_key(term))
+    if len(_TERM_IDS) >= _TERM_IDS_KEPT:
+        _TERM_IDS.clear()
+    _TERM_IDS[id(term)] = (term, tid)
+    return tid
 
 
 #: The NodeInfo memo entry holding this plugin's per-node facts that do not depend on the incoming pod.

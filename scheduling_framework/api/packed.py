@@ -20,10 +20,13 @@ from typing import Any
 class PackedManifest(Mapping[str, Any]):
     """A read-only mapping over a packed manifest; every access unpacks (nothing is cached)."""
 
-    __slots__ = ("_blob",)
+    __slots__ = ("_blob", "_sets")
 
-    def __init__(self, blob: bytes) -> None:
+    def __init__(self, blob: bytes, sets: tuple[tuple[str, str, Any], ...] = ()) -> None:
         self._blob = blob
+        # (section, field, value) set on top of the blob when unpacked: a copy that differs in a field or two
+        # (a pod bound to a node) costs no unpacking and no second blob
+        self._sets = sets
 
     @classmethod
     def pack(cls, manifest: Mapping[str, Any]) -> PackedManifest:
@@ -32,7 +35,18 @@ class PackedManifest(Mapping[str, Any]):
     def unpack(self) -> dict[str, Any]:
         """A fresh, mutable copy of the manifest."""
         value: dict[str, Any] = marshal.loads(self._blob)
+        for section, field, v in self._sets:
+            part = value.get(section)
+            if not isinstance(part, dict):
+                part = value[section] = {}
+            part[field] = v
         return value
+
+    def with_field(self, section: str, field: str, value: Any) -> PackedManifest:
+        """The manifest with ``manifest[section][field] = value`` (a section that is not a mapping is replaced by
+        one), still packed. ``value`` must be plain data that is never changed afterwards (a str, a number)."""
+        sets = tuple(t for t in self._sets if t[:2] != (section, field)) + ((section, field, value),)
+        return PackedManifest(self._blob, sets)
 
     def __getitem__(self, key: str) -> Any:
         return self.unpack()[key]
@@ -51,7 +65,7 @@ class PackedManifest(Mapping[str, Any]):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, PackedManifest):
-            return self._blob == other._blob or self.unpack() == other.unpack()
+            return (self._blob == other._blob and self._sets == other._sets) or self.unpack() == other.unpack()
         if isinstance(other, Mapping):
             return self.unpack() == dict(other)
         return NotImplemented

@@ -563,11 +563,14 @@ class Pod(MetadataAccessors):
 
     # copies with one change (pods are immutable) ------------------------------------------
     def with_node_name(self, node_name: str) -> Pod:
+        spec_of_pod = _spec_with_node_name(self.spec, node_name)
+        if isinstance(self._raw, PackedManifest):  # (a parsed pod's spec is a mapping, or absent)
+            return Pod(self.metadata, spec_of_pod, self.status, self._raw.with_field("spec", "nodeName", node_name))
         raw = _mutable(self._raw)
         spec = dict(raw.get("spec") or {})
         spec["nodeName"] = node_name
         raw["spec"] = spec
-        return Pod(self.metadata, _spec_with_node_name(self.spec, node_name), self.status, raw)
+        return Pod(self.metadata, spec_of_pod, self.status, raw)
 
     def with_nominated_node_name(self, node_name: str) -> Pod:
         raw = _mutable(self._raw)
