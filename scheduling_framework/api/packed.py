@@ -45,7 +45,7 @@ class PackedManifest(Mapping[str, Any]):
     def with_field(self, section: str, field: str, value: Any) -> PackedManifest:
         """The manifest with ``manifest[section][field] = value`` (a section that is not a mapping is replaced by
         one), still packed. ``value`` must be plain data that is never changed afterwards (a str, a number)."""
-        sets = tuple(t for t in self._sets if t[:2] != (section, field)) + ((section, field, value),)
+        sets = (*[t for t in self._sets if t[:2] != (section, field)], (section, field, value))
         return PackedManifest(self._blob, sets)
 
     def __getitem__(self, key: str) -> Any:
