@@ -147,6 +147,15 @@ class PodIndex:
         ``skip_terminating``. Positions without a match are absent. None when the selector has no
         requirement the index can answer from (only ``NotIn`` / ``DoesNotExist``, or empty): count the
         plain way then. A nil selector matches nothing: {}."""
+        lists = self.match_lists(nodes, selector, namespaces, skip_terminating)
+        if lists is None:
+            return None
+        return {pos: len(pods) for pos, pods in lists.items()}
+
+    def match_lists(self, nodes: Sequence[NodeInfo], selector: LabelSelector | None,
+                    namespaces: Collection[str] | None, skip_terminating: bool) -> dict[int, list[PodInfo]] | None:
+        """:meth:`match_counts` with the matching pods themselves (in no particular order) instead of their
+        number."""
         with self._lock:
             self._sync(nodes)
             if selector is None:
@@ -154,18 +163,19 @@ class PodIndex:
             candidates = self._candidates(selector, namespaces)
             if candidates is None:
                 return None
-            out: dict[int, int] = {}
+            out: dict[int, list[PodInfo]] = {}
             matches = selector.matches
             for pos, pods in candidates:
-                n = 0
                 for pi in pods:
                     meta = pi.pod.metadata
                     if skip_terminating and meta.deletion_timestamp is not None:
                         continue
                     if matches(meta.labels):
-                        n += 1
-                if n:
-                    out[pos] = out.get(pos, 0) + n
+                        found = out.get(pos)
+                        if found is None:
+                            out[pos] = [pi]
+                        else:
+                            found.append(pi)
             return out
 
     def _candidates(self, selector: LabelSelector,

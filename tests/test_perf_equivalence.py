@@ -2767,3 +2767,86 @@ def _ipa_rich_pod(rng: random.Random, i: int, node: str) -> Pod:
         spec["nodeName"] = node
     return Pod.from_dict({"kind": "Pod", "metadata": {"name": f"r{i}", "namespace": rng.choice(("default", "other")),
                                                       "labels": labels}, "spec": spec})
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_interpodaffinity_index_prefilter_equals_plain(seed: int) -> None:
+    """PreFilter's counts from the snapshot's pod index (the incoming pod's required terms) and from the existing
+    required anti-affinity terms kept by term equal the plain passes over every node, while nodes change."""
+    from plugins_intree.interpodaffinity import _terms
+    from plugins_intree.interpodaffinity._kept_terms import KeptTerms
+    from plugins_intree.interpodaffinity.filtering import (
+        anti_affinity_terms_of,
+        existing_anti_affinity_counts,
+        incoming_affinity_anti_affinity_counts,
+        incoming_counts_from_index,
+    )
+    from scheduling_framework.pod_index import PodIndex
+
+    rng = random.Random(seed)
+    nodes, running, waiting = _cluster(seed, nodes=rng.randint(4, 20), bound=rng.randint(5, 80), pending=30)
+    running += [_ipa_rich_pod(rng, 500 + i, rng.choice(nodes).name) for i in range(rng.randint(0, 30))]
+    waiting += [_ipa_rich_pod(rng, 900 + i, "") for i in range(15)]
+    lst = _node_infos(nodes, running)
+    index, kept = PodIndex(), KeptTerms(anti_affinity_terms_of)
+    answered = 0
+    for step in range(80):
+        pod = rng.choice(waiting)
+        pi = PodInfo(pod)
+        with_anti = [ni for ni in lst if ni.pods_with_required_anti_affinity]
+        ns_labels = rng.choice((_terms.NO_LABELS, {"team": "x"}))
+        assert (existing_anti_affinity_counts(pod, ns_labels, with_anti, None, kept, lst)
+                == existing_anti_affinity_counts(pod, ns_labels, with_anti)), step
+        affinity, anti = pi.required_affinity_terms, pi.required_anti_affinity_terms
+        got = incoming_counts_from_index(affinity, anti, lst, index)
+        if got is not None:
+            answered += 1
+            assert got == incoming_affinity_anti_affinity_counts(affinity, anti, lst), step
+        lst = list(lst)
+        _change_one_node(lst, rng, waiting + running, any_pod=True)
+    assert answered
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_spread_index_prefilter_equals_plain(seed: int) -> None:
+    """PreFilter states counted from the snapshot's pod index and the node objects' domain layout (with
+    node-inclusion policies, minDomains, several constraints) equal the plain passes', counts in the same key
+    order, while pods come and go, nodes are relabelled and the list is reordered."""
+    from plugins_intree.podtopologyspread.common import DO_NOT_SCHEDULE
+    from plugins_intree.podtopologyspread.domains import DomainLayoutCache
+    from plugins_intree.podtopologyspread.filtering import calc_pre_filter_state
+    from scheduling_framework.pod_index import PodIndex
+
+    rng = random.Random(seed)
+    infos = _spread_infos(rng, rng.randint(5, 40), rng.randint(0, 80))
+    plugin = _spread_plugin(infos)
+    index, layouts = PodIndex(), DomainLayoutCache(limit=3)
+    templates = [_spread_pod(rng, k) for k in range(10)]
+    checked = 0
+    for step in range(50):
+        pod = rng.choice(templates)
+        hard = plugin.constraints_for(pod, DO_NOT_SCHEDULE)
+        if hard:
+            fast = calc_pre_filter_state(pod, hard, infos, None, index, layouts)
+            plain = calc_pre_filter_state(pod, hard, infos, None)
+            assert repr(fast) == repr(plain), step
+            assert [list(m) for m in fast.tp_value_to_match_num] == [list(m) for m in plain.tp_value_to_match_num]
+            checked += 1
+        i = rng.randrange(len(infos))
+        action = rng.random()
+        if action < 0.7:
+            c = infos[i].clone()
+            if c.pods and rng.random() < 0.3:
+                c.remove_pod(c.pods[0])
+            else:
+                c.add_pod(_spread_pod(rng, 7000 + step, c.name))
+            infos[i] = c
+        elif action < 0.85:
+            node = infos[i].node
+            assert node is not None
+            manifest = node.to_dict()
+            manifest["metadata"]["labels"]["topology.kubernetes.io/zone"] = rng.choice(("z1", "z5"))
+            infos[i].set_node(Node.from_dict(manifest))
+        else:
+            rng.shuffle(infos)
+    assert checked

@@ -142,6 +142,15 @@ def merge_all_weighted(terms: Sequence[WeightedAffinityTerm],
     return tuple(out)
 
 
+def term_namespaces(term: AffinityTerm) -> frozenset[str] | None:
+    """The namespaces whose pods ``term`` can match when matched with no namespace labels (as the incoming pod's
+    terms are matched against existing pods); None for every namespace."""
+    sel = term.namespace_selector
+    if sel is not None and sel.matches(NO_LABELS):
+        return None
+    return term.namespaces
+
+
 def needs_namespaces(terms: Iterable[AffinityTerm]) -> bool:
     """Whether any term has a non-empty namespaceSelector (so Namespace objects must be listed)."""
     return any(t.namespace_selector is not None and not t.namespace_selector.is_empty() for t in terms)
@@ -163,6 +172,24 @@ def selector_key(selector: LabelSelector | None) -> tuple[object, ...] | None:
 def term_key(term: AffinityTerm) -> tuple[object, ...]:
     """A canonical value equal for terms that match the same pods (the topology key aside)."""
     return (tuple(sorted(term.namespaces)), selector_key(term.selector), selector_key(term.namespace_selector))
+
+
+#: Canonical keys of the terms met lately, by term object (terms are immutable; their PodInfos outlive many
+#: cycles and clones): id -> (the term, its key), the term kept so that its id is not reused meanwhile.
+_TERM_IDS: dict[int, tuple[AffinityTerm, str]] = {}
+_TERM_IDS_KEPT = 65536
+
+
+def term_id(term: AffinityTerm) -> str:
+    """``term_key`` as a string (its hash is computed once, and it is looked up per node), kept per term."""
+    hit = _TERM_IDS.get(id(term))
+    if hit is not None and hit[0] is term:
+        return hit[1]
+    tid = repr(term_key(term))
+    if len(_TERM_IDS) >= _TERM_IDS_KEPT:
+        _TERM_IDS.clear()
+    _TERM_IDS[id(term)] = (term, tid)
+    return tid
 
 
 def weighted_terms_key(terms: Iterable[WeightedAffinityTerm]) -> tuple[object, ...]:

@@ -14,11 +14,14 @@ Filter then only looks the node's labels up in these maps.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from typing import cast
 
+from plugins_intree.interpodaffinity._kept_terms import KeptTerms, NodeTerm
 from plugins_intree.interpodaffinity._sums import Contribution, KeptSumsCache
-from plugins_intree.interpodaffinity._terms import MEMO_LIMIT, NO_LABELS, memo_key, term_key
+from plugins_intree.interpodaffinity._terms import MEMO_LIMIT, NO_LABELS, memo_key, term_id, term_key, term_namespaces
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.node_info import AffinityTerm, NodeInfo, PodInfo
+from scheduling_framework.pod_index import PodIndex
 from scheduling_framework.status import Code, Status
 
 PRE_FILTER_STATE_KEY = "PreFilterInterPodAffinity"
@@ -128,13 +131,23 @@ class PreFilterState:
 
 
 def existing_anti_affinity_counts(pod: Pod, ns_labels: Mapping[str, str], nodes: Sequence[NodeInfo],
-                                  kept: KeptSumsCache | None = None) -> TopologyCounts:
+                                  kept: KeptSumsCache | None = None, terms: KeptTerms | None = None,
+                                  all_nodes: Sequence[NodeInfo] | None = None) -> TopologyCounts:
     """Topology pairs where an existing pod's required anti-affinity term matches ``pod``.
 
-    ``kept`` keeps the counts across cycles (re-counting only the nodes that changed); the counts equal the
-    plain pass below, pinned by tests/test_perf_equivalence.py::test_interpodaffinity_kept_sums_equal_plain.
+    ``terms`` keeps the existing terms of ``all_nodes`` (a list holding every node of ``nodes``) across cycles
+    by term, so only the terms the pod can match are looked at; ``kept`` keeps the counts per incoming-pod
+    signature across cycles (re-counting only the nodes that changed). Either gives the plain pass's counts,
+    pinned by tests/test_perf_equivalence.py::test_interpodaffinity_kept_sums_equal_plain and
+    ::test_interpodaffinity_index_prefilter_equals_plain.
     """
     counts: TopologyCounts = {}
+    if terms is not None and all_nodes is not None:
+        lst = all_nodes if type(all_nodes) is list else list(all_nodes)
+        for sums in terms.matching(lst, pod, ns_labels):
+            for pair, (amount, _) in sums.items():
+                counts[pair] = counts.get(pair, 0) + amount
+        return counts
     # Which pairs a node adds depends on its pods and on the incoming pod's namespace, labels and
     # namespace labels: remembered per NodeInfo while the node does not change.
     meta = pod.metadata
@@ -184,6 +197,70 @@ def _node_pairs(pod: Pod, ns_labels: Mapping[str, str], ni: NodeInfo,
             memo.clear()
         memo[node_memo_key] = pairs
     return pairs
+
+
+def anti_affinity_terms_of(ni: NodeInfo) -> tuple[NodeTerm, ...]:
+    """The node's existing required anti-affinity terms for a :class:`KeptTerms`: per (term key, topology pair),
+    how many (pod, term) there are."""
+    node = ni.node
+    if node is None or not ni.pods_with_required_anti_affinity:
+        return ()
+    labels = node.metadata.labels
+    grouped: dict[tuple[str, str, str], list[object]] = {}
+    for existing in ni.pods_with_required_anti_affinity:
+        for t in existing.required_anti_affinity_terms:
+            tv = labels.get(t.topology_key)
+            if tv is None:
+                continue
+            group = (term_id(t), t.topology_key, tv)
+            entry = grouped.get(group)
+            if entry is None:
+                grouped[group] = [t, 1]
+            else:
+                entry[1] = cast("int", entry[1]) + 1
+    return tuple((tid, cast("AffinityTerm", e[0]), tk, tv, cast("int", e[1])) for (tid, tk, tv), e in grouped.items())
+
+
+def incoming_counts_from_index(affinity_terms: Sequence[AffinityTerm], anti_affinity_terms: Sequence[AffinityTerm],
+                               nodes: Sequence[NodeInfo],
+                               index: PodIndex) -> tuple[TopologyCounts, TopologyCounts] | None:
+    """:func:`incoming_affinity_anti_affinity_counts` from the pods the snapshot's index lists for the terms'
+    selectors (``nodes`` is the snapshot's list); None when a selector is not one the index answers."""
+    lst = nodes if type(nodes) is list else list(nodes)
+    affinity: TopologyCounts = {}
+    anti: TopologyCounts = {}
+    if affinity_terms:
+        first = affinity_terms[0]
+        lists = index.match_lists(lst, first.selector, term_namespaces(first), False)
+        if lists is None:
+            return None
+        for pos, pods in lists.items():
+            n = 0
+            for pi in pods:
+                if pod_matches_all_terms(affinity_terms, pi.pod):
+                    n += 1
+            node = lst[pos].node
+            if not n or node is None:
+                continue
+            labels = node.metadata.labels
+            for t in affinity_terms:
+                tv = labels.get(t.topology_key)
+                if tv is not None:
+                    pair = (t.topology_key, tv)
+                    affinity[pair] = affinity.get(pair, 0) + n
+    for t in anti_affinity_terms:
+        counts = index.match_counts(lst, t.selector, term_namespaces(t), False)
+        if counts is None:
+            return None
+        for pos, n in counts.items():
+            node = lst[pos].node
+            if node is None:
+                continue
+            tv = node.metadata.labels.get(t.topology_key)
+            if tv is not None:
+                pair = (t.topology_key, tv)
+                anti[pair] = anti.get(pair, 0) + n
+    return affinity, anti
 
 
 def _matching_anti_affinity_pairs(pod: Pod, ns_labels: Mapping[str, str], ni: NodeInfo,

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import plugins_intree.interpodaffinity._terms as _terms
+from plugins_intree.interpodaffinity._kept_terms import KeptTerms
 from plugins_intree.interpodaffinity._sums import KeptSumsCache
 from plugins_intree.interpodaffinity._terms import NO_LABELS
 from plugins_intree.interpodaffinity.filtering import (
@@ -20,9 +21,11 @@ from plugins_intree.interpodaffinity.filtering import (
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
     PRE_FILTER_STATE_KEY,
     PreFilterState,
+    anti_affinity_terms_of,
     existing_anti_affinity_counts,
     filter_fast,
     incoming_affinity_anti_affinity_counts,
+    incoming_counts_from_index,
     satisfy_existing_pods_anti_affinity,
     satisfy_pod_affinity,
     satisfy_pod_anti_affinity,
@@ -107,6 +110,8 @@ class InterPodAffinity:
         self._kept_scores = KeptSumsCache()
         self._term_sums = TermSums()
         self._existing_sums = ExistingTermSums()
+        # the existing pods' required anti-affinity terms of the snapshot, kept across cycles by term
+        self._kept_anti_terms = KeptTerms(anti_affinity_terms_of)
 
     # --- cluster lookups ------------------------------------------------------------------------
     def _objects(self) -> Any:
@@ -146,11 +151,19 @@ class InterPodAffinity:
             anti = _terms.merge_all(anti, namespaces)
         ns_labels = self._namespace_labels(pod.metadata.namespace)
 
-        existing = existing_anti_affinity_counts(pod, ns_labels, with_anti, self._kept_existing)
+        all_nodes = snapshot.list()
+        existing = existing_anti_affinity_counts(pod, ns_labels, with_anti, self._kept_existing,
+                                                 self._kept_anti_terms, all_nodes)
         if not existing and not affinity and not anti:
             return None, Status(Code.SKIP)
-        affinity_counts, anti_counts = incoming_affinity_anti_affinity_counts(affinity, anti, nodes,
-                                                                             self._kept_incoming)
+        found = None
+        if (affinity or anti) and hasattr(snapshot, "pod_index"):
+            # the snapshot's pods by label: only the pods carrying the terms' labels are looked at; equal to the
+            # passes below, pinned by tests/test_perf_equivalence.py::test_interpodaffinity_index_prefilter_equals_plain
+            found = incoming_counts_from_index(affinity, anti, all_nodes, snapshot.pod_index())
+        if found is None:
+            found = incoming_affinity_anti_affinity_counts(affinity, anti, nodes, self._kept_incoming)
+        affinity_counts, anti_counts = found
         state.write(PRE_FILTER_STATE_KEY, PreFilterState(pod, affinity, anti, ns_labels, existing,
                                                          affinity_counts, anti_counts))
         return None, None

@@ -13,15 +13,23 @@ scores onto [0, MAX_NODE_SCORE].
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from functools import partial
 from typing import cast
 
+from plugins_intree.interpodaffinity._kept_terms import KeptTerms
 from plugins_intree.interpodaffinity._sums import Contribution, KeptSums, KeptSumsCache
-from plugins_intree.interpodaffinity._terms import MEMO_LIMIT, NO_LABELS, memo_key, term_key, weighted_terms_key
+from plugins_intree.interpodaffinity._terms import (
+    MEMO_LIMIT,
+    NO_LABELS,
+    memo_key,
+    term_id,
+    term_namespaces,
+    weighted_terms_key,
+)
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore
-from scheduling_framework.node_info import AffinityTerm, ChangedNodes, NodeInfo, WeightedAffinityTerm
+from scheduling_framework.node_info import AffinityTerm, NodeInfo, WeightedAffinityTerm
 from scheduling_framework.pod_index import PodIndex
 
 PRE_SCORE_STATE_KEY = "PreScoreInterPodAffinity"
@@ -114,15 +122,6 @@ def topology_scores(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm]
     return scores or None
 
 
-def _term_namespaces(term: AffinityTerm) -> frozenset[str] | None:
-    """The namespaces whose pods ``term`` can match when matched with no namespace labels (as the incoming pod's
-    terms are matched against existing pods); None for every namespace."""
-    sel = term.namespace_selector
-    if sel is not None and sel.matches(NO_LABELS):
-        return None
-    return term.namespaces
-
-
 def _scores_from_index(ctx: _Pass, index: PodIndex, existing: ExistingTermSums,
                        all_nodes: Sequence[NodeInfo]) -> ScoreMap | object | None:
     nodes = all_nodes if type(all_nodes) is list else list(all_nodes)
@@ -133,7 +132,7 @@ def _scores_from_index(ctx: _Pass, index: PodIndex, existing: ExistingTermSums,
             t = w.term
             per_pos = found.get(tid)
             if per_pos is None:
-                got = index.match_counts(nodes, t.selector, _term_namespaces(t), False)
+                got = index.match_counts(nodes, t.selector, term_namespaces(t), False)
                 if got is None:
                     return _UNAVAILABLE
                 per_pos = found[tid] = got
@@ -170,28 +169,10 @@ class _Pass:
                  preferred_anti_affinity: Sequence[WeightedAffinityTerm], hard_weight: int) -> None:
         self.pod = pod
         self.ns_labels = ns_labels
-        self.affinity = tuple((_term_id(w.term), w) for w in preferred_affinity)
-        self.anti_affinity = tuple((_term_id(w.term), w) for w in preferred_anti_affinity)
+        self.affinity = tuple((term_id(w.term), w) for w in preferred_affinity)
+        self.anti_affinity = tuple((term_id(w.term), w) for w in preferred_anti_affinity)
         self.hard_weight = hard_weight
         self.matches: dict[Hashable, bool] = {}
-
-
-#: Canonical keys of the terms met lately, by term object (terms are immutable; their PodInfos outlive many
-#: cycles and clones): id -> (the term, its key), the term kept so that its id is not reused meanwhile.
-_TERM_IDS: dict[int, tuple[AffinityTerm, str]] = {}
-_TERM_IDS_KEPT = 65536
-
-
-def _term_id(term: AffinityTerm) -> str:
-    """The term's canonical key as a string: its hash is computed once, and it is looked up per node."""
-    hit = _TERM_IDS.get(id(term))
-    if hit is not None and hit[0] is term:
-        return hit[1]
-    tid = repr(term_key(term))
-    if len(_TERM_IDS) >= _TERM_IDS_KEPT:
-        _TERM_IDS.clear()
-    _TERM_IDS[id(term)] = (term, tid)
-    return tid
 
 
 #: The NodeInfo memo entry holding this plugin's per-node facts that do not depend on the incoming pod.
@@ -279,7 +260,7 @@ def _existing_terms(ni: NodeInfo, facts: dict[Hashable, object], node_labels: Ma
         value = node_labels.get(term.topology_key)
         if value is None:
             return
-        group = (_term_id(term), term.topology_key, value)
+        group = (term_id(term), term.topology_key, value)
         entry = grouped.get(group)
         if entry is None:
             grouped[group] = [term, amount]
@@ -436,132 +417,33 @@ def _count_contribution(tid: str, term: AffinityTerm) -> Callable[[NodeInfo], Co
 
 
 class ExistingTermSums:
-    """The existing pods' own terms over a node list, kept across cycles: per canonical term key, the amounts
-    they add per (topology key, value) and how many nodes add to each pair.
+    """The existing pods' own terms over a node list, kept across cycles (a :class:`KeptTerms` per hard
+    affinity weight): a scoring pass matches each distinct term the pod can match once and adds the sums of
+    those that match, which is what adding every matching term of every node gives."""
 
-    A scoring pass matches each distinct term once against the incoming pod and adds the sums of those that
-    match, which is what adding every matching term of every node gives. Follows the node list with
-    :class:`~scheduling_framework.node_info.ChangedNodes`, re-reading only the nodes that changed.
-    """
-
-    __slots__ = ("_anchors", "_changes", "_contrib", "_hw", "_lock", "_pairs", "_terms", "_unanchored")
+    __slots__ = ("_kept",)
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._changes = ChangedNodes()
-        self._hw: int | None = None
-        self._contrib: list[tuple[ExistingTerm, ...]] = []
-        # term key -> (topology key, value) -> [amount, nodes adding to it]
-        self._pairs: dict[str, dict[tuple[str, str], list[int]]] = {}
-        self._terms: dict[str, AffinityTerm] = {}
-        # The terms a pod can match only when it has one of the labels (key, value) they are listed under (one
-        # equality or In requirement of their selector); the others are tried on every pod. Terms with a nil
-        # selector match nothing and are in neither.
-        self._anchors: dict[tuple[str, str], set[str]] = {}
-        self._unanchored: set[str] = set()
+        self._kept: dict[int, KeptTerms] = {}
 
     def add_matching(self, scores: ScoreMap, ctx: _Pass, nodes: list[NodeInfo]) -> None:
         """Add into ``scores`` the sums of the existing terms that match the incoming pod of ``ctx``."""
-        with self._lock:
-            self._sync(nodes, ctx.hard_weight)
-            terms = self._terms
-            pairs_of = self._pairs
-            matches = ctx.matches
-            anchors = self._anchors
-            candidates = set(self._unanchored)
-            for label in ctx.pod.metadata.labels.items():
-                listed = anchors.get(label)
-                if listed:
-                    candidates.update(listed)
-            for tid in candidates:
-                matched = matches.get(tid)
-                if matched is None:
-                    matched = matches[tid] = terms[tid].matches(ctx.pod, ctx.ns_labels)
-                if matched:
-                    for (topology_key, value), (amount, _) in pairs_of[tid].items():
-                        _add(scores, topology_key, value, amount)
+        hw = ctx.hard_weight
+        kept = self._kept.get(hw)
+        if kept is None:
+            if len(self._kept) >= 4:
+                self._kept.clear()
+            kept = self._kept[hw] = KeptTerms(partial(_existing_contribution_of, hw=hw))
+        for pairs in kept.matching(nodes, ctx.pod, ctx.ns_labels, cast("dict[str, bool]", ctx.matches)):
+            for (topology_key, value), (amount, _) in pairs.items():
+                _add(scores, topology_key, value, amount)
 
-    @staticmethod
-    def _anchor_labels(term: AffinityTerm) -> list[tuple[str, str]] | None:
-        """The labels one of which a pod needs to match ``term`` ([] when it matches nothing), None when no
-        requirement says."""
-        sel = term.selector
-        if sel is None:
-            return []
-        if sel.match_labels:
-            key = min(sel.match_labels)
-            return [(key, sel.match_labels[key])]
-        for r in sel.match_expressions:
-            if r.operator == "In":
-                return [(r.key, v) for v in r.values]
-        return None
 
-    def _listed(self, tid: str, term: AffinityTerm, add: bool) -> None:
-        labels = self._anchor_labels(term)
-        if labels is None:
-            if add:
-                self._unanchored.add(tid)
-            else:
-                self._unanchored.discard(tid)
-            return
-        for label in labels:
-            if add:
-                self._anchors.setdefault(label, set()).add(tid)
-            else:
-                listed = self._anchors.get(label)
-                if listed is not None:
-                    listed.discard(tid)
-                    if not listed:
-                        del self._anchors[label]
-
-    def _sync(self, nodes: list[NodeInfo], hw: int) -> None:
-        if hw != self._hw:
-            self._hw = hw
-            self._changes = ChangedNodes()
-        changed = self._changes.changed(nodes)
-        if changed is None:
-            self._pairs = {}
-            self._terms = {}
-            self._anchors = {}
-            self._unanchored = set()
-            self._contrib = [self._contribution(ni, hw) for ni in nodes]
-            for c in self._contrib:
-                self._apply(c, 1)
-            return
-        for i in changed:
-            old = self._contrib[i]
-            new = self._contrib[i] = self._contribution(nodes[i], hw)
-            if old != new:
-                self._apply(old, -1)
-                self._apply(new, 1)
-
-    @staticmethod
-    def _contribution(ni: NodeInfo, hw: int) -> tuple[ExistingTerm, ...]:
-        node = ni.node
-        if node is None or not ni.pods_with_affinity or not node.metadata.labels:
-            return ()
-        return _existing_terms(ni, _node_facts(ni), node.metadata.labels, hw)
-
-    def _apply(self, contribution: tuple[ExistingTerm, ...], sign: int) -> None:
-        pairs_of = self._pairs
-        for tid, term, topology_key, value, amount in contribution:
-            pairs = pairs_of.get(tid)
-            if pairs is None:
-                pairs = pairs_of[tid] = {}
-                self._terms[tid] = term
-                self._listed(tid, term, True)
-            pair = (topology_key, value)
-            entry = pairs.get(pair)
-            if entry is None:
-                pairs[pair] = [amount, 1]
-                continue
-            entry[0] += sign * amount
-            entry[1] += sign
-            if not entry[1]:
-                del pairs[pair]
-                if not pairs:
-                    del pairs_of[tid]
-                    self._listed(tid, self._terms.pop(tid), False)
+def _existing_contribution_of(ni: NodeInfo, hw: int) -> tuple[ExistingTerm, ...]:
+    node = ni.node
+    if node is None or not ni.pods_with_affinity or not node.metadata.labels:
+        return ()
+    return _existing_terms(ni, _node_facts(ni), node.metadata.labels, hw)
 
 
 def node_score(state: PreScoreState, node_labels: Mapping[str, str]) -> int:

@@ -143,3 +143,84 @@ class DomainCountsCache:
             while len(self._entries) > self.limit:
                 del self._entries[next(iter(self._entries))]
             return dc
+
+
+class DomainLayout:
+    """Per position of a node list, each counted constraint's topology value on the node (None where the node
+    takes part in none of its domains), and per constraint the domains of all eligible nodes in first-seen order
+    with no pod counted yet: what :class:`DomainCounts` counts pods into, a function of the node objects alone.
+
+    Kept while the list holds the same node objects at the same positions (pods coming and going do not change
+    it). With the pods a selector matches per position (a PodIndex), the counts of a full pass are the layout's
+    zeros plus those pods on the eligible positions. Pinned by
+    tests/test_perf_equivalence.py::test_spread_index_prefilter_equals_plain.
+    """
+
+    __slots__ = ("_lock", "_node_objs", "_values", "_zeros", "include", "keys", "missing", "required")
+
+    def __init__(self, keys: Sequence[str], required: Sequence[str], missing: str,
+                 include: Callable[[Node], tuple[bool, ...]] | None = None) -> None:
+        self.keys = tuple(keys)
+        self.required = tuple(required)
+        self.missing = missing
+        self.include = include
+        self._lock = threading.Lock()
+        self._node_objs: list[Node | None] | None = None
+        self._values: list[tuple[str | None, ...] | None] = []
+        self._zeros: list[dict[str, int]] = []
+
+    def get(self, nodes: Sequence[NodeInfo]) -> tuple[list[tuple[str | None, ...] | None], list[dict[str, int]]]:
+        """(values per position, the zero counts per constraint: new dicts the caller may change)."""
+        objs = list(map(_node, nodes))
+        with self._lock:
+            kept = self._node_objs
+            if kept is None or len(kept) != len(objs) or not all(map(operator.is_, kept, objs)):
+                self._build(objs)
+            return self._values, [dict(z) for z in self._zeros]
+
+    def _build(self, objs: list[Node | None]) -> None:
+        zeros: list[dict[str, int]] = [{} for _ in self.keys]
+        values_of: list[tuple[str | None, ...] | None] = []
+        missing = self.missing
+        for node in objs:
+            if node is None:
+                values_of.append(None)
+                continue
+            labels = node.metadata.labels
+            if any(key not in labels for key in self.required):
+                values_of.append(None)
+                continue
+            values: tuple[str | None, ...] = tuple(labels.get(key, missing) for key in self.keys)
+            if self.include is not None:
+                values = tuple(v if inc else None for v, inc in zip(values, self.include(node), strict=True))
+            values_of.append(values)
+            for m, v in zip(zeros, values, strict=True):
+                if v is not None and v not in m:
+                    m[v] = 0
+        self._node_objs = objs
+        self._values = values_of
+        self._zeros = zeros
+
+
+class DomainLayoutCache:
+    """The DomainLayouts of the last few (keys, required keys, inclusion policies) a plugin saw."""
+
+    __slots__ = ("_entries", "_lock", "limit")
+
+    def __init__(self, limit: int = 16) -> None:
+        self.limit = limit
+        self._entries: dict[tuple[object, ...], DomainLayout] = {}
+        self._lock = threading.Lock()
+
+    def get(self, keys: Sequence[str], required: Sequence[str], missing: str,
+            include: Callable[[Node], tuple[bool, ...]] | None = None, include_key: object = None) -> DomainLayout:
+        """The DomainLayout for these arguments; ``include_key`` as for DomainCountsCache.get."""
+        cache_key = (tuple(keys), tuple(required), missing, include_key)
+        with self._lock:
+            layout = self._entries.pop(cache_key, None)
+            if layout is None:
+                layout = DomainLayout(keys, required, missing, include)
+            self._entries[cache_key] = layout
+            while len(self._entries) > self.limit:
+                del self._entries[next(iter(self._entries))]
+            return layout

@@ -17,16 +17,18 @@ from plugins_intree.podtopologyspread.common import (
     CountKey,
     NodeInclusion,
     RequiredNodeAffinity,
+    Selector,
     SpreadConstraint,
     count_matching_pods,
     node_has_all_keys,
     selector_matches,
     unique_selectors,
 )
-from plugins_intree.podtopologyspread.domains import DomainCountsCache
+from plugins_intree.podtopologyspread.domains import DomainCountsCache, DomainLayoutCache
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.pod_index import PodIndex
 from scheduling_framework.status import Code, Status
 
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -157,10 +159,13 @@ class PreFilterState:
 
 
 def calc_pre_filter_state(pod: Pod, constraints: list[SpreadConstraint], nodes: Sequence[NodeInfo],
-                          cache: DomainCountsCache | None = None) -> PreFilterState:
+                          cache: DomainCountsCache | None = None, index: PodIndex | None = None,
+                          layouts: DomainLayoutCache | None = None) -> PreFilterState:
     """Count, per constraint and topology value, the pods its selector matches on the eligible nodes.
 
-    ``cache`` keeps the counts of earlier cycles, so that only the nodes that changed are counted again.
+    With ``index`` (the snapshot's pods by label, following ``nodes``) and ``layouts`` (the eligible domains of
+    the node objects), only the pods a selector can match are looked at; ``cache`` keeps the counts of earlier
+    cycles, so that only the nodes that changed are counted again. Each gives what the plain passes give.
     """
     if not constraints:
         return PreFilterState()
@@ -170,7 +175,13 @@ def calc_pre_filter_state(pod: Pod, constraints: list[SpreadConstraint], nodes: 
     count_keys = [CountKey(sel, ns) for sel in selectors]
     policies = NodeInclusion(pod, RequiredNodeAffinity(pod))
     topology_keys = [c.topology_key for c in constraints]
-    if cache is not None:
+    from_index = None
+    if index is not None and layouts is not None:
+        from_index = _counts_from_index(index, layouts, nodes, constraints, selectors, sel_index, count_keys,
+                                        policies)
+    if from_index is not None:
+        counts = from_index
+    elif cache is not None:
         # A node with every topology key adds its matching pods to its domain of each constraint that includes
         # it (the inclusion policies depend on the node object alone), kept across cycles. Equal to the plain
         # loops below; pinned by tests/test_perf_equivalence.py::test_spread_kept_counts_equal_plain_passes.
@@ -325,3 +336,34 @@ def update_with_pod(s: PreFilterState, updated: Pod, preemptor: Pod, node: Node 
         num = m.get(value, 0) + delta
         m[value] = num
         s.critical_paths[i].update(value, num)
+
+
+def _counts_from_index(index: PodIndex, layouts: DomainLayoutCache, nodes: Sequence[NodeInfo],
+                       constraints: list[SpreadConstraint], selectors: list[Selector], sel_index: list[int],
+                       count_keys: list[CountKey], policies: NodeInclusion) -> list[dict[str, int]] | None:
+    """The PreFilter counts: every eligible domain (the layout of the node objects) with the pods each selector
+    matches on its eligible nodes (from the index); None when a selector is not one the index answers. Pinned
+    by tests/test_perf_equivalence.py::test_spread_index_prefilter_equals_plain."""
+    lst = nodes if type(nodes) is list else list(nodes)
+    per_selector: list[dict[int, int]] = []
+    for j, ck in enumerate(count_keys):
+        if ck.key is None:
+            per_selector.append({})
+            continue
+        got = index.match_counts(lst, selectors[j], (ck.namespace,), True)
+        if got is None:
+            return None
+        per_selector.append(got)
+    keys = [c.topology_key for c in constraints]
+    everywhere = policies.includes_every_node(constraints)
+    layout = layouts.get(keys, keys, "", None if everywhere else partial(policies.flags, constraints=constraints),
+                         None if everywhere else policies.key(constraints))
+    values_of, counts = layout.get(lst)
+    for i, m in enumerate(counts):
+        for pos, n in per_selector[sel_index[i]].items():
+            values = values_of[pos]
+            if values is not None:
+                value = values[i]
+                if value is not None:
+                    m[value] += n
+    return counts

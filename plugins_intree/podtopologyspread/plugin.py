@@ -20,7 +20,7 @@ from plugins_intree.podtopologyspread.common import (
     default_selector,
     filter_constraints,
 )
-from plugins_intree.podtopologyspread.domains import DomainCountsCache
+from plugins_intree.podtopologyspread.domains import DomainCountsCache, DomainLayoutCache
 from plugins_intree.podtopologyspread.filtering import (
     PRE_FILTER_STATE_KEY,
     PreFilterState,
@@ -70,6 +70,7 @@ class PodTopologySpread:
         self._handle = handle
         # per-domain matching-pod counts of earlier cycles, re-counted only where nodes changed
         self._domain_counts = DomainCountsCache()
+        self._layouts = DomainLayoutCache()
         self.system_defaulted = a.defaulting_type == SYSTEM_DEFAULTING
         if self.system_defaulted:
             self.default_constraints: tuple[TopologySpreadConstraint, ...] = SYSTEM_DEFAULT_CONSTRAINTS
@@ -106,7 +107,10 @@ class PodTopologySpread:
         constraints = self.constraints_for(pod, DO_NOT_SCHEDULE)
         if not constraints:
             return None, Status(Code.SKIP)
-        state.write(PRE_FILTER_STATE_KEY, calc_pre_filter_state(pod, constraints, nodes, self._domain_counts))
+        snapshot = getattr(self._handle, "snapshot", None)
+        index = snapshot.pod_index() if snapshot is not None and hasattr(snapshot, "pod_index") else None
+        state.write(PRE_FILTER_STATE_KEY, calc_pre_filter_state(pod, constraints, nodes, self._domain_counts, index,
+                                                                self._layouts))
         return None, None
 
     def pre_filter_extensions(self) -> PodTopologySpread:

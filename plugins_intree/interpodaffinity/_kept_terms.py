@@ -1,0 +1,140 @@
+"""Existing pods' own terms over a node list, kept from one cycle to the next and found by label.
+
+PreScore adds the weights of the existing pods' terms that the incoming pod matches, and PreFilter counts the
+existing pods' required anti-affinity terms that it matches. Both are sums, per topology pair (key, value) of
+the nodes the pods run on, over the terms that match. A :class:`KeptTerms` keeps, per canonical term key, those
+sums (and on how many nodes each pair occurs) for a whole node list, following the list with
+:class:`~scheduling_framework.node_info.ChangedNodes` (re-reading only the nodes that changed), and lists each
+term under one label its selector requires, so that a pod is matched only against the terms it can match.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping
+
+from scheduling_framework.api.pod import Pod
+from scheduling_framework.node_info import AffinityTerm, ChangedNodes, NodeInfo
+
+#: One grouped term of a node: (canonical term key, a term of that key, topology key, topology value, amount).
+NodeTerm = tuple[str, AffinityTerm, str, str, int]
+#: topology pair -> [sum of the amounts, nodes adding to it]
+PairSums = dict[tuple[str, str], list[int]]
+
+
+class KeptTerms:
+    """Per canonical term key, the amounts the existing terms add per topology pair over a node list."""
+
+    __slots__ = ("_anchors", "_changes", "_contrib", "_lock", "_pairs", "_terms", "_unanchored", "contribution")
+
+    def __init__(self, contribution: Callable[[NodeInfo], tuple[NodeTerm, ...]]) -> None:
+        #: a node's grouped terms (one entry per (term key, topology pair) the node adds to)
+        self.contribution = contribution
+        self._lock = threading.Lock()
+        self._changes = ChangedNodes()
+        self._contrib: list[tuple[NodeTerm, ...]] = []
+        self._pairs: dict[str, PairSums] = {}
+        self._terms: dict[str, AffinityTerm] = {}
+        # The terms a pod can match only when it has one of the labels (key, value) they are listed under (one
+        # equality or In requirement of their selector); the others are tried on every pod. Terms with a nil
+        # selector match nothing and are in neither.
+        self._anchors: dict[tuple[str, str], set[str]] = {}
+        self._unanchored: set[str] = set()
+
+    def matching(self, nodes: list[NodeInfo], pod: Pod, ns_labels: Mapping[str, str],
+                 memo: dict[str, bool] | None = None) -> Iterator[PairSums]:
+        """The pair sums of every term key whose terms ``pod`` matches (namespace labels ``ns_labels``), over
+        ``nodes``. ``memo`` keeps term-key verdicts for the pod across calls. Consume it before the next call."""
+        with self._lock:
+            self._sync(nodes)
+            terms = self._terms
+            pairs_of = self._pairs
+            anchors = self._anchors
+            candidates = set(self._unanchored)
+            for label in pod.metadata.labels.items():
+                listed = anchors.get(label)
+                if listed:
+                    candidates.update(listed)
+            found: list[PairSums] = []
+            for tid in candidates:
+                matched = None if memo is None else memo.get(tid)
+                if matched is None:
+                    matched = terms[tid].matches(pod, ns_labels)
+                    if memo is not None:
+                        memo[tid] = matched
+                if matched:
+                    found.append(pairs_of[tid])
+        return iter(found)
+
+    @staticmethod
+    def _anchor_labels(term: AffinityTerm) -> list[tuple[str, str]] | None:
+        """The labels one of which a pod needs to match ``term`` ([] when it matches nothing), None when no
+        requirement says."""
+        sel = term.selector
+        if sel is None:
+            return []
+        if sel.match_labels:
+            key = min(sel.match_labels)
+            return [(key, sel.match_labels[key])]
+        for r in sel.match_expressions:
+            if r.operator == "In":
+                return [(r.key, v) for v in r.values]
+        return None
+
+    def _listed(self, tid: str, term: AffinityTerm, add: bool) -> None:
+        labels = self._anchor_labels(term)
+        if labels is None:
+            if add:
+                self._unanchored.add(tid)
+            else:
+                self._unanchored.discard(tid)
+            return
+        for label in labels:
+            if add:
+                self._anchors.setdefault(label, set()).add(tid)
+            else:
+                listed = self._anchors.get(label)
+                if listed is not None:
+                    listed.discard(tid)
+                    if not listed:
+                        del self._anchors[label]
+
+    def _sync(self, nodes: list[NodeInfo]) -> None:
+        changed = self._changes.changed(nodes)
+        if changed is None:
+            self._pairs = {}
+            self._terms = {}
+            self._anchors = {}
+            self._unanchored = set()
+            contribution = self.contribution
+            self._contrib = [contribution(ni) for ni in nodes]
+            for c in self._contrib:
+                self._apply(c, 1)
+            return
+        for i in changed:
+            old = self._contrib[i]
+            new = self._contrib[i] = self.contribution(nodes[i])
+            if old != new:
+                self._apply(old, -1)
+                self._apply(new, 1)
+
+    def _apply(self, contribution: tuple[NodeTerm, ...], sign: int) -> None:
+        pairs_of = self._pairs
+        for tid, term, topology_key, value, amount in contribution:
+            pairs = pairs_of.get(tid)
+            if pairs is None:
+                pairs = pairs_of[tid] = {}
+                self._terms[tid] = term
+                self._listed(tid, term, True)
+            pair = (topology_key, value)
+            entry = pairs.get(pair)
+            if entry is None:
+                pairs[pair] = [amount, 1]
+                continue
+            entry[0] += sign * amount
+            entry[1] += sign
+            if not entry[1]:
+                del pairs[pair]
+                if not pairs:
+                    del pairs_of[tid]
+                    self._listed(tid, self._terms.pop(tid), False)
