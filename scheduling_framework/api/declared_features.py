@@ -17,6 +17,7 @@ from typing import Final
 import attrs
 
 from scheduling_framework.api._parse import as_bool, as_list, as_map, as_str
+from scheduling_framework.api.packed import PackedManifest
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.config._field import duplicate, go_quote, invalid
 from scheduling_framework.errors import ValidationError
@@ -46,9 +47,34 @@ _NONE: Final = PodFeatureUse()
 _GROUPS: Final = ("initContainers", "containers", "ephemeralContainers")
 
 
+#: The name under which a packed manifest keeps its pod's PodFeatureUse (or the ValidationError reading it gave).
+_DERIVED = "declared-features/use"
+
+
+def keep_feature_use(pod: Pod, packed: PackedManifest) -> None:
+    """Read ``pod``'s feature use from its manifest (not yet packed) and keep it in ``packed``: it depends on
+    spec.containers, initContainers, ephemeralContainers (restartPolicyRules, volumeMounts), spec.hostUsers
+    and spec.hostNetwork."""
+    try:
+        packed.derived[_DERIVED] = _read_feature_use(pod)
+    except ValidationError as e:
+        packed.derived[_DERIVED] = e
+
+
 def pod_feature_use(pod: Pod) -> PodFeatureUse:
     """What ``pod``'s spec uses of the fields features are inferred from; ValidationError (naming the field
     path) when one of them has the wrong shape."""
+    raw = pod.raw_manifest()
+    if isinstance(raw, PackedManifest):
+        kept = raw.derived.get(_DERIVED)
+        if isinstance(kept, PodFeatureUse):
+            return kept
+        if isinstance(kept, ValidationError):
+            raise kept.with_traceback(None)
+    return _read_feature_use(pod)
+
+
+def _read_feature_use(pod: Pod) -> PodFeatureUse:
     spec = as_map(pod.raw_manifest().get("spec"), "spec")
     restart_all = False
     bind_mounts = False

@@ -20,13 +20,17 @@ from typing import Any
 class PackedManifest(Mapping[str, Any]):
     """A read-only mapping over a packed manifest; every access unpacks (nothing is cached)."""
 
-    __slots__ = ("_blob", "_sets")
+    __slots__ = ("_blob", "_sets", "derived")
 
-    def __init__(self, blob: bytes, sets: tuple[tuple[str, str, Any], ...] = ()) -> None:
+    def __init__(self, blob: bytes, sets: tuple[tuple[str, str, Any], ...] = (),
+                 derived: dict[str, Any] | None = None) -> None:
         self._blob = blob
         # (section, field, value) set on top of the blob when unpacked: a copy that differs in a field or two
         # (a pod bound to a node) costs no unpacking and no second blob
         self._sets = sets
+        #: Values readers derived from the manifest before it was packed (by name), so that reading them again
+        #: costs no unpacking; each reader says which fields its value depends on.
+        self.derived: dict[str, Any] = {} if derived is None else derived
 
     @classmethod
     def pack(cls, manifest: Mapping[str, Any]) -> PackedManifest:
@@ -42,11 +46,12 @@ class PackedManifest(Mapping[str, Any]):
             part[field] = v
         return value
 
-    def with_field(self, section: str, field: str, value: Any) -> PackedManifest:
+    def with_field(self, section: str, field: str, value: Any, keep_derived: bool = False) -> PackedManifest:
         """The manifest with ``manifest[section][field] = value`` (a section that is not a mapping is replaced by
-        one), still packed. ``value`` must be plain data that is never changed afterwards (a str, a number)."""
+        one), still packed. ``value`` must be plain data that is never changed afterwards (a str, a number).
+        ``keep_derived``: the derived values do not depend on that field (they are carried over)."""
         sets = (*[t for t in self._sets if t[:2] != (section, field)], (section, field, value))
-        return PackedManifest(self._blob, sets)
+        return PackedManifest(self._blob, sets, dict(self.derived) if keep_derived else None)
 
     def __getitem__(self, key: str) -> Any:
         return self.unpack()[key]

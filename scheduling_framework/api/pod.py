@@ -530,8 +530,14 @@ class Pod(MetadataAccessors):
         return self._raw
 
     def with_packed_manifest(self) -> Pod:
-        """The same pod, its manifest kept packed (:mod:`~scheduling_framework.api.packed`): for big dumps."""
-        return Pod(self.metadata, self.spec, self.status, PackedManifest.pack(self._raw))
+        """The same pod, its manifest kept packed (:mod:`~scheduling_framework.api.packed`): for big dumps. What
+        is read from the manifest alone besides the parsed fields (the node declared features' spec fields) is
+        read first, so reading it later unpacks nothing."""
+        from scheduling_framework.api.declared_features import keep_feature_use
+
+        packed = PackedManifest.pack(self._raw)
+        keep_feature_use(self, packed)
+        return Pod(self.metadata, self.spec, self.status, packed)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Pod):
@@ -565,7 +571,9 @@ class Pod(MetadataAccessors):
     def with_node_name(self, node_name: str) -> Pod:
         spec_of_pod = _spec_with_node_name(self.spec, node_name)
         if isinstance(self._raw, PackedManifest):  # (a parsed pod's spec is a mapping, or absent)
-            return Pod(self.metadata, spec_of_pod, self.status, self._raw.with_field("spec", "nodeName", node_name))
+            # (nothing derived from the manifest reads spec.nodeName)
+            return Pod(self.metadata, spec_of_pod, self.status,
+                       self._raw.with_field("spec", "nodeName", node_name, keep_derived=True))
         raw = _mutable(self._raw)
         spec = dict(raw.get("spec") or {})
         spec["nodeName"] = node_name

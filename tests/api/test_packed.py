@@ -41,3 +41,38 @@ def test_with_field_keeps_the_blob_and_unpacks_fresh_copies() -> None:
     assert patched == base.with_field("spec", "nodeName", "n1")
     assert patched != base
     assert patched.packed_size == base.packed_size
+
+
+_FEATURE_SPECS = {
+    "none": {},
+    "host-users": {"hostUsers": False},
+    "host-network": {"hostNetwork": True},
+    "bind-mounts": {"containers": [{"name": "c", "image": "i", "volumeMounts": [
+        {"name": "v", "mountPath": "/v", "bindMountOptions": ["ro"]}]}]},
+    "restart-rules": {"containers": [{"name": "c", "image": "i", "restartPolicyRules": [
+        {"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}}]}]},
+    "bad-mounts": {"containers": [{"name": "c", "image": "i", "volumeMounts": 5}]},
+    "bad-host-users": {"hostUsers": "yes"},
+}
+
+
+@pytest.mark.parametrize("name", list(_FEATURE_SPECS))
+def test_feature_use_of_a_packed_pod_equals_the_manifest_reading(name: str) -> None:
+    """The node-declared-features reading kept when a pod is packed (then also on its bound copy) equals reading
+    the manifest, errors included."""
+    from scheduling_framework.api.declared_features import pod_feature_use
+    from scheduling_framework.errors import ValidationError
+
+    manifest = {**MANIFEST, "spec": {**MANIFEST["spec"], **_FEATURE_SPECS[name]}}  # type: ignore[dict-item]
+    plain = Pod.from_dict(manifest)
+    packed = plain.with_packed_manifest()
+    for pod in (packed, packed.with_node_name("n1")):
+        try:
+            want = pod_feature_use(plain)
+        except ValidationError as e:
+            with pytest.raises(ValidationError) as got:
+                pod_feature_use(pod)
+            assert str(got.value) == str(e)
+            continue
+        assert pod_feature_use(pod) == want
+        assert isinstance(pod.raw_manifest(), PackedManifest)
