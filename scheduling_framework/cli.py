@@ -237,6 +237,7 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InputError("--config", "only one of --cluster and --config can read standard input ('-')")
     cfg = load_config_for(args)
     cluster = load_cluster_with_progress(args.cluster, args.max_input_bytes, err, args.progress, args.strict)
+    _freeze_loaded_objects()  # (again after the scheduler is loaded: what comes before it is not walked either)
     if args.expand_workloads:
         from scheduling_framework.workloads import expand_workloads
 

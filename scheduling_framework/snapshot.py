@@ -273,10 +273,17 @@ def set_image_states(infos: Iterable[NodeInfo]) -> None:
             continue
         for name in {n for im in ni.node.status.images for n in im.names}:
             counts[name] = counts.get(name, 0) + 1
+    # equal summaries are one object (most images have one size on every node), which scorers can tell apart
+    # by identity and the nodes share in memory
+    shared: dict[tuple[int, int], ImageStateSummary] = {}
     for ni in infos:
         states: dict[str, ImageStateSummary] = {}
         if ni.node is not None:
             for im in ni.node.status.images:
                 for name in im.names:
-                    states[name] = ImageStateSummary(im.size_bytes, counts.get(name, 0))
+                    key = (im.size_bytes, counts.get(name, 0))
+                    st = shared.get(key)
+                    if st is None:
+                        st = shared[key] = ImageStateSummary(*key)
+                    states[name] = st
         ni.image_states = states

@@ -120,6 +120,24 @@ class ImageLocality:
         no_image = calculate_priority(0, num_images)
         out: list[int] = []
         append = out.append
+        if len(images) == 1:
+            # one image: a node's score is a function of its summary for that image, computed once per summary
+            # object (nodes share equal summaries, see snapshot.set_image_states). Equal to the loop below;
+            # pinned by tests/test_perf_equivalence.py::test_batch_scores_equal_node_by_node_scores.
+            name = images[0]
+            by_summary: dict[int, int] = {}
+            for ni in nodes:
+                states = ni.image_states
+                st = states.get(name) if states else None
+                if st is None:
+                    append(no_image)
+                    continue
+                sc = by_summary.get(id(st))
+                if sc is None:
+                    sc = by_summary[id(st)] = calculate_priority(int(st.size * (st.num_nodes / total_nodes)),
+                                                                 num_images)
+                append(sc)
+            return out
         for ni in nodes:
             states = ni.image_states
             if not states:

@@ -10,6 +10,8 @@ from scheduling_framework.errors import ValidationError, brief
 
 
 def as_map(value: Any, path: str) -> Mapping[str, Any]:
+    if type(value) is dict:  # the common case, without the ABC check
+        return value
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -26,6 +28,8 @@ def as_list(value: Any, path: str) -> list[Any]:
 
 
 def as_str(value: Any, path: str, default: str = "") -> str:
+    if type(value) is str:
+        return value
     if value is None:
         return default
     if isinstance(value, str):
@@ -69,7 +73,8 @@ def str_map(value: Any, path: str) -> dict[str, str]:
     m = as_map(value, path)
     out: dict[str, str] = {}
     for k, v in m.items():
-        out[str(k)] = as_str(v, f"{path}.{k}")
+        # (the field path is formatted only for a value that is not a string)
+        out[k if type(k) is str else str(k)] = v if type(v) is str else as_str(v, f"{path}.{k}")
     return out
 
 
