@@ -27,6 +27,11 @@ from scheduling_framework.node_info import ChangedNodes, NodeInfo, PodInfo
 #: namespace -> label value -> position in the node list -> the pods there with that label value
 _Postings = dict[str, dict[str, dict[int, list[PodInfo]]]]
 
+#: Candidate positions beyond which the plugins count a selector their kept way instead (a selector that many
+#: pods carry, as in a workload of thousands of replicas, is met again and again: counts kept across cycles,
+#: which follow the few nodes that change, cost less than visiting its pods every cycle).
+KEPT_BEYOND = 64
+
 #: Label keys a PodIndex indexes at most (each costs a pass over every pod when first asked for, and one
 #: entry per labelled pod); a selector on another key is answered with None (count the plain way).
 MAX_KEYS = 32
@@ -141,19 +146,22 @@ class PodIndex:
         return i
 
     def match_counts(self, nodes: Sequence[NodeInfo], selector: LabelSelector | None,
-                     namespaces: Collection[str] | None, skip_terminating: bool) -> dict[int, int] | None:
+                     namespaces: Collection[str] | None, skip_terminating: bool,
+                     limit: int | None = None) -> dict[int, int] | None:
         """Per position of ``nodes`` holding any, how many of its pods ``selector`` matches among those in
         ``namespaces`` (None: every namespace), leaving out pods with a deletionTimestamp when
         ``skip_terminating``. Positions without a match are absent. None when the selector has no
-        requirement the index can answer from (only ``NotIn`` / ``DoesNotExist``, or empty): count the
-        plain way then. A nil selector matches nothing: {}."""
-        lists = self.match_lists(nodes, selector, namespaces, skip_terminating)
+        requirement the index can answer from (only ``NotIn`` / ``DoesNotExist``, or empty), or when more than
+        ``limit`` positions hold pods that can match: count the plain (or kept) way then. A nil selector
+        matches nothing: {}."""
+        lists = self.match_lists(nodes, selector, namespaces, skip_terminating, limit)
         if lists is None:
             return None
         return {pos: len(pods) for pos, pods in lists.items()}
 
     def match_lists(self, nodes: Sequence[NodeInfo], selector: LabelSelector | None,
-                    namespaces: Collection[str] | None, skip_terminating: bool) -> dict[int, list[PodInfo]] | None:
+                    namespaces: Collection[str] | None, skip_terminating: bool,
+                    limit: int | None = None) -> dict[int, list[PodInfo]] | None:
         """:meth:`match_counts` with the matching pods themselves (in no particular order) instead of their
         number."""
         with self._lock:
@@ -161,7 +169,7 @@ class PodIndex:
             if selector is None:
                 return {}
             candidates = self._candidates(selector, namespaces)
-            if candidates is None:
+            if candidates is None or (limit is not None and len(candidates) > limit):
                 return None
             out: dict[int, list[PodInfo]] = {}
             matches = selector.matches

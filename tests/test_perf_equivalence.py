@@ -2850,3 +2850,42 @@ def test_spread_index_prefilter_equals_plain(seed: int) -> None:
         else:
             rng.shuffle(infos)
     assert checked
+
+
+def _index_run(seed: int, mode: str, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """A whole scheduling run with the pod index answering every selector ("index"), handing over to the kept
+    counts after one candidate position ("switch"), or absent ("plain")."""
+    import plugins_intree.interpodaffinity.filtering as ipa_filtering
+    import plugins_intree.interpodaffinity.scoring as ipa_scoring
+    import plugins_intree.podtopologyspread.filtering as pts_filtering
+    import plugins_intree.podtopologyspread.scoring as pts_scoring
+
+    if mode == "switch":
+        for mod in (ipa_filtering, ipa_scoring, pts_filtering, pts_scoring):
+            monkeypatch.setattr(mod, "KEPT_BEYOND", 1)
+    elif mode == "plain":
+        monkeypatch.delattr(Snapshot, "pod_index")
+    rng = random.Random(seed)
+    nodes = [_spread_node(rng, i) for i in range(rng.randint(6, 25))]
+    running = [_spread_pod(rng, 1000 + j, rng.choice(nodes).name) for j in range(rng.randint(0, 30))]
+    running += [_ipa_rich_pod(rng, 2000 + j, rng.choice(nodes).name) for j in range(rng.randint(0, 20))]
+    waiting = [_spread_pod(rng, j) for j in range(25)] + [_ipa_rich_pod(rng, 3000 + j, "") for j in range(15)]
+    rng.shuffle(waiting)
+    sched = _scheduler(nodes, [*running, *waiting])
+    sched.explain = True
+    out = []
+    for r in sched.run():
+        d = r.to_dict(explain=True)
+        out.append((r.pod, r.outcome, r.node, r.message, d.get("filter"), d.get("scores"), d.get("totalScores")))
+    monkeypatch.undo()
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_index_and_kept_paths_keep_decisions(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whole runs (spread constraints, pod (anti-)affinity of every selector kind): decisions, messages, filter
+    verdicts and every plugin's scores are the same whether the pod index answers, hands over to the counts kept
+    across cycles, or is not there."""
+    plain = _index_run(seed, "plain", monkeypatch)
+    assert _index_run(seed, "index", monkeypatch) == plain
+    assert _index_run(seed, "switch", monkeypatch) == plain

@@ -18,14 +18,15 @@ from scheduling_framework.node_info import AffinityTerm, ChangedNodes, NodeInfo
 
 #: One grouped term of a node: (canonical term key, a term of that key, topology key, topology value, amount).
 NodeTerm = tuple[str, AffinityTerm, str, str, int]
-#: topology pair -> [sum of the amounts, nodes adding to it]
-PairSums = dict[tuple[str, str], list[int]]
+#: topology pair -> sum of the amounts
+PairSums = dict[tuple[str, str], int]
 
 
 class KeptTerms:
     """Per canonical term key, the amounts the existing terms add per topology pair over a node list."""
 
-    __slots__ = ("_anchors", "_changes", "_contrib", "_lock", "_pairs", "_terms", "_unanchored", "contribution")
+    __slots__ = ("_anchors", "_changes", "_contrib", "_lock", "_occurrences", "_pairs", "_terms", "_unanchored",
+                 "contribution")
 
     def __init__(self, contribution: Callable[[NodeInfo], tuple[NodeTerm, ...]]) -> None:
         #: a node's grouped terms (one entry per (term key, topology pair) the node adds to)
@@ -33,7 +34,10 @@ class KeptTerms:
         self._lock = threading.Lock()
         self._changes = ChangedNodes()
         self._contrib: list[tuple[NodeTerm, ...]] = []
+        # term key -> the amounts per topology pair, and on how many nodes each pair occurs (a pair goes when
+        # none is left); the amounts are a dict of their own so that a caller can copy them in one step
         self._pairs: dict[str, PairSums] = {}
+        self._occurrences: dict[str, dict[tuple[str, str], int]] = {}
         self._terms: dict[str, AffinityTerm] = {}
         # The terms a pod can match only when it has one of the labels (key, value) they are listed under (one
         # equality or In requirement of their selector); the others are tried on every pod. Terms with a nil
@@ -44,7 +48,8 @@ class KeptTerms:
     def matching(self, nodes: list[NodeInfo], pod: Pod, ns_labels: Mapping[str, str],
                  memo: dict[str, bool] | None = None) -> Iterator[PairSums]:
         """The pair sums of every term key whose terms ``pod`` matches (namespace labels ``ns_labels``), over
-        ``nodes``. ``memo`` keeps term-key verdicts for the pod across calls. Consume it before the next call."""
+        ``nodes``. ``memo`` keeps term-key verdicts for the pod across calls. Read the sums, never change them,
+        and before the next call."""
         with self._lock:
             self._sync(nodes)
             terms = self._terms
@@ -103,6 +108,7 @@ class KeptTerms:
         changed = self._changes.changed(nodes)
         if changed is None:
             self._pairs = {}
+            self._occurrences = {}
             self._terms = {}
             self._anchors = {}
             self._unanchored = set()
@@ -120,21 +126,29 @@ class KeptTerms:
 
     def _apply(self, contribution: tuple[NodeTerm, ...], sign: int) -> None:
         pairs_of = self._pairs
+        occurrences_of = self._occurrences
         for tid, term, topology_key, value, amount in contribution:
             pairs = pairs_of.get(tid)
             if pairs is None:
                 pairs = pairs_of[tid] = {}
+                occurrences_of[tid] = {}
                 self._terms[tid] = term
                 self._listed(tid, term, True)
+            occurrences = occurrences_of[tid]
             pair = (topology_key, value)
-            entry = pairs.get(pair)
-            if entry is None:
-                pairs[pair] = [amount, 1]
+            n = occurrences.get(pair)
+            if n is None:
+                pairs[pair] = amount
+                occurrences[pair] = 1
                 continue
-            entry[0] += sign * amount
-            entry[1] += sign
-            if not entry[1]:
-                del pairs[pair]
-                if not pairs:
-                    del pairs_of[tid]
-                    self._listed(tid, self._terms.pop(tid), False)
+            n += sign
+            if n:
+                occurrences[pair] = n
+                pairs[pair] += sign * amount
+                continue
+            del pairs[pair]
+            del occurrences[pair]
+            if not pairs:
+                del pairs_of[tid]
+                del occurrences_of[tid]
+                self._listed(tid, self._terms.pop(tid), False)

@@ -21,7 +21,7 @@ from plugins_intree.interpodaffinity._sums import Contribution, KeptSumsCache
 from plugins_intree.interpodaffinity._terms import MEMO_LIMIT, NO_LABELS, memo_key, term_id, term_key, term_namespaces
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.node_info import AffinityTerm, NodeInfo, PodInfo
-from scheduling_framework.pod_index import PodIndex
+from scheduling_framework.pod_index import KEPT_BEYOND, PodIndex
 from scheduling_framework.status import Code, Status
 
 PRE_FILTER_STATE_KEY = "PreFilterInterPodAffinity"
@@ -145,7 +145,10 @@ def existing_anti_affinity_counts(pod: Pod, ns_labels: Mapping[str, str], nodes:
     if terms is not None and all_nodes is not None:
         lst = all_nodes if type(all_nodes) is list else list(all_nodes)
         for sums in terms.matching(lst, pod, ns_labels):
-            for pair, (amount, _) in sums.items():
+            if not counts:
+                counts = dict(sums)  # the usual case, one term key: one copy in C
+                continue
+            for pair, amount in sums.items():
                 counts[pair] = counts.get(pair, 0) + amount
         return counts
     # Which pairs a node adds depends on its pods and on the incoming pod's namespace, labels and
@@ -231,7 +234,7 @@ def incoming_counts_from_index(affinity_terms: Sequence[AffinityTerm], anti_affi
     anti: TopologyCounts = {}
     if affinity_terms:
         first = affinity_terms[0]
-        lists = index.match_lists(lst, first.selector, term_namespaces(first), False)
+        lists = index.match_lists(lst, first.selector, term_namespaces(first), False, KEPT_BEYOND)
         if lists is None:
             return None
         for pos, pods in lists.items():
@@ -249,7 +252,7 @@ def incoming_counts_from_index(affinity_terms: Sequence[AffinityTerm], anti_affi
                     pair = (t.topology_key, tv)
                     affinity[pair] = affinity.get(pair, 0) + n
     for t in anti_affinity_terms:
-        counts = index.match_counts(lst, t.selector, term_namespaces(t), False)
+        counts = index.match_counts(lst, t.selector, term_namespaces(t), False, KEPT_BEYOND)
         if counts is None:
             return None
         for pos, n in counts.items():

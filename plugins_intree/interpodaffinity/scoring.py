@@ -30,7 +30,7 @@ from plugins_intree.interpodaffinity._terms import (
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore
 from scheduling_framework.node_info import AffinityTerm, NodeInfo, WeightedAffinityTerm
-from scheduling_framework.pod_index import PodIndex
+from scheduling_framework.pod_index import KEPT_BEYOND, PodIndex
 
 PRE_SCORE_STATE_KEY = "PreScoreInterPodAffinity"
 
@@ -132,7 +132,7 @@ def _scores_from_index(ctx: _Pass, index: PodIndex, existing: ExistingTermSums,
             t = w.term
             per_pos = found.get(tid)
             if per_pos is None:
-                got = index.match_counts(nodes, t.selector, term_namespaces(t), False)
+                got = index.match_counts(nodes, t.selector, term_namespaces(t), False, KEPT_BEYOND)
                 if got is None:
                     return _UNAVAILABLE
                 per_pos = found[tid] = got
@@ -435,7 +435,7 @@ class ExistingTermSums:
                 self._kept.clear()
             kept = self._kept[hw] = KeptTerms(partial(_existing_contribution_of, hw=hw))
         for pairs in kept.matching(nodes, ctx.pod, ctx.ns_labels, cast("dict[str, bool]", ctx.matches)):
-            for (topology_key, value), (amount, _) in pairs.items():
+            for (topology_key, value), amount in pairs.items():
                 _add(scores, topology_key, value, amount)
 
 

@@ -129,6 +129,14 @@ class DomainCountsCache:
         self._entries: dict[tuple[object, ...], DomainCounts] = {}
         self._lock = threading.Lock()
 
+    def has(self, keys: Sequence[str], count_keys: Sequence[CountKey], required: Sequence[str], missing: str,
+            include_key: object = None) -> bool:
+        """Whether counts for these arguments are kept (then following the nodes that changed costs less than
+        counting afresh, however it is done)."""
+        cache_key = (tuple(keys), tuple(ck.key for ck in count_keys), tuple(required), missing, include_key)
+        with self._lock:
+            return cache_key in self._entries
+
     def get(self, keys: Sequence[str], count_keys: Sequence[CountKey], required: Sequence[str],
             missing: str, include: Callable[[Node], tuple[bool, ...]] | None = None,
             include_key: object = None) -> DomainCounts:

@@ -28,7 +28,7 @@ from plugins_intree.podtopologyspread.domains import DomainCountsCache, DomainLa
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.node_info import NodeInfo
-from scheduling_framework.pod_index import PodIndex
+from scheduling_framework.pod_index import KEPT_BEYOND, PodIndex
 from scheduling_framework.status import Code, Status
 
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -176,6 +176,11 @@ def calc_pre_filter_state(pod: Pod, constraints: list[SpreadConstraint], nodes: 
     policies = NodeInclusion(pod, RequiredNodeAffinity(pod))
     topology_keys = [c.topology_key for c in constraints]
     from_index = None
+    if index is not None and cache is not None:
+        everywhere = policies.includes_every_node(constraints)
+        if cache.has(topology_keys, [count_keys[sel_index[i]] for i in range(len(constraints))], topology_keys, "",
+                      None if everywhere else policies.key(constraints)):
+            index = None  # counts kept for these constraints already (a selector met cycle after cycle)
     if index is not None and layouts is not None:
         from_index = _counts_from_index(index, layouts, nodes, constraints, selectors, sel_index, count_keys,
                                         policies)
@@ -350,7 +355,7 @@ def _counts_from_index(index: PodIndex, layouts: DomainLayoutCache, nodes: Seque
         if ck.key is None:
             per_selector.append({})
             continue
-        got = index.match_counts(lst, selectors[j], (ck.namespace,), True)
+        got = index.match_counts(lst, selectors[j], (ck.namespace,), True, KEPT_BEYOND)
         if got is None:
             return None
         per_selector.append(got)

@@ -29,7 +29,7 @@ from plugins_intree.podtopologyspread.domains import DomainCountsCache
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore
 from scheduling_framework.node_info import NodeInfo
-from scheduling_framework.pod_index import PodIndex
+from scheduling_framework.pod_index import KEPT_BEYOND, PodIndex
 
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 _node = operator.attrgetter("node")
@@ -141,6 +141,13 @@ def calc_pre_score_state(pod: Pod, constraints: list[SpreadConstraint], filtered
     policies = NodeInclusion(pod, RequiredNodeAffinity(pod))
     indexed = [(i, c) for i, c in enumerate(constraints) if c.topology_key != LABEL_HOSTNAME]
     host_counts: dict[str, dict[int, int]] | None = None
+    if index is not None and indexed and cache is not None:
+        # counts kept for these constraints already (a selector met cycle after cycle): follow them instead
+        counted = [c for _, c in indexed]
+        if cache.has([c.topology_key for c in counted], [count_keys[sel_index[i]] for i, _ in indexed],
+                     [c.topology_key for c in constraints] if require_all_topologies else [], "",
+                     None if policies.includes_every_node(constraints) else policies.key(counted)):
+            index = None
     if index is not None:
         found = _counts_from_index(index, all_nodes, constraints, indexed, counts, selectors, sel_index, count_keys,
                                    policies, require_all_topologies)
@@ -230,7 +237,7 @@ def _counts_from_index(index: PodIndex, all_nodes: Sequence[NodeInfo], constrain
         if ck.key is None:
             per_selector[j] = {}
             continue
-        got = index.match_counts(nodes, selectors[j], (ck.namespace,), True)
+        got = index.match_counts(nodes, selectors[j], (ck.namespace,), True, KEPT_BEYOND)
         if got is None:
             return None
         per_selector[j] = got
