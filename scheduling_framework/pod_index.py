@@ -34,7 +34,7 @@ KEPT_BEYOND = 64
 
 #: Label keys a PodIndex indexes at most (each costs a pass over every pod when first asked for, and one
 #: entry per labelled pod); a selector on another key is answered with None (count the plain way).
-MAX_KEYS = 32
+MAX_KEYS = 16
 
 
 class PodIndex:

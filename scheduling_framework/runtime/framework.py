@@ -289,7 +289,7 @@ MAX_SHARED_ROWS = 4096
 #: The NodeInfo memo entry holding raw scores kept per plugin signature (``_signed_raw_scores``), and how many
 #: answers it keeps per node (a plugin signature per pod template: requests, images, tolerations).
 _PER_PLUGIN = "framework/score-per-plugin"
-MAX_PER_PLUGIN_ENTRIES = 512
+MAX_PER_PLUGIN_ENTRIES = 256
 
 
 def _all_ints(vals: list[Any]) -> bool:
