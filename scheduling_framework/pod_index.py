@@ -168,8 +168,8 @@ class PodIndex:
             self._sync(nodes)
             if selector is None:
                 return {}
-            candidates = self._candidates(selector, namespaces)
-            if candidates is None or (limit is not None and len(candidates) > limit):
+            candidates = self._candidates(selector, namespaces, limit)
+            if candidates is None:
                 return None
             out: dict[int, list[PodInfo]] = {}
             matches = selector.matches
@@ -186,10 +186,11 @@ class PodIndex:
                             found.append(pi)
             return out
 
-    def _candidates(self, selector: LabelSelector,
-                    namespaces: Collection[str] | None) -> list[tuple[int, list[PodInfo]]] | None:
+    def _candidates(self, selector: LabelSelector, namespaces: Collection[str] | None,
+                    limit: int | None = None) -> list[tuple[int, list[PodInfo]]] | None:
         """The (position, pods) lists holding every pod that can match: those carrying the label of the
-        cheapest indexable requirement (each pod once); None when no requirement is indexable."""
+        cheapest indexable requirement (each pod once); None when no requirement is indexable or when they
+        are on more than ``limit`` positions."""
         # (key, values or None for Exists)
         options: list[tuple[str, tuple[str, ...] | None]] = [(k, (v,)) for k, v in selector.match_labels.items()]
         for r in selector.match_expressions:
@@ -206,7 +207,7 @@ class PodIndex:
             if postings is None:
                 return None
             indexed = [options[0]]
-        best: list[tuple[int, list[PodInfo]]] | None = None
+        best: list[dict[int, list[PodInfo]]] | None = None
         best_size = -1
         for key, values in indexed:
             postings = self._keys[key]
@@ -223,9 +224,10 @@ class PodIndex:
                             lists.append(per_pos)
             size = sum(map(len, lists))
             if best is None or size < best_size:
-                # distinct namespaces and distinct values hold distinct pods: no pod is listed twice
-                best = [item for per_pos in lists for item in per_pos.items()]
-                best_size = size
+                best, best_size = lists, size
                 if not size:
                     break
-        return best
+        if best is None or (limit is not None and best_size > limit):
+            return None  # (the size is known before any list is built: refusing costs nothing per pod)
+        # distinct namespaces and distinct values hold distinct pods: no pod is listed twice
+        return [item for per_pos in best for item in per_pos.items()]
