@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
 from scheduling_framework.api._parse import as_bool, as_list, as_map, as_str
 from scheduling_framework.api.packed import PackedManifest
-from scheduling_framework.api.pod import Pod
 from scheduling_framework.config._field import duplicate, go_quote, invalid
 from scheduling_framework.errors import ValidationError
+
+if TYPE_CHECKING:  # (api.pod reads this module when it packs a pod's manifest)
+    from scheduling_framework.api.pod import Pod
 
 #: ``restartPolicyRules[].action`` that restarts every container of the pod (ContainerRestartRules).
 RESTART_ALL_CONTAINERS: Final = "RestartAllContainers"
