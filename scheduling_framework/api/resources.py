@@ -184,13 +184,29 @@ def non_zero_requests(pod: Pod, requests: Mapping[str, Quantity] | None = None,
         defaults: Mapping[str, Quantity] = _NON_MISSING
     else:
         defaults = {k: q for k, q in _NON_MISSING.items() if k not in requests}
-    if defaults:
+    if defaults and not level_set and _requests_cpu_and_memory(pod, rules):
+        # every container declares both: the defaults fill nothing in, the sum is the requests (the usual pod)
+        non0 = dict(requests)
+    elif defaults:
         non0 = pod_requests(pod, non_missing=defaults, rules=rules)
     else:
         non0 = dict(requests)
     cpu = non0.get(CPU)
     mem = non0.get(MEMORY)
     return (0 if cpu is None else cpu.milli_value(), 0 if mem is None else mem.value())
+
+
+def _requests_cpu_and_memory(pod: Pod, rules: RequestRules | None) -> bool:
+    """Whether the requests that count for every container and init container (the declared ones: no resize
+    read from the status) name both cpu and memory."""
+    if pod.status.resize is not None and rules is not None and rules.use_status:
+        return False
+    for group in (pod.spec.containers, pod.spec.init_containers):
+        for c in group:
+            r = c.resources.requests
+            if CPU not in r or MEMORY not in r:
+                return False
+    return True
 
 
 # --- resource name classes (pkg/scheduler/util, v1helper) ------------------------------------

@@ -409,3 +409,33 @@ def test_is_attachable_volume_resource_name(name: str, want: bool) -> None:
 ])
 def test_is_scalar_resource_name(name: str, want: bool) -> None:
     assert is_scalar_resource_name(name) is want
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_non_zero_requests_equal_the_defaulted_sum(seed: int) -> None:
+    """non_zero_requests (which skips the second sum when every container requests cpu and memory) equals the
+    sum with the scheduler's defaults filled in, for containers, sidecars, init containers and overhead."""
+    import random
+
+    from scheduling_framework.api.pod import Pod
+    from scheduling_framework.api.resources import _NON_MISSING, non_zero_requests, pod_requests
+
+    rng = random.Random(seed)
+
+    def container(name: str, sidecar: bool = False) -> dict[str, object]:
+        req = {k: v for k, v in (("cpu", rng.choice(("100m", "1"))), ("memory", rng.choice(("64Mi", "1Gi"))))
+               if rng.random() < 0.8}
+        c: dict[str, object] = {"name": name, "image": "i", "resources": {"requests": req}}
+        if sidecar:
+            c["restartPolicy"] = "Always"
+        return c
+
+    spec: dict[str, object] = {"containers": [container(f"c{i}") for i in range(rng.randint(1, 3))],
+                               "initContainers": [container(f"i{i}", rng.random() < 0.5)
+                                                  for i in range(rng.randint(0, 2))]}
+    if rng.random() < 0.3:
+        spec["overhead"] = {"cpu": "10m", "memory": "8Mi"}
+    pod = Pod.from_dict({"kind": "Pod", "metadata": {"name": "p"}, "spec": spec})
+    want = pod_requests(pod, non_missing=_NON_MISSING)
+    cpu, mem = want.get("cpu"), want.get("memory")
+    assert non_zero_requests(pod) == (0 if cpu is None else cpu.milli_value(), 0 if mem is None else mem.value())
