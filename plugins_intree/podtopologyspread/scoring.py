@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 
 from plugins_intree.podtopologyspread.common import (
@@ -52,7 +52,7 @@ def round_half_away_from_zero(x: float) -> int:
 class PreScoreState:
     """Per-cycle scoring state. Read-only after PreScore, so ``clone`` shares it."""
 
-    __slots__ = ("constraints", "host_counts", "ignored_nodes", "index", "namespace", "plan",
+    __slots__ = ("constraints", "host_count", "host_counts", "ignored_nodes", "index", "namespace", "plan",
                  "topology_normalizing_weight", "topology_value_to_pod_counts")
 
     def __init__(self, constraints: Sequence[SpreadConstraint], ignored_nodes: set[str],
@@ -75,8 +75,12 @@ class PreScoreState:
         # node of the snapshot at once (count key -> position in the index's node list -> matching pods).
         self.index = index
         self.host_counts = host_counts
+        #: how Score counts a node's matching pods for a hostname constraint: the index's counts when PreScore
+        #: took them, else count_matching_pods itself (one call less per node)
+        self.host_count: Callable[[NodeInfo, CountKey], int] = (
+            self._host_count_from_index if index is not None and host_counts is not None else count_matching_pods)
 
-    def host_count(self, node_info: NodeInfo, count_key: CountKey) -> int:
+    def _host_count_from_index(self, node_info: NodeInfo, count_key: CountKey) -> int:
         """How many of the node's pods ``count_key`` matches (``count_matching_pods``, from the index when it
         holds this very NodeInfo)."""
         index = self.index
@@ -314,6 +318,7 @@ def score_domains(s: PreScoreState, nodes: Sequence[NodeInfo]) -> list[int]:
                 sc = cache[value] = score_node(s, ni)
             append(sc)
         return out
+    host_count = s.host_count
     for ni in nodes:
         node = ni.node
         if node is None or (ignored and node.metadata.name in ignored):
@@ -323,7 +328,7 @@ def score_domains(s: PreScoreState, nodes: Sequence[NodeInfo]) -> list[int]:
         inputs: list[object] = []
         for key, is_host, count_key, _, _, _ in plan:
             value = labels.get(key)
-            inputs.append(s.host_count(ni, count_key) if is_host and value is not None else value)
+            inputs.append(host_count(ni, count_key) if is_host and value is not None else value)
         domain = tuple(inputs)
         sc = cache.get(domain)
         if sc is None:
