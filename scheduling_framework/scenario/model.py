@@ -1,8 +1,10 @@
 """The scenario file: a starting cluster, a configuration and a timeline of operations.
 
-A scenario is parsed once into plain, picklable data: file references (``cluster:``, ``config:``) are read
-and inlined relative to the scenario file, so a scenario travels by content to another process or machine
-(sweeps) and needs no shared filesystem there. Every validation error names the field path.
+A scenario is parsed once into plain, picklable data: ``config:`` file references are read and inlined relative
+to the scenario file, so a scenario travels by content to another process or machine (sweeps). A ``cluster:``
+file (a dump of any size) is kept as a :class:`ClusterFile` reference instead, read streamed as ``schedule
+--cluster`` reads it, once per process (:func:`~scheduling_framework.scenario.io.load_cluster_file`): a scenario
+holding 150,000 pods stays cheap to copy to sweep workers. Every validation error names the field path.
 
 Schema (``kind: Scenario``)::
 
@@ -78,8 +80,25 @@ class Step:
 
 
 @attrs.frozen
+class ClusterFile:
+    """A scenario's starting cluster given as a file: its absolute path and the size and modification time it
+    had when the scenario was read (the parsed cluster is cached per process under these). ``data`` holds the
+    file's bytes (gzip-compressed) when the scenario travels to a machine that may not have the file (Ray)."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    data: bytes | None = attrs.field(default=None, eq=False, repr=False)
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        return (self.path, self.size, self.mtime_ns)
+
+
+@attrs.frozen
 class Scenario:
-    """A parsed scenario: everything by content (manifests as plain mappings)."""
+    """A parsed scenario: manifests as plain mappings, the starting cluster inline (``cluster``) or as a file
+    reference (``cluster_file``, then ``cluster`` is empty); ``replay.starting_cluster`` reads either."""
 
     name: str
     seed: int
@@ -91,6 +110,8 @@ class Scenario:
     #: the Kubernetes release whose behaviour to follow (None: the newest) and gate overrides
     kubernetes_version: str | None = None
     feature_gates: Mapping[str, bool] | None = None
+    #: the starting cluster's file, when ``cluster:`` named one (read when the replay starts, once per process)
+    cluster_file: ClusterFile | None = None
 
 
 def load_scenario(path: str | os.PathLike[str], *, strict: bool = False) -> Scenario:
@@ -129,14 +150,14 @@ def scenario_from_dict(doc: Mapping[str, Any], base_dir: str = ".", source: str 
         problems.append("name: Invalid value: expected a non-empty string")
         name = default_name
     seed = _int(doc.get("seed", 0), "seed", problems, minimum=0)
-    cluster = _cluster(doc.get("cluster"), base_dir, problems, strict)
+    cluster, cluster_file = _cluster(doc.get("cluster"), base_dir, problems, strict)
     release, gates = _release(doc.get("kubernetesVersion"), doc.get("featureGates"), problems)
     config = _config(doc.get("config"), base_dir, problems, release, gates)
     node_t, pod_t = _templates(doc.get("templates", {}), problems, strict)
     steps = _steps(doc.get("steps", []), node_t, pod_t, problems)
     if problems:
         raise ScenarioError(source, problems)
-    return Scenario(name, seed, cluster, config, node_t, pod_t, steps, release, gates)
+    return Scenario(name, seed, cluster, config, node_t, pod_t, steps, release, gates, cluster_file)
 
 
 def with_release(sc: Scenario, kubernetes_version: str | None, feature_gates: str | None) -> Scenario:
@@ -183,36 +204,40 @@ def _short(v: Any) -> str:
     return s if len(s) <= 60 else s[:57] + "..."
 
 
-def _cluster(v: Any, base_dir: str, problems: list[str], strict: bool = False) -> tuple[Mapping[str, Any], ...]:
-    from scheduling_framework.scenario.io import read_yaml_documents
+def _cluster(v: Any, base_dir: str, problems: list[str],
+             strict: bool = False) -> tuple[tuple[Mapping[str, Any], ...], ClusterFile | None]:
+    """``(manifests, None)`` for an inline list, ``((), ClusterFile)`` for a file (a path relative to ``base_dir``,
+    or a reference a sweep made); either is parsed once here, so that a broken cluster is reported when the
+    scenario is read, not mid-sweep (a file's parse is cached for the replay)."""
+    from scheduling_framework.scenario.io import cluster_file, cluster_problem, load_cluster_file
 
     if v is None:
-        return ()
-    if isinstance(v, str):
+        return (), None
+    if isinstance(v, str | ClusterFile):
+        path = v.path if isinstance(v, ClusterFile) else os.path.abspath(os.path.join(base_dir, v))
         try:
-            docs = read_yaml_documents(os.path.join(base_dir, v), "cluster")
+            ref = v if isinstance(v, ClusterFile) else cluster_file(path)
+            load_cluster_file(ref, strict)
         except SchedulingFrameworkError as e:
-            problems.append(f"cluster: {e}")
-            return ()
-    elif isinstance(v, list):
-        docs = v
-    else:
+            problems.append(cluster_problem(path, e))
+            return (), None
+        return (), ref
+    if not isinstance(v, list):
         problems.append("cluster: Invalid value: expected a file path or a list of manifests")
-        return ()
+        return (), None
     out = []
-    for i, d in enumerate(docs):
+    for i, d in enumerate(v):
         if not isinstance(d, Mapping):
             problems.append(f"cluster[{i}]: Invalid value: expected an object manifest")
         else:
             out.append(d)
-    # Parse once here so that a broken cluster is reported when the scenario is read, not mid-sweep.
     from scheduling_framework.cluster import cluster_from_documents
 
     try:
         cluster_from_documents(out, strict=strict)
     except SchedulingFrameworkError as e:
         problems.append(f"cluster: {e}")
-    return tuple(out)
+    return tuple(out), None
 
 
 def _config(v: Any, base_dir: str, problems: list[str], release: str | None = None,

@@ -80,7 +80,11 @@ def run_ray(sweep: Sweep, todo: Iterator[int], address: str | None, workers: int
         size = max(1, min(MAX_CHUNK, len(sweep) // (cpus * IN_FLIGHT_PER_CPU)))
         limit = cpus * IN_FLIGHT_PER_CPU
         remote = ray.remote(max_retries=1)(run)
-        ref = ray.put(sweep)
+        # Cluster files travel inside the sweep unless the runtime is this machine's own (workers elsewhere may
+        # not have them): once in the object store, parsed once per worker process.
+        from scheduling_framework.scenario.sweep import with_cluster_data
+
+        ref = ray.put(sweep if started and not address else with_cluster_data(sweep))
         singles: list[int] = []  # scenarios of a chunk that died twice, to run one per task
         exhausted = False
         while True:

@@ -19,8 +19,9 @@ from scheduling_framework.api.fields import SNAKE_CASE_HINT, snake_case_hint
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cluster import cluster_from_documents
-from scheduling_framework.errors import ManifestValidationError
+from scheduling_framework.errors import ManifestValidationError, SchedulingFrameworkError
 from scheduling_framework.ingest.model import Cluster
+from scheduling_framework.scenario.io import cluster_problem, load_cluster_file
 from scheduling_framework.scenario.model import Scenario, ScenarioError, Step, template_unknown_fields
 from scheduling_framework.scheduler import Scheduler
 
@@ -112,12 +113,21 @@ def starting_cluster(sc: Scenario, strict: bool = False) -> Cluster:
     """The starting cluster, and the unknown fields of the cluster and the templates: warnings (one per field
     and template, not one per object created from it), or with ``strict`` a ScenarioError naming each."""
     problems: list[str] = []
-    try:
-        cluster = cluster_from_documents(sc.cluster, strict=strict)
-    except ManifestValidationError as e:
-        if not strict:
-            raise
-        problems.append(f"cluster: {e}")
+    if sc.cluster_file is not None:
+        # Parsed once per process (validating the scenario parsed it already): a copy the replay may change.
+        try:
+            cluster = load_cluster_file(sc.cluster_file, strict)
+        except SchedulingFrameworkError as e:  # lenient: only when the file changed or went since it was read
+            problems.append(cluster_problem(sc.cluster_file.path, e))
+            if not strict:
+                raise ScenarioError(sc.name, problems) from None
+    else:
+        try:
+            cluster = cluster_from_documents(sc.cluster, strict=strict)
+        except ManifestValidationError as e:
+            if not strict:
+                raise
+            problems.append(f"cluster: {e}")
     unknown = template_unknown_fields(sc)
     if strict:
         problems.extend(f"{where}: {msg}" for where, msg in unknown)

@@ -15,12 +15,14 @@ Field paths use ``.`` between keys, ``[N]`` for list items and ``["key.with.dots
 A sweep is kept as its base scenario, its axes and its seeds, never as the list of every scenario: the
 scenario at index ``i`` is built when it is needed (by the worker that runs it), so a million-scenario matrix
 starts running at once. Reading the sweep parses every field path, reads the files it names (the base's
-``cluster`` and ``config``, and matrix values for ``cluster`` / ``config``) once and inlines them, and validates
-the first scenario; a later combination that turns out invalid becomes that scenario's row with its ``error``.
+``cluster`` and ``config``, and matrix values for ``cluster`` / ``config``) once and inlines them (a cluster file
+as a :class:`~scheduling_framework.scenario.model.ClusterFile` reference, parsed once per worker process, unless
+a matrix path goes into its manifests), and validates the first scenario; a later combination that turns out
+invalid becomes that scenario's row with its ``error``.
 
-Every row carries an ``id``: a hash of the base scenario's content, the parameter values and the seed, so
-the same scenario gets the same id in any run of any sweep (adding values to a matrix keeps the ids of the
-scenarios already there). Rows are streamed to JSON Lines / CSV files as they finish
+Every row carries an ``id``: a hash of the base scenario's content (a cluster file's: its bytes), the parameter
+values and the seed, so the same scenario gets the same id in any run of any sweep (adding values to a matrix
+keeps the ids of the scenarios already there). Rows are streamed to JSON Lines / CSV files as they finish
 (:mod:`~scheduling_framework.scenario.rowfiles`), and ``resume`` skips the ids those files already hold.
 Backends: a local pool of worker processes (:mod:`~scheduling_framework.scenario.pool`), or Ray.
 """
@@ -39,7 +41,7 @@ from typing import Any, overload
 import attrs
 
 from scheduling_framework.errors import SchedulingFrameworkError
-from scheduling_framework.scenario.model import Scenario, ScenarioError, scenario_from_dict
+from scheduling_framework.scenario.model import ClusterFile, Scenario, ScenarioError, scenario_from_dict
 from scheduling_framework.scenario.rowfiles import CSV_FIELDS, RowFile, csv_header_line, csv_line, json_line
 
 MAX_SCENARIOS = 1_000_000
@@ -47,7 +49,7 @@ _SEGMENT = re.compile(r'\s*(?:\[\s*(\d+)\s*\]|\[\s*"([^"]*)"\s*\]|\[\s*\'([^\']*
 
 __all__ = ["CSV_FIELDS", "MAX_SCENARIOS", "TIMING_FIELDS", "Axis", "Estimate", "Sweep", "SweepCase", "estimate",
            "first_warnings", "load_sweep", "parse_path", "run_case", "run_cases", "run_index", "run_sweep", "set_path",
-           "summary", "sweep_from_dict", "to_csv", "to_jsonl"]
+           "summary", "sweep_from_dict", "to_csv", "to_jsonl", "with_cluster_data"]
 
 
 @attrs.frozen
@@ -253,18 +255,48 @@ def load_sweep(path: str | os.PathLike[str], *, strict: bool = False) -> Sweep:
                            strict=strict)
 
 
-def _inline(field: str, value: Any, base_dir: str) -> Any:
-    """A ``cluster`` / ``config`` file reference replaced by the file's content (left as is when unreadable:
-    validation then reports it in the scenario's own words)."""
-    from scheduling_framework.scenario.io import read_yaml_documents, read_yaml_mapping
+def _inline(field: str, value: Any, base_dir: str, cluster_manifests: bool = False) -> Any:
+    """A ``config`` file reference replaced by the file's content, a ``cluster`` one by a :class:`ClusterFile`
+    (read once per worker process; its manifests inlined only when ``cluster_manifests``: a matrix path that
+    goes into them). Left as is when unreadable: validation then reports it in the scenario's own words."""
+    from scheduling_framework.scenario.io import cluster_file, read_yaml_documents, read_yaml_mapping
 
     if not isinstance(value, str):
         return value
     try:
         full = os.path.join(base_dir, value)
-        return read_yaml_documents(full, "cluster") if field == "cluster" else dict(read_yaml_mapping(full, "config"))
+        if field != "cluster":
+            return dict(read_yaml_mapping(full, "config"))
+        return read_yaml_documents(full, "cluster") if cluster_manifests else cluster_file(full)
     except SchedulingFrameworkError:
         return value
+
+
+def _identity(value: Any) -> Any:
+    """What a scenario id hashes for a field's value: a cluster file by its content (SHA-256 of its bytes)."""
+    if isinstance(value, ClusterFile):
+        from scheduling_framework.scenario.io import cluster_file_digest
+
+        return {"clusterFileSha256": cluster_file_digest(value)}
+    return value
+
+
+def with_cluster_data(sweep: Sweep) -> Sweep:
+    """``sweep`` with the bytes of its cluster files inside (for workers on machines that may lack the files:
+    Ray); each worker process parses them once."""
+    from scheduling_framework.scenario.io import with_data
+
+    def shipped(v: Any) -> Any:
+        return with_data(v) if isinstance(v, ClusterFile) else v
+
+    if not isinstance(sweep, Sweep):  # (a test's stand-in)
+        return sweep
+    values = [sweep.base.get("cluster"), *(v for a in sweep.axes for v in a.applied)]
+    if not any(isinstance(v, ClusterFile) for v in values):
+        return sweep
+    base = {k: shipped(v) if k == "cluster" else v for k, v in sweep.base.items()}
+    axes = tuple(attrs.evolve(a, applied=tuple(shipped(v) for v in a.applied)) for a in sweep.axes)
+    return attrs.evolve(sweep, base=base, axes=axes)
 
 
 def sweep_from_dict(doc: Mapping[str, Any], base_dir: str = ".", source: str = "<sweep>", *,
@@ -340,18 +372,21 @@ def sweep_from_dict(doc: Mapping[str, Any], base_dir: str = ".", source: str = "
     if problems:
         raise ScenarioError(source, problems)
     name = str(doc.get("name") or os.path.splitext(os.path.basename(source))[0])
-    # Files named by the scenario are read here, once, so that scenarios travel by content.
+    # Files named by the scenario are read here, once, so that scenarios travel by content; a cluster file stays
+    # a reference (read once per worker process), its ids hashing its bytes.
+    into_cluster = any(len(parsed) > 1 and parsed[0] == "cluster" for _, parsed, _ in raw_axes)
     inlined = dict(base)
     for field in ("cluster", "config"):
         if field in inlined:
-            inlined[field] = _inline(field, inlined[field], scenario_dir)
+            inlined[field] = _inline(field, inlined[field], scenario_dir, into_cluster)
     axes = []
     for key, parsed, values in raw_axes:
         ref = str(parsed[0]) if len(parsed) == 1 and parsed[0] in ("cluster", "config") else ""
         applied = tuple(_inline(ref, v, scenario_dir) if ref else v for v in values)
         axes.append(Axis(key, tuple(parsed), tuple(values), applied,
-                         tuple(_digest(_canonical(v))[:16] for v in applied)))
-    sweep = Sweep(name, inlined, tuple(axes), tuple(seeds), scenario_dir, source, _digest(_canonical(inlined)))
+                         tuple(_digest(_canonical(_identity(v)))[:16] for v in applied)))
+    fingerprint = _digest(_canonical({k: _identity(v) for k, v in inlined.items()}))
+    sweep = Sweep(name, inlined, tuple(axes), tuple(seeds), scenario_dir, source, fingerprint)
     sweep.scenario(0)  # every field path applies, and the first scenario is valid
     # The id does not depend on strictness: a row is the same scenario's with or without it.
     return attrs.evolve(sweep, strict=True) if strict else sweep
