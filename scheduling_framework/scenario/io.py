@@ -28,8 +28,24 @@ from scheduling_framework._input import (
 from scheduling_framework.cluster import cluster_from_source, load_cluster
 from scheduling_framework.errors import InputError, SchedulingFrameworkError
 from scheduling_framework.ingest.model import Cluster
-from scheduling_framework.scenario.model import ClusterFile
 from scheduling_framework.warning_list import Warnings
+
+
+@attrs.frozen
+class ClusterFile:
+    """A scenario's starting cluster given as a file: its absolute path and the size and modification time it
+    had when the scenario was read (the parsed cluster is cached per process under these). ``data`` holds the
+    file's bytes (gzip-compressed) when the scenario travels to a machine that may not have the file (Ray)."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    data: bytes | None = attrs.field(default=None, eq=False, repr=False)
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        return (self.path, self.size, self.mtime_ns)
+
 
 #: Parsed cluster files kept per process (the most recently used ones; each may hold a big dump's objects).
 MAX_CACHED_FILES = 2

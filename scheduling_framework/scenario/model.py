@@ -39,6 +39,7 @@ from typing import Any
 import attrs
 
 from scheduling_framework.errors import SchedulingFrameworkError
+from scheduling_framework.scenario.io import ClusterFile as ClusterFile  # (re-exported: its former home)
 
 OPS = ("createNodes", "createPods", "deletePods", "deleteNodes", "cordonNodes", "uncordonNodes", "wait")
 SELECTING_OPS = ("deletePods", "deleteNodes", "cordonNodes", "uncordonNodes")
@@ -77,22 +78,6 @@ class Step:
             return f"{self.op} {self.count} x {self.template}"
         what = ",".join(self.names) if self.names else f"{self.name_prefix}*"
         return f"{self.op} {what}" + (f" (count {self.count})" if self.count and not self.names else "")
-
-
-@attrs.frozen
-class ClusterFile:
-    """A scenario's starting cluster given as a file: its absolute path and the size and modification time it
-    had when the scenario was read (the parsed cluster is cached per process under these). ``data`` holds the
-    file's bytes (gzip-compressed) when the scenario travels to a machine that may not have the file (Ray)."""
-
-    path: str
-    size: int
-    mtime_ns: int
-    data: bytes | None = attrs.field(default=None, eq=False, repr=False)
-
-    @property
-    def key(self) -> tuple[str, int, int]:
-        return (self.path, self.size, self.mtime_ns)
 
 
 @attrs.frozen

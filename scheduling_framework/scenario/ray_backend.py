@@ -55,9 +55,11 @@ def _restore(handlers: dict[int, Any]) -> None:
 
 def run_ray(sweep: Sweep, todo: Iterator[int], address: str | None, workers: int,
             run: Callable[[Sweep, list[int]], list[dict[str, Any]]], failed: Callable[[int, str], dict[str, Any]],
-            notify: Callable[[str], None] | None = None) -> Iterator[dict[str, Any]]:
+            notify: Callable[[str], None] | None = None,
+            ship: Callable[[Sweep], Sweep] | None = None) -> Iterator[dict[str, Any]]:
     """Yield ``run(sweep, chunk)``'s rows for every index of ``todo``, run as Ray tasks, in completion order;
-    ``failed(index, cause)`` stands for a scenario whose worker died on every try."""
+    ``failed(index, cause)`` stands for a scenario whose worker died on every try. ``ship(sweep)`` gives the
+    sweep as it travels to a runtime this process did not start (with its cluster files' bytes)."""
     ray = _ray()
     started = False
     if not ray.is_initialized():
@@ -82,9 +84,7 @@ def run_ray(sweep: Sweep, todo: Iterator[int], address: str | None, workers: int
         remote = ray.remote(max_retries=1)(run)
         # Cluster files travel inside the sweep unless the runtime is this machine's own (workers elsewhere may
         # not have them): once in the object store, parsed once per worker process.
-        from scheduling_framework.scenario.sweep import with_cluster_data
-
-        ref = ray.put(sweep if started and not address else with_cluster_data(sweep))
+        ref = ray.put(sweep if (started and not address) or ship is None else ship(sweep))
         singles: list[int] = []  # scenarios of a chunk that died twice, to run one per task
         exhausted = False
         while True:

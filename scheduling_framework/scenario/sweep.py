@@ -41,7 +41,8 @@ from typing import Any, overload
 import attrs
 
 from scheduling_framework.errors import SchedulingFrameworkError
-from scheduling_framework.scenario.model import ClusterFile, Scenario, ScenarioError, scenario_from_dict
+from scheduling_framework.scenario.io import ClusterFile
+from scheduling_framework.scenario.model import Scenario, ScenarioError, scenario_from_dict
 from scheduling_framework.scenario.rowfiles import CSV_FIELDS, RowFile, csv_header_line, csv_line, json_line
 
 MAX_SCENARIOS = 1_000_000
@@ -531,7 +532,8 @@ def run_sweep(sweep: Sweep, backend: str = "local", workers: int | None = None, 
             def failed(index: int, cause: str) -> dict[str, Any]:
                 return failed_row(sweep, index, cause)
 
-            it = run_ray(sweep, todo, address, n if workers is not None else 0, run_indexes, failed, notify)
+            it = run_ray(sweep, todo, address, n if workers is not None else 0, run_indexes, failed, notify,
+                         with_cluster_data)
         rows = [r for r in previous.values() if r["id"] in done]
         try:
             for row in it:
