@@ -528,10 +528,13 @@ def test_summary_renders_medians_of_a_results_file(tmp_path: Path, capsys: pytes
 @pytest.mark.skipif(not GEN_DUMP.is_file(), reason=f"{GEN_DUMP} is not on this machine")
 def test_dumpbench_on_a_gen_dump_heavy_mix(tmp_path: Path) -> None:
     """The real generator's shape: a 10-node dump, its heavy mix, and ours on it."""
+    import yaml
+
     src, mixed = tmp_path / "c10.json", tmp_path / "c10-heavy.json"
-    with open(src, "wb") as f:
-        subprocess.run([sys.executable, str(GEN_DUMP), "--nodes", "10", "--format", "json", "--no-managed-fields"],
-                       stdout=f, check=True, timeout=60)
+    # the generator's YAML (its JSON needs orjson, which the test environment need not have), as JSON
+    p = subprocess.run([sys.executable, str(GEN_DUMP), "--nodes", "10", "--format", "yaml", "--no-managed-fields"],
+                       capture_output=True, text=True, check=True, timeout=60)
+    src.write_text(json.dumps(yaml.load(p.stdout, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))))
     p = subprocess.run([sys.executable, "-m", "benchmarks.dump_mix", "--mix", "heavy", str(src), "-o", str(mixed)],
                        cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
