@@ -14,11 +14,10 @@ Filter then only looks the node's labels up in these maps.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import cast
 
-from plugins_intree.interpodaffinity._kept_terms import KeptTerms, NodeTerm
+from plugins_intree.interpodaffinity._kept_terms import KeptTerms, NodeTerm, group_terms
 from plugins_intree.interpodaffinity._sums import Contribution, KeptSumsCache
-from plugins_intree.interpodaffinity._terms import MEMO_LIMIT, NO_LABELS, memo_key, term_id, term_key, term_namespaces
+from plugins_intree.interpodaffinity._terms import MEMO_LIMIT, NO_LABELS, memo_key, term_key, term_namespaces
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.node_info import AffinityTerm, NodeInfo, PodInfo
 from scheduling_framework.pod_index import KEPT_BEYOND, PodIndex
@@ -208,20 +207,8 @@ def anti_affinity_terms_of(ni: NodeInfo) -> tuple[NodeTerm, ...]:
     node = ni.node
     if node is None or not ni.pods_with_required_anti_affinity:
         return ()
-    labels = node.metadata.labels
-    grouped: dict[tuple[str, str, str], list[object]] = {}
-    for existing in ni.pods_with_required_anti_affinity:
-        for t in existing.required_anti_affinity_terms:
-            tv = labels.get(t.topology_key)
-            if tv is None:
-                continue
-            group = (term_id(t), t.topology_key, tv)
-            entry = grouped.get(group)
-            if entry is None:
-                grouped[group] = [t, 1]
-            else:
-                entry[1] = cast("int", entry[1]) + 1
-    return tuple((tid, cast("AffinityTerm", e[0]), tk, tv, cast("int", e[1])) for (tid, tk, tv), e in grouped.items())
+    return group_terms(((t, 1) for existing in ni.pods_with_required_anti_affinity
+                        for t in existing.required_anti_affinity_terms), node.metadata.labels)
 
 
 def incoming_counts_from_index(affinity_terms: Sequence[AffinityTerm], anti_affinity_terms: Sequence[AffinityTerm],

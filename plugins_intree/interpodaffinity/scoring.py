@@ -13,11 +13,11 @@ scores onto [0, MAX_NODE_SCORE].
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import cast
 
-from plugins_intree.interpodaffinity._kept_terms import KeptTerms
+from plugins_intree.interpodaffinity._kept_terms import KeptTerms, NodeTerm, group_terms
 from plugins_intree.interpodaffinity._sums import Contribution, KeptSums, KeptSumsCache
 from plugins_intree.interpodaffinity._terms import (
     MEMO_LIMIT,
@@ -243,7 +243,7 @@ def _matching_pods(ni: NodeInfo, facts: dict[Hashable, object], tid: str, term: 
     return cast("int", count)
 
 
-ExistingTerm = tuple[str, AffinityTerm, str, str, int]
+ExistingTerm = NodeTerm
 
 
 def _existing_terms(ni: NodeInfo, facts: dict[Hashable, object], node_labels: Mapping[str, str],
@@ -254,29 +254,18 @@ def _existing_terms(ni: NodeInfo, facts: dict[Hashable, object], node_labels: Ma
     kept = facts.get(fact_key)
     if kept is not None:
         return cast("tuple[ExistingTerm, ...]", kept)
-    grouped: dict[tuple[str, str, str], list[object]] = {}
 
-    def add(term: AffinityTerm, amount: int) -> None:
-        value = node_labels.get(term.topology_key)
-        if value is None:
-            return
-        group = (term_id(term), term.topology_key, value)
-        entry = grouped.get(group)
-        if entry is None:
-            grouped[group] = [term, amount]
-        else:
-            entry[1] = cast("int", entry[1]) + amount
+    def weighted() -> Iterator[tuple[AffinityTerm, int]]:
+        for existing in ni.pods_with_affinity:
+            if hard_weight > 0:
+                for t in existing.required_affinity_terms:
+                    yield t, hard_weight
+            for w in existing.preferred_affinity_terms:
+                yield w.term, w.weight
+            for w in existing.preferred_anti_affinity_terms:
+                yield w.term, -w.weight
 
-    for existing in ni.pods_with_affinity:
-        if hard_weight > 0:
-            for t in existing.required_affinity_terms:
-                add(t, hard_weight)
-        for w in existing.preferred_affinity_terms:
-            add(w.term, w.weight)
-        for w in existing.preferred_anti_affinity_terms:
-            add(w.term, -w.weight)
-    terms = tuple((key, cast("AffinityTerm", e[0]), topology_key, value, cast("int", e[1]))
-                  for (key, topology_key, value), e in grouped.items())
+    terms = group_terms(weighted(), node_labels)
     facts[fact_key] = terms
     return terms
 
