@@ -21,16 +21,33 @@ from __future__ import annotations
 import operator
 import threading
 from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar
 
 from plugins_intree.podtopologyspread.common import CountKey, count_matching_pods
 from scheduling_framework.api.node import Node
 from scheduling_framework.node_info import ChangedNodes, NodeInfo
 
 _node = operator.attrgetter("node")
+T = TypeVar("T")
 
 #: One node's contribution: its value of each counted key and its matching-pod count for each; None for a
 #: node that takes part in no domain.
 Entry = tuple[tuple[str | None, ...], tuple[int, ...]] | None
+
+
+def domain_values(node: Node, keys: Sequence[str], required: Sequence[str], missing: str,
+                  include: Callable[[Node], tuple[bool, ...]] | None) -> tuple[str | None, ...] | None:
+    """The node's value of each of ``keys`` (``missing`` when absent), None for a constraint whose inclusion
+    policies leave the node out; None altogether when the node lacks one of ``required``."""
+    labels = node.metadata.labels
+    for key in required:
+        if key not in labels:
+            return None
+    values: tuple[str | None, ...] = tuple(labels.get(key, missing) for key in keys)
+    if include is not None:
+        # None: the node is not counted for that constraint (takes part in none of its domains)
+        values = tuple(v if inc else None for v, inc in zip(values, include(node), strict=True))
+    return values
 
 
 class DomainCounts:
@@ -73,15 +90,9 @@ class DomainCounts:
         node = ni.node
         if node is None:
             return None
-        labels = node.metadata.labels
-        for key in self.required:
-            if key not in labels:
-                return None
-        missing = self.missing
-        values: tuple[str | None, ...] = tuple(labels.get(key, missing) for key in self.keys)
-        if self.include is not None:
-            # None: the node is not counted for that constraint (takes part in none of its domains)
-            values = tuple(v if inc else None for v, inc in zip(values, self.include(node), strict=True))
+        values = domain_values(node, self.keys, self.required, self.missing, self.include)
+        if values is None:
+            return None
         if not ni.pods:
             return values, (0,) * len(values)
         return values, tuple(count_matching_pods(ni, ck) for ck in self.count_keys)
@@ -119,38 +130,52 @@ class DomainCounts:
         return True
 
 
-class DomainCountsCache:
-    """The DomainCounts of the last few (constraints, selectors, namespace) a plugin saw."""
+class _Recent(Generic[T]):
+    """The values of the last ``limit`` keys asked for, most recent last (the oldest is dropped first)."""
 
     __slots__ = ("_entries", "_lock", "limit")
 
-    def __init__(self, limit: int = 16) -> None:
+    def __init__(self, limit: int) -> None:
         self.limit = limit
-        self._entries: dict[tuple[object, ...], DomainCounts] = {}
+        self._entries: dict[tuple[object, ...], T] = {}
         self._lock = threading.Lock()
 
-    def has(self, keys: Sequence[str], count_keys: Sequence[CountKey], required: Sequence[str], missing: str,
-            include_key: object = None) -> bool:
-        """Whether counts for these arguments are kept (then following the nodes that changed costs less than
-        counting afresh, however it is done)."""
-        cache_key = (tuple(keys), tuple(ck.key for ck in count_keys), tuple(required), missing, include_key)
+    def _holds(self, key: tuple[object, ...]) -> bool:
         with self._lock:
-            return cache_key in self._entries
+            return key in self._entries
 
-    def get(self, keys: Sequence[str], count_keys: Sequence[CountKey], required: Sequence[str],
-            missing: str, include: Callable[[Node], tuple[bool, ...]] | None = None,
-            include_key: object = None) -> DomainCounts:
-        """The DomainCounts for these arguments; ``include_key`` must be equal only for ``include`` functions
-        that agree on every node (None when ``include`` is None)."""
-        cache_key = (tuple(keys), tuple(ck.key for ck in count_keys), tuple(required), missing, include_key)
+    def _recent(self, key: tuple[object, ...], make: Callable[[], T]) -> T:
         with self._lock:
-            dc = self._entries.pop(cache_key, None)
-            if dc is None:
-                dc = DomainCounts(keys, count_keys, required, missing, include)
-            self._entries[cache_key] = dc  # most recent last
+            value = self._entries.pop(key, None)
+            if value is None:
+                value = make()
+            self._entries[key] = value
             while len(self._entries) > self.limit:
                 del self._entries[next(iter(self._entries))]
-            return dc
+            return value
+
+
+class DomainCountsCache(_Recent[DomainCounts]):
+    """The DomainCounts of the last few (constraints, selectors, namespace) a plugin saw."""
+
+    __slots__ = ()
+
+    def __init__(self, limit: int = 16) -> None:
+        super().__init__(limit)
+
+    def has(self, keys: Sequence[str], count_keys: Sequence[CountKey], required: Sequence[str],
+                   missing: str, include_key: object = None) -> bool:
+        """Whether counts for these arguments are kept (then following the nodes that changed costs less than
+        counting afresh, however it is done)."""
+        return self._holds((tuple(keys), tuple(ck.key for ck in count_keys), tuple(required), missing, include_key))
+
+    def get(self, keys: Sequence[str], count_keys: Sequence[CountKey], required: Sequence[str],
+                   missing: str, include: Callable[[Node], tuple[bool, ...]] | None = None,
+                   include_key: object = None) -> DomainCounts:
+        """The DomainCounts for these arguments; ``include_key`` must be equal only for ``include`` functions
+        that agree on every node (None when ``include`` is None)."""
+        return self._recent((tuple(keys), tuple(ck.key for ck in count_keys), tuple(required), missing, include_key),
+                        lambda: DomainCounts(keys, count_keys, required, missing, include))
 
 
 class DomainLayout:
@@ -189,19 +214,12 @@ class DomainLayout:
     def _build(self, objs: list[Node | None]) -> None:
         zeros: list[dict[str, int]] = [{} for _ in self.keys]
         values_of: list[tuple[str | None, ...] | None] = []
-        missing = self.missing
         for node in objs:
-            if node is None:
-                values_of.append(None)
-                continue
-            labels = node.metadata.labels
-            if any(key not in labels for key in self.required):
-                values_of.append(None)
-                continue
-            values: tuple[str | None, ...] = tuple(labels.get(key, missing) for key in self.keys)
-            if self.include is not None:
-                values = tuple(v if inc else None for v, inc in zip(values, self.include(node), strict=True))
+            values = None if node is None else domain_values(node, self.keys, self.required, self.missing,
+                                                             self.include)
             values_of.append(values)
+            if values is None:
+                continue
             for m, v in zip(zeros, values, strict=True):
                 if v is not None and v not in m:
                     m[v] = 0
@@ -210,25 +228,17 @@ class DomainLayout:
         self._zeros = zeros
 
 
-class DomainLayoutCache:
+class DomainLayoutCache(_Recent[DomainLayout]):
     """The DomainLayouts of the last few (keys, required keys, inclusion policies) a plugin saw."""
 
-    __slots__ = ("_entries", "_lock", "limit")
+    __slots__ = ()
 
     def __init__(self, limit: int = 16) -> None:
-        self.limit = limit
-        self._entries: dict[tuple[object, ...], DomainLayout] = {}
-        self._lock = threading.Lock()
+        super().__init__(limit)
 
     def get(self, keys: Sequence[str], required: Sequence[str], missing: str,
-            include: Callable[[Node], tuple[bool, ...]] | None = None, include_key: object = None) -> DomainLayout:
+                   include: Callable[[Node], tuple[bool, ...]] | None = None,
+                   include_key: object = None) -> DomainLayout:
         """The DomainLayout for these arguments; ``include_key`` as for DomainCountsCache.get."""
-        cache_key = (tuple(keys), tuple(required), missing, include_key)
-        with self._lock:
-            layout = self._entries.pop(cache_key, None)
-            if layout is None:
-                layout = DomainLayout(keys, required, missing, include)
-            self._entries[cache_key] = layout
-            while len(self._entries) > self.limit:
-                del self._entries[next(iter(self._entries))]
-            return layout
+        return self._recent((tuple(keys), tuple(required), missing, include_key),
+                        lambda: DomainLayout(keys, required, missing, include))
