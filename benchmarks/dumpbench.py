@@ -46,6 +46,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks import cpu_model
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TIMEOUT_S = 1800.0
 
@@ -101,15 +103,7 @@ def load1() -> float:
 
 def machine() -> dict[str, Any]:
     """What the figures were taken on: core count, CPU model, memory, Python."""
-    cpu = ""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        cpu = platform.processor()
+    cpu = cpu_model()
     try:
         mem_gib = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / (1 << 30), 1)
     except (ValueError, OSError, AttributeError):

@@ -44,6 +44,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from benchmarks import cpu_model
 from benchmarks.workloads import (
     AllocClaims,
     Barrier,
@@ -567,15 +568,7 @@ def run_in_child(w: Workload, profile_path: str | None = None, disable: Sequence
 
 
 def machine() -> dict[str, Any]:
-    cpu = ""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        cpu = platform.processor()
+    cpu = cpu_model()
     return {"nproc": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
             "implementation": platform.python_implementation(), "platform": platform.platform()}
 
