@@ -653,6 +653,16 @@ def test_critical_paths_of_equals_updates(seed: int) -> None:
         assert critical_paths_of(m).as_tuple() == p.as_tuple(), m
 
 
+def _pod_lands_or_leaves(infos: list[NodeInfo], i: int, rng: random.Random, step: int) -> None:
+    """The cluster changes as the cache changes it: position ``i`` gets a clone with a pod more or one less."""
+    c = infos[i].clone()
+    if c.pods and rng.random() < 0.3:
+        c.remove_pod(c.pods[0])
+    else:
+        c.add_pod(_spread_pod(rng, 7000 + step, c.name))
+    infos[i] = c
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_spread_kept_counts_equal_plain_passes(seed: int) -> None:
     """PreFilter / PreScore states built from the counts kept across cycles (with node-inclusion policies:
@@ -684,12 +694,7 @@ def test_spread_kept_counts_equal_plain_passes(seed: int) -> None:
             assert repr(kept_s) == repr(plain_s), step
         # the cluster changes: a pod lands (a clone swapped in, as the cache does) or leaves
         i = rng.randrange(len(infos))
-        c = infos[i].clone()
-        if c.pods and rng.random() < 0.3:
-            c.remove_pod(c.pods[0])
-        else:
-            c.add_pod(_spread_pod(rng, 7000 + step, c.name))
-        infos[i] = c
+        _pod_lands_or_leaves(infos, i, rng, step)
 
 
 def _ipa_plain_filter(s: Any, labels: Any) -> Any:
@@ -2690,12 +2695,7 @@ def test_spread_index_counts_equal_plain_passes(seed: int) -> None:
             assert score_domains(fast, filtered) == [score_node(plain, ni) for ni in filtered], step
             checked += 1
         i = rng.randrange(len(infos))
-        c = infos[i].clone()
-        if c.pods and rng.random() < 0.3:
-            c.remove_pod(c.pods[0])
-        else:
-            c.add_pod(_spread_pod(rng, 7000 + step, c.name))
-        infos[i] = c
+        _pod_lands_or_leaves(infos, i, rng, step)
     assert checked
 
 
@@ -2835,12 +2835,7 @@ def test_spread_index_prefilter_equals_plain(seed: int) -> None:
         i = rng.randrange(len(infos))
         action = rng.random()
         if action < 0.7:
-            c = infos[i].clone()
-            if c.pods and rng.random() < 0.3:
-                c.remove_pod(c.pods[0])
-            else:
-                c.add_pod(_spread_pod(rng, 7000 + step, c.name))
-            infos[i] = c
+            _pod_lands_or_leaves(infos, i, rng, step)
         elif action < 0.85:
             node = infos[i].node
             assert node is not None

@@ -184,7 +184,7 @@ def non_zero_requests(pod: Pod, requests: Mapping[str, Quantity] | None = None,
         defaults: Mapping[str, Quantity] = _NON_MISSING
     else:
         defaults = {k: q for k, q in _NON_MISSING.items() if k not in requests}
-    if defaults and not level_set and _requests_cpu_and_memory(pod, rules):
+    if not level_set and _requests_cpu_and_memory(pod, rules):
         # every container declares both: the defaults fill nothing in, the sum is the requests (the usual pod)
         non0 = dict(requests)
     elif defaults:
