@@ -254,7 +254,11 @@ class Fit:
         self.ignored_resource_groups = frozenset(fit_args.ignored_resource_groups)
         self.scorer = ResourceAllocationScorer(strategy.type, strategy.resources, _strategy_scorer(strategy),
                                                use_requested=False, nodes_scorer=_nodes_scorer(strategy),
-                                               rules=RequestRules.for_gates(features_of(handle)))
+                                               rules=RequestRules.for_gates(features_of(handle)),
+                                               # upstream's Fit never hands PodLevelResources to its scorer:
+                                               # the incoming pod's score request is its containers' sum
+                                               # (v1.35.4 and v1.36.2, checked against both)
+                                               pod_level=False)
         self._pre_filter_states: dict[int, tuple[Pod, _PreFilterState, Any]] = {}  # by id(pod), see pre_filter
         # DRAExtendedResource: extended resources backed by a DeviceClass are DynamicResources' business on
         # nodes that do not list them in allocatable

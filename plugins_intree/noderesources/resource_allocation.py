@@ -112,12 +112,14 @@ class ResourceAllocationScorer:
     non-zero requested cpu/memory (the Fit strategies); the incoming pod's requests follow the same choice.
     """
 
-    __slots__ = ("name", "resources", "scorer", "use_requested", "nodes_scorer", "_slots", "rules")
+    __slots__ = ("name", "resources", "scorer", "use_requested", "nodes_scorer", "_slots", "rules", "pod_level")
 
     def __init__(self, name: str, resources: Sequence[ResourceSpec], scorer: Scorer, *, use_requested: bool,
-                 nodes_scorer: NodesScorer | None = None, rules: RequestRules = DEFAULT_RULES) -> None:
+                 nodes_scorer: NodesScorer | None = None, rules: RequestRules = DEFAULT_RULES,
+                 pod_level: bool = True) -> None:
         self.name = name
         self.rules = rules
+        self.pod_level = pod_level
         self.resources: tuple[ResourceSpec, ...] = tuple(resources)
         self.scorer = scorer
         self.use_requested = use_requested
@@ -127,7 +129,8 @@ class ResourceAllocationScorer:
 
     def pod_requests(self, pod: Pod) -> tuple[int, ...]:
         """The pod's request of each scored resource, in the order of ``resources``."""
-        reqs = pod_requests(pod, non_missing=None if self.use_requested else NON_ZERO_DEFAULTS, rules=self.rules)
+        reqs = pod_requests(pod, non_missing=None if self.use_requested else NON_ZERO_DEFAULTS, rules=self.rules,
+                            pod_level=self.pod_level)
         out: list[int] = []
         for r in self.resources:
             name = r.name

@@ -46,13 +46,20 @@ def aggregate_container_requests(pod: Pod, non_missing: Mapping[str, Quantity] |
 
 
 def pod_requests(pod: Pod, *, non_missing: Mapping[str, Quantity] | None = None,
-                 exclude_overhead: bool = False, rules: RequestRules | None = None) -> ResourceList:
+                 exclude_overhead: bool = False, rules: RequestRules | None = None,
+                 pod_level: bool = True) -> ResourceList:
     """The pod's effective requests (component-helpers PodRequests).
 
     ``rules`` None reads the spec alone (a pod not yet running, as NodeResourcesFit's PreFilter does);
     otherwise an in-place resize in the pod's status counts as those rules say (``UseStatusResources``).
+    ``pod_level`` False sums the containers and ignores ``spec.resources`` (``SkipPodLevelResources``).
     """
     rs = pod.status.resize
+    if not pod_level:
+        reqs = aggregate_container_requests(pod, non_missing)
+        if not exclude_overhead and pod.spec.overhead:
+            _add(reqs, pod.spec.overhead)
+        return reqs
     if rs is not None and rules is not None and rules.use_status:
         return _resized_pod_requests(pod, rs, rules, non_missing, exclude_overhead)
     reqs = aggregate_container_requests(pod, non_missing)
