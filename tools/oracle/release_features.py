@@ -39,6 +39,7 @@ import collections
 import json
 import os
 import random
+import subprocess
 import sys
 import threading
 import zlib
@@ -172,7 +173,7 @@ def resize(docs: list[Doc], r: random.Random, seen: set[str]) -> None:
         elif cond < 0.5:
             pod["status"]["conditions"] = [{"type": "PodResizeInProgress", "status": "True"}]
             seen.add("resize: PodResizeInProgress")
-    for pod in _running(docs) + [_pending(docs)]:
+    for pod in [*_running(docs), _pending(docs)]:
         if r.random() >= 0.2:
             continue
         total_cpu = total_mem = 0
@@ -240,7 +241,7 @@ def balanced(docs: list[Doc], r: random.Random, seen: set[str]) -> None:
 
 # --- DRA at 1.36 ------------------------------------------------------------------------------------------
 
-def dra(docs: list[Doc], r: random.Random, seen: set[str]) -> list[Doc]:
+def dra(docs: list[Doc], r: random.Random, seen: set[str], taint_rules: bool = False) -> list[Doc]:
     slices = _kind(docs, "ResourceSlice")
     classes = _kind(docs, "DeviceClass")
     claims = _kind(docs, "ResourceClaim")
@@ -374,6 +375,24 @@ def dra(docs: list[Doc], r: random.Random, seen: set[str]) -> list[Doc]:
                 for k in ("capacity", "allocatable"):
                     node["status"][k]["example.com/dra-gpu"] = str(r.randint(1, 2))
                 seen.add("dra: node also offers it as a device-plugin resource")
+    # DeviceTaintRules (v1beta2 at 1.36; their gate is off by default there: run with
+    # --feature-gates DRADeviceTaintRules=true to draw them)
+    if taint_rules and slices and r.random() < 0.5:
+        for i in range(r.randint(1, 3)):
+            s = r.choice(slices)
+            sel: Doc = {"driver": s["spec"]["driver"]}
+            if r.random() < 0.7:
+                sel["pool"] = s["spec"]["pool"]["name"]
+            if r.random() < 0.5 and s["spec"].get("devices"):
+                sel["device"] = r.choice(s["spec"]["devices"])["name"]
+            taint = {"key": r.choice(["example.com/unhealthy", "example.com/maint"]),
+                     "effect": r.choice(["NoSchedule", "NoExecute"])}
+            if r.random() < 0.5:
+                taint["value"] = "true"
+            extra.append({"apiVersion": "resource.k8s.io/v1beta2", "kind": "DeviceTaintRule",
+                          "metadata": {"name": f"rule-{i}"},
+                          "spec": {"deviceSelector": sel, "taint": taint}})
+            seen.add("dra: DeviceTaintRule" + (" (one device)" if "device" in sel else ""))
     # two drivers, one pool name
     if r.random() < 0.25:
         for s in slices:
@@ -404,7 +423,7 @@ MUTATORS: dict[str, Callable[[list[Doc], random.Random, set[str]], None]] = {
 }
 
 
-def install(diff: Any, areas: list[str], prob: float) -> None:
+def install(diff: Any, areas: list[str], prob: float, gates: str = "") -> None:
     """Wraps diff.py's generators: its clusters, then the 1.36 features of ``areas``."""
     orig_gen = diff.gen_cluster
     orig_dra = diff.dra
@@ -428,12 +447,28 @@ def install(diff: Any, areas: list[str], prob: float) -> None:
         with _lock:
             seen = _pending_seen.pop(seed, set())
         r = random.Random(seed * 1_000_033 + 31)
-        docs = dra(docs, r, seen)
+        docs = dra(docs, r, seen, taint_rules="DRADeviceTaintRules=true" in gates)
         _note(seen or {"(no feature drawn)"})
         return docs
 
     diff.gen_cluster = gen_cluster
     diff.dra = dra_gen
+    if gates:
+        diff.subprocess = _GatedSubprocess(gates)
+
+
+class _GatedSubprocess:
+    """diff.py's ``subprocess`` with the feature gates added to both sides' command lines."""
+
+    def __init__(self, gates: str) -> None:
+        self.gates = gates
+
+    def run(self, cmd: list[str], **kw: Any) -> Any:
+        if len(cmd) > 1 and cmd[1] == "schedule":
+            cmd = [*cmd, "--feature-gates", self.gates]
+        else:
+            cmd = [cmd[0], "-feature-gates", self.gates, *cmd[1:]]
+        return subprocess.run(cmd, **kw)
 
 
 _pending_seen: dict[int, set[str]] = {}
@@ -446,6 +481,8 @@ def main(argv: list[str]) -> int:
                     help="the directory holding diff.py (default: ../shared/upstream-go beside the checkout)")
     ap.add_argument("--areas", default=",".join(AREAS), help=f"comma-separated subset of {','.join(AREAS)}")
     ap.add_argument("--prob", type=float, default=0.8, help="chance that a cluster draws each chosen area")
+    ap.add_argument("--feature-gates", default="", help="set on both sides (the oracle built from "
+                    "tools/oracle/main.go takes -feature-gates); DRADeviceTaintRules=true also draws DeviceTaintRules")
     ours, rest = ap.parse_known_args(argv)
     if rest and rest[0] == "--":
         rest = rest[1:]
@@ -454,11 +491,11 @@ def main(argv: list[str]) -> int:
     if unknown:
         ap.error(f"unknown area(s) {unknown}; known: {', '.join(AREAS)}")
     sys.path.insert(0, os.path.abspath(ours.upstream_go))
-    import diff  # noqa: PLC0415 (found through --upstream-go)
+    import diff
 
     if "dra" in areas and "--dra" not in rest:
         rest.append("--dra")
-    install(diff, areas, ours.prob)
+    install(diff, areas, ours.prob, ours.feature_gates)
     sys.argv = ["diff.py", *rest]
     diff.main()
     args = _summary_path(rest)
