@@ -67,9 +67,11 @@ def cluster_from_documents(docs: Iterable[Any], *, validate: bool = True, strict
     ``V1PodList`` from a list call, lightkube and kr8s objects: see ``api.clients``).
 
     Raises ManifestValidationError listing every problem found (each naming the document, the object and
-    the field path): malformed objects, Pods and Nodes that fail API validation (``api.validation``), and
-    pods or nodes that share a name or a uid. ``validate=False`` skips API validation (not the duplicate
-    checks): for test tables that build objects the API server would refuse, as upstream's unit tests do.
+    the field path): malformed objects, Pods and Nodes that fail API validation (``api.validation``), pods
+    or nodes that share a name or a uid, and objects of any other kind that share their API group, kind,
+    namespace and name (two versions of one object included), naming both. ``validate=False`` skips API
+    validation (not the duplicate checks): for test tables that build objects the API server would refuse,
+    as upstream's unit tests do.
     Fields the API does not define are reported in ``Cluster.warnings`` (``unknown field "spec.node_selector"
     (did you mean "spec.nodeSelector"?)``); ``strict=True`` makes them errors, as ``kubectl --validate=strict``.
     """
@@ -88,6 +90,7 @@ def cluster_from_items(items: Iterable[tuple[str, Any]], *, validate: bool = Tru
     errors: list[str] = []
     pod_where: list[str] = []
     node_where: list[str] = []
+    object_where: list[str] = []
     snake_case = False
     for where, d in items:
         if not isinstance(d, Mapping):
@@ -138,12 +141,15 @@ def cluster_from_items(items: Iterable[tuple[str, Any]], *, validate: bool = Tru
             errors.append(str(ManifestError(f"{where}: {e.obj}", e.detail, e.path)))
         except ValidationError as e:  # a parser that does not name the object: name it here
             errors.append(f"{where}: {kind}: {e}")
+        if len(object_where) < len(c.objects):
+            object_where.append(where)
     if validate:
         for n, where in zip(c.nodes, node_where, strict=True):
             errors.extend(f"{where}: Node {n.name}: {e}" for e in validate_node(n))
         for p, where in zip(c.pods, pod_where, strict=True):
             errors.extend(f"{where}: Pod {p.key}: {e}" for e in validate_pod(p))
     errors.extend(_duplicates(c, pod_where, node_where))
+    errors.extend(_object_duplicates(c.objects, object_where))
     if errors:
         raise ManifestValidationError(errors)
     if snake_case:
@@ -207,6 +213,27 @@ def _duplicates(c: Cluster, pod_where: list[str], node_where: list[str]) -> list
                           f"same uid as {uids[p.uid]}")
         else:
             uids[p.uid] = f"Pod {p.key} ({where})"
+    return errors
+
+
+def _object_duplicates(objects: list[KubeObject], where: list[str]) -> list[str]:
+    """Objects the API server would hold as one (same API group, kind, namespace and name; any version):
+    every index of the scheduler keeps one of them, so the other would silently vanish (a PodGroup's
+    minCount, a DeviceClass's selectors)."""
+    errors: list[str] = []
+    seen: dict[tuple[str, str, str, str], str] = {}
+    for o, at in zip(objects, where, strict=True):
+        api_version = o.raw.get("apiVersion")
+        group = api_version.rpartition("/")[0] if isinstance(api_version, str) else ""
+        key = (group, o.kind, o.namespace, o.name)
+        first = seen.get(key)
+        if first is None:
+            seen[key] = at
+        else:
+            ref = f"{o.kind} {o.namespace}/{o.name}" if o.namespace else f"{o.kind} {o.name}"
+            same = "namespace/name" if o.namespace else "name"
+            errors.append(f'{at}: {ref}: metadata.name: Duplicate value: "{brief_str(o.name)}": '
+                          f"same {same} as the {o.kind} in {first}")
     return errors
 
 

@@ -37,7 +37,7 @@ from scheduling_framework.config.validation import (
     validate_leader_election,
     validate_profiles,
 )
-from scheduling_framework.errors import ConfigError, InputError
+from scheduling_framework.errors import ConfigError, InputError, brief_str
 from scheduling_framework.features import FeatureGates
 
 _TOP_FIELDS = (
@@ -115,7 +115,7 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any] | None, *,
     elif isinstance(source, Mapping):
         doc = source
     else:
-        doc = _read_file(os.fspath(source), max_input_bytes)
+        doc = read_config_file(os.fspath(source), max_input_bytes)
     errors: list[str] = []
     cfg = _build(doc, errors, features)
     if errors or cfg is None:
@@ -152,7 +152,13 @@ def resolve_config(config: KubeSchedulerConfiguration | str | os.PathLike[str] |
     return load_config(config.source, kubernetes_version=gates.release, feature_gates=gates)
 
 
-def _read_file(path: str, max_input_bytes: int | None = None) -> Any:
+def read_config_file(path: str, max_input_bytes: int | None = None) -> Any:
+    """The one YAML document of the configuration file ``path`` (``-``: standard input), not yet validated.
+
+    Raises ConfigError naming the file when it cannot be read, is empty, holds several documents, or is not
+    a KubeSchedulerConfiguration at all (neither its kind nor its apiVersion is one's): a file named by
+    mistake (``/etc/shadow``) is then named with at most a short excerpt of its first line, not echoed
+    field by field as unknown fields."""
     name = "standard input" if path == STDIN else path
     try:
         text = read_input(path, what="configuration file", max_bytes=max_input_bytes)
@@ -163,7 +169,35 @@ def _read_file(path: str, max_input_bytes: int | None = None) -> Any:
         raise ConfigError(f"{name}: the file is empty (expected a KubeSchedulerConfiguration)")
     if len(docs) > 1:
         raise ConfigError(f"{name}: expected one YAML document (a KubeSchedulerConfiguration), found {len(docs)}")
+    problem = _not_a_configuration(docs[0], text)
+    if problem:
+        raise ConfigError(f"{name}: not a {KIND}: {problem}; expected apiVersion: {API_VERSION} and kind: {KIND}")
     return docs[0]
+
+
+#: Characters of a file's first line that an error about a file that is not a configuration may show.
+EXCERPT_CHARS = 40
+_TYPE_NAMES = {str: "a string", list: "a list", int: "a number", float: "a number", bool: "a boolean"}
+
+
+def _not_a_configuration(doc: Any, text: str) -> str | None:
+    """Why ``doc`` (read from ``text``) is no configuration at all, or None when it is one (with mistakes,
+    maybe: each is named)."""
+    if not isinstance(doc, Mapping):
+        return f"it holds {_TYPE_NAMES.get(type(doc), type(doc).__name__)}, not a mapping ({_excerpt(text)})"
+    kind, version = doc.get("kind"), doc.get("apiVersion")
+    if kind == KIND or (isinstance(version, str) and version.startswith(API_VERSION.split("/")[0] + "/")):
+        return None
+    if kind is None and version is None:
+        return f"it has no apiVersion and no kind ({_excerpt(text)})"
+    said = [f'{field} "{brief_str(v)}"' for field, v in (("apiVersion", version), ("kind", kind)) if v is not None]
+    return f"it is {', '.join(said)}"
+
+
+def _excerpt(text: str) -> str:
+    line = next((s.strip() for s in text.lstrip("\ufeff").splitlines() if s.strip()), "")
+    cut = line if len(line) <= EXCERPT_CHARS else line[: EXCERPT_CHARS - 3] + "..."
+    return f'its first line: "{cut}"'
 
 
 # --------------------------------------------------------------------------- decoding

@@ -38,8 +38,9 @@ def add_parsers(sub: Any) -> None:
     add_release_flags(r)  # override the scenario's kubernetesVersion / featureGates
     r.add_argument("--strict", action="store_true",
                    help="fields the Kubernetes API does not define (e.g. spec.node_selector) in the scenario's "
-                        "cluster or templates are errors, as with kubectl --validate=strict (default: a warning "
-                        "naming each, which the replay ignores)")
+                        "cluster or templates are errors, as with kubectl --validate=strict, and so is a step "
+                        "naming a node or pod that does not exist (default: a warning naming each, which the "
+                        "replay ignores)")
     s = sub.add_parser("sweep", help="run a matrix of scenarios in parallel and aggregate one row per scenario",
                        epilog=SWEEP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("sweep", help="sweep YAML (kind: Sweep; see docs/scenarios.md)")
@@ -60,8 +61,9 @@ def add_parsers(sub: Any) -> None:
     s.add_argument("--strict", action="store_true",
                    help="fields the Kubernetes API does not define (e.g. spec.node_selector) in a scenario's cluster "
                         "or templates, from the base or the matrix, make that scenario's row an error naming the "
-                        "field, as kubectl --validate=strict would refuse it; the other scenarios run (default: "
-                        "warnings, printed for the first scenario)")
+                        "field, as kubectl --validate=strict would refuse it, and so does a step naming a node or "
+                        "pod that does not exist; the other scenarios run (default: unknown fields are warnings, "
+                        "printed for the first scenario, and such a step does nothing)")
     s.add_argument("--output", choices=("table", "json"), default="table")
 
 

@@ -38,7 +38,7 @@ from typing import Any
 
 import attrs
 
-from scheduling_framework.errors import SchedulingFrameworkError
+from scheduling_framework.errors import SchedulingFrameworkError, brief_str
 from scheduling_framework.scenario.io import ClusterFile as ClusterFile  # (re-exported: its former home)
 
 OPS = ("createNodes", "createPods", "deletePods", "deleteNodes", "cordonNodes", "uncordonNodes", "wait")
@@ -228,13 +228,13 @@ def _cluster(v: Any, base_dir: str, problems: list[str],
 def _config(v: Any, base_dir: str, problems: list[str], release: str | None = None,
             gates: Mapping[str, bool] | None = None) -> Mapping[str, Any] | None:
     from scheduling_framework.config import load_config
-    from scheduling_framework.scenario.io import read_yaml_mapping
+    from scheduling_framework.config.loader import read_config_file
 
     if v is None:
         return None
     if isinstance(v, str):
         try:
-            v = read_yaml_mapping(os.path.join(base_dir, v), "config")
+            v = read_config_file(os.path.join(base_dir, v))
         except SchedulingFrameworkError as e:
             problems.append(f"config: {e}")
             return None
@@ -357,6 +357,11 @@ def _steps(v: Any, node_t: Mapping[str, Any], pod_t: Mapping[str, Any], problems
                     problems.append(f"{path}.names: Invalid value: expected a list of names")
                 else:
                     kw["names"] = tuple(names)
+                    seen: set[str] = set()
+                    for j, n in enumerate(names):
+                        if n in seen:  # the second would name an object the first already removed
+                            problems.append(f'{path}.names[{j}]: Duplicate value: "{brief_str(n)}"')
+                        seen.add(n)
             if prefix is not None:
                 kw["name_prefix"] = _str(prefix, f"{path}.namePrefix", problems)
             if "count" in s:

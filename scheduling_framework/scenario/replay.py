@@ -19,7 +19,7 @@ from scheduling_framework.api.fields import SNAKE_CASE_HINT, snake_case_hint
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cluster import cluster_from_documents
-from scheduling_framework.errors import ManifestValidationError, SchedulingFrameworkError
+from scheduling_framework.errors import ManifestValidationError, SchedulingFrameworkError, brief_str
 from scheduling_framework.ingest.model import Cluster
 from scheduling_framework.scenario.io import cluster_problem, load_cluster_file
 from scheduling_framework.scenario.model import Scenario, ScenarioError, Step, template_unknown_fields
@@ -143,6 +143,7 @@ def starting_cluster(sc: Scenario, strict: bool = False) -> Cluster:
 class _Replay:
     def __init__(self, sc: Scenario, strict: bool = False) -> None:
         self.sc = sc
+        self.strict = strict
         cluster = starting_cluster(sc, strict)
         sched = _TimedScheduler(dict(sc.config) if sc.config is not None else None, seed=sc.seed,
                                 kubernetes_version=sc.kubernetes_version, feature_gates=sc.feature_gates)
@@ -154,6 +155,10 @@ class _Replay:
         self.nodes: dict[str, Node] = {n.name: n for n in cluster.nodes}
         self.counters: dict[str, int] = {}
         self.deleted: set[str] = set()
+        #: the field path of the step running (``steps[2]``), for what it reports
+        self.step_path = ""
+        #: (``node``/``pod``, name) -> how it went (``deleted by steps[2]``): said when a later step names it
+        self.gone: dict[tuple[str, str], str] = {}
         for p in cluster.pods:
             self.pods[p.key] = (p, "")
         sched.load(cluster.nodes, cluster.pods, cluster.objects)
@@ -197,17 +202,38 @@ class _Replay:
         for _ in range(step.count):
             self.sched.add_pod(self._new_pod(step.template, step.name_prefix, step.namespace))
 
-    def _select(self, step: Step, keys: list[str]) -> list[str]:
+    def _select(self, step: Step, keys: list[str], what: str) -> list[str]:
+        """The names among ``keys`` (nodes, or pods as ``namespace/name``) that ``step`` picks. Names that are
+        not there are reported, as ``kubectl delete node ghost`` reports NotFound: a warning naming the step,
+        or under ``strict`` a ScenarioError (a prefix matching nothing is a selector that selects nothing)."""
         if step.names:
-            return [k for k in step.names if k in keys]
+            present = set(keys)
+            names = list(dict.fromkeys(step.names))  # (a name listed twice is refused when the scenario is read)
+            missing = [k for k in names if k not in present]
+            if missing:
+                self._not_found(step, what, missing)
+            return [k for k in names if k in present]
         chosen = [k for k in keys if k.rsplit("/", 1)[-1].startswith(step.name_prefix)]
         return chosen[:step.count] if step.count else chosen
+
+    def _not_found(self, step: Step, what: str, missing: list[str]) -> None:
+        items = []
+        for k in missing:
+            why = self.gone.get((what, k))
+            hint = f" ({why})" if why else (" (pods are named namespace/name)" if what == "pod" and "/" not in k
+                                            else "")
+            items.append(f'"{brief_str(k)}"{hint}')
+        if self.strict:
+            raise ScenarioError(self.sc.name, [f"{self.step_path}.names: Not found: {', '.join(items)}"])
+        for item in items:
+            self.warnings.add_item(f"{self.step_path}: {step.op} names {what}(s) that do not exist (nothing done for "
+                                   "them)", item)
 
     def _live_pods(self) -> list[str]:
         return [k for k in self.pods if k not in self.deleted]
 
     def delete_pods(self, step: Step) -> None:
-        for key in self._select(step, self._live_pods()):
+        for key in self._select(step, self._live_pods(), "pod"):
             self._delete_pod(key)
 
     def _delete_pod(self, key: str) -> None:
@@ -215,10 +241,11 @@ class _Replay:
         bound = self.sched.cache.get_pod(pod.uid)
         self.sched.delete_pod(bound if bound is not None else pod)
         self.deleted.add(key)
+        self.gone[("pod", key)] = f"deleted by {self.step_path}"
 
     def delete_nodes(self, step: Step) -> int:
         evicted = 0
-        for name in self._select(step, list(self.nodes)):
+        for name in self._select(step, list(self.nodes), "node"):
             ni = self.sched.cache.node_info(name)
             victims = [pi.pod for pi in ni.pods] if ni is not None else []
             for p in victims:
@@ -228,11 +255,13 @@ class _Replay:
                 known = self.pods.get(key)
                 self.sched.delete_pod(p)
                 self.deleted.add(key)
+                self.gone[("pod", key)] = f"evicted by {self.step_path}, which deleted its node"
                 evicted += 1
                 if step.evicted_pods == "recreate":
                     self._recreate(p, known[1] if known else "")
             self.sched.remove_node(name)
             del self.nodes[name]
+            self.gone[("node", name)] = f"deleted by {self.step_path}"
         return evicted
 
     def _recreate(self, pod: Pod, template: str) -> None:
@@ -254,7 +283,7 @@ class _Replay:
         self.sched.add_pod(new)
 
     def cordon(self, step: Step, unschedulable: bool) -> None:
-        for name in self._select(step, list(self.nodes)):
+        for name in self._select(step, list(self.nodes), "node"):
             m = self.nodes[name].to_dict()
             spec = dict(m.get("spec") or {})
             if unschedulable:
@@ -272,6 +301,7 @@ class _Replay:
         reports = [self._settle(0, "start", "starting cluster", 0)]
         for i, step in enumerate(self.sc.steps, start=1):
             evicted = 0
+            self.step_path = f"steps[{i - 1}]"  # the scenario file's field path (the reports count from 1)
             if step.op == "createNodes":
                 self.create_nodes(step)
             elif step.op == "createPods":
@@ -307,6 +337,7 @@ class _Replay:
         for key in self._live_pods():
             if self.pods[key][0].uid in preempted:
                 self.deleted.add(key)
+                self.gone[("pod", key)] = f"preempted after {self.step_path or 'the start'}"
         evicted += len(preempted)
         scheduled = pending = unschedulable = errors = 0
         results = sched.results
@@ -347,5 +378,8 @@ def run_scenario(scenario: Scenario, *, strict: bool = False) -> ReplayResult:
 
     Fields the Kubernetes API does not define, in the starting cluster or the templates, are in the result's
     ``warnings`` (once per template); ``strict=True`` raises ScenarioError naming each instead, before anything
-    runs, as ``kubectl --validate=strict``."""
+    runs, as ``kubectl --validate=strict``. A step's ``names`` that name no node (or pod) at that point of the
+    timeline are warnings naming the step (``steps[2]: deleteNodes names node(s) that do not exist (nothing
+    done for them): "ghost"``); ``strict=True`` raises ScenarioError (``steps[2].names: Not found: "ghost"``)
+    when that step runs."""
     return _Replay(scenario, strict).run()

@@ -20,6 +20,7 @@ import stat
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from scheduling_framework._input import MAX_NESTING_DEPTH
 from scheduling_framework.errors import SchedulingFrameworkError
 
 CSV_FIELDS = ("index", "id", "scenario", "seed", "scheduled", "unschedulable", "pending", "errors", "evicted",
@@ -133,11 +134,10 @@ class RowFile:
             for n, line in enumerate(lines, 1):
                 if not line.strip():
                     continue
-                try:
-                    row = json.loads(line)
-                except ValueError:
+                row = _json_object(line)
+                if row is None:
                     raise RowFileError(self.path, f"cannot resume: line {n} is not a JSON object; remove it or "
-                                                  "start afresh without --resume") from None
+                                                  "start afresh without --resume")
                 self._add(row, n)
             return
         if not lines:
@@ -199,6 +199,38 @@ class RowFile:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+
+
+#: The deepest nesting of a row: its params hold matrix values, which the YAML reader caps at MAX_NESTING_DEPTH.
+MAX_ROW_DEPTH = MAX_NESTING_DEPTH + 4
+
+
+def _json_object(line: str) -> dict[str, Any] | None:
+    """The JSON object on ``line``, or None when it holds anything else: not JSON, another JSON value, or
+    nesting no row has (which would make the parser, or later the table and ``--output json``, recurse past
+    Python's limit: a RecursionError instead of the refusal)."""
+    try:
+        row = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(row, dict):
+        return None
+    if line.count("[") + line.count("{") > MAX_ROW_DEPTH and _too_deep(row):
+        return None
+    return row
+
+
+def _too_deep(value: Any) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if depth > MAX_ROW_DEPTH:
+            return True
+        if isinstance(v, dict):
+            stack.extend((x, depth + 1) for x in v.values())
+        elif isinstance(v, list):
+            stack.extend((x, depth + 1) for x in v)
+    return False
 
 
 def _csv_row(header: Sequence[str], cells: Sequence[str]) -> dict[str, Any]:

@@ -62,6 +62,8 @@ class SweepCase:
     seed: int
     scenario: Scenario
     id: str = ""
+    #: replay under ``strict`` (the sweep's): a step naming a node or pod that does not exist is the row's error
+    strict: bool = False
 
 
 @attrs.frozen
@@ -162,7 +164,8 @@ class Sweep:
             return e
 
     def case(self, index: int) -> SweepCase:
-        return SweepCase(index, self.params(index), self.seed(index), self.scenario(index), self.case_id(index))
+        return SweepCase(index, self.params(index), self.seed(index), self.scenario(index), self.case_id(index),
+                         self.strict)
 
 
 class _Cases(Sequence[SweepCase]):
@@ -260,14 +263,15 @@ def _inline(field: str, value: Any, base_dir: str, cluster_manifests: bool = Fal
     """A ``config`` file reference replaced by the file's content, a ``cluster`` one by a :class:`ClusterFile`
     (read once per worker process; its manifests inlined only when ``cluster_manifests``: a matrix path that
     goes into them). Left as is when unreadable: validation then reports it in the scenario's own words."""
-    from scheduling_framework.scenario.io import cluster_file, read_yaml_documents, read_yaml_mapping
+    from scheduling_framework.config.loader import read_config_file
+    from scheduling_framework.scenario.io import cluster_file, read_yaml_documents
 
     if not isinstance(value, str):
         return value
     try:
         full = os.path.join(base_dir, value)
         if field != "cluster":
-            return dict(read_yaml_mapping(full, "config"))
+            return dict(read_config_file(full))  # (a mapping: anything else is no configuration)
         return read_yaml_documents(full, "cluster") if cluster_manifests else cluster_file(full)
     except SchedulingFrameworkError:
         return value
@@ -308,7 +312,8 @@ def sweep_from_dict(doc: Mapping[str, Any], base_dir: str = ".", source: str = "
     ``strict=True`` makes a field the Kubernetes API does not define, in any manifest a scenario holds (its
     cluster, its templates, whether from the base or from the matrix), an error of that scenario: its row's
     ``error`` names the field and the other scenarios run (the check at reading is not strict, so that one
-    scenario's manifest cannot stop the sweep). Without it such fields are warnings of the replay.
+    scenario's manifest cannot stop the sweep). Without it such fields are warnings of the replay. Under
+    ``strict`` a step naming a node or pod that does not exist (``names: [ghost]``) is its row's error too.
     """
     from scheduling_framework.scenario.io import read_yaml_mapping
 
@@ -406,7 +411,7 @@ def first_warnings(sweep: Sweep) -> list[str]:
 
 
 def _row(index: int, case_id: str, name: str, seed: int, params: Mapping[str, Any],
-         scenario: Scenario | None, error: str | None) -> dict[str, Any]:
+         scenario: Scenario | None, error: str | None, strict: bool = False) -> dict[str, Any]:
     from scheduling_framework.scenario.replay import _percentile, run_scenario
 
     row: dict[str, Any] = {"index": index, "id": case_id, "scenario": scenario.name if scenario else name,
@@ -415,7 +420,7 @@ def _row(index: int, case_id: str, name: str, seed: int, params: Mapping[str, An
         row["error"] = error
         return row
     try:
-        r = run_scenario(scenario)
+        r = run_scenario(scenario, strict=strict)
     except Exception as e:  # a scenario's failure is its own row, never the sweep's
         row["error"] = f"{type(e).__name__}: {e}"
         return row
@@ -432,7 +437,7 @@ def _row(index: int, case_id: str, name: str, seed: int, params: Mapping[str, An
 
 def run_case(case: SweepCase) -> dict[str, Any]:
     """Run one case and return its result row; never raises (an error becomes the row's ``error``)."""
-    return _row(case.index, case.id, case.scenario.name, case.seed, case.params, case.scenario, None)
+    return _row(case.index, case.id, case.scenario.name, case.seed, case.params, case.scenario, None, case.strict)
 
 
 def run_cases(cases: Sequence[SweepCase]) -> list[dict[str, Any]]:
@@ -447,7 +452,8 @@ def run_index(sweep: Sweep, index: int) -> dict[str, Any]:
         error = None
     except ScenarioError as e:
         sc, error = None, f"invalid scenario: {e}"
-    return _row(index, sweep.case_id(index), sweep.name, sweep.seed(index), sweep.params(index), sc, error)
+    return _row(index, sweep.case_id(index), sweep.name, sweep.seed(index), sweep.params(index), sc, error,
+                sweep.strict)
 
 
 def run_indexes(sweep: Sweep, indexes: Sequence[int]) -> list[dict[str, Any]]:
@@ -489,7 +495,8 @@ def run_sweep(sweep: Sweep, backend: str = "local", workers: int | None = None, 
     """Run every scenario; rows go to ``on_row`` and are appended to ``jsonl`` / ``csv`` as they finish.
 
     ``strict`` (default: as the sweep was loaded) makes a field the Kubernetes API does not define, in any
-    manifest of a scenario, that scenario's error row naming the field (see :func:`sweep_from_dict`).
+    manifest of a scenario, or a step naming a node or pod that does not exist, that scenario's error row
+    naming the field or the step (see :func:`sweep_from_dict`).
 
     With ``resume`` the files are kept and the scenarios whose ids they hold are skipped; otherwise they are
     started afresh. Returns every row (those found on resuming included), sorted by index. An exception

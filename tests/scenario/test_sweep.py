@@ -72,10 +72,10 @@ def test_a_failing_scenario_keeps_the_others(monkeypatch: pytest.MonkeyPatch) ->
 
     real = replay.run_scenario
 
-    def flaky(sc: Any) -> Any:
+    def flaky(sc: Any, **kw: Any) -> Any:
         if sc.seed == 2:
             raise RuntimeError("boom")
-        return real(sc)
+        return real(sc, **kw)
 
     monkeypatch.setattr(replay, "run_scenario", flaky)
     s = sw.load_sweep(EXAMPLES / "node-sizes.yaml")
