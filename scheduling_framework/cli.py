@@ -403,6 +403,10 @@ def _capacity(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         for obj in load_cluster(args.workload, max_input_bytes=args.max_input_bytes).objects:
             if obj.kind == "Workload":
+                if sim.objects.get(obj.kind, obj.namespace, obj.name) is not None:
+                    # the API server answers AlreadyExists; replacing the cluster's object would be silent
+                    raise InputError("--workload", f"--workload {args.workload}: Workload {obj.namespace}/{obj.name} "
+                                     f"already exists in --cluster {args.cluster}: remove one of the two")
                 sim.objects.add(obj)
     _freeze_loaded_objects()
     result = sim.capacity(pod, args.max)

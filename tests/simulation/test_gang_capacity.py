@@ -92,3 +92,16 @@ def test_pod_group_api_copies_are_whole_gangs() -> None:
     assert (result.count, result.pods_per_copy) == (2, 4)
     assert result.message.startswith("pod group default/workers-copy-2 (gang, minCount 4) was not placed")
     assert [o.name for o in sim.objects.list("PodGroup")] == ["workers"]  # the copies' PodGroups are gone
+
+
+def test_cli_capacity_refuses_a_workload_the_cluster_already_has(tmp_path: Path) -> None:
+    # the same Workload in --cluster and --workload: AlreadyExists, never one silently replacing the other
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text((ROOT / "examples/gang/ten-nodes.yaml").read_text() + "\n---\n"
+                       + (ROOT / "examples/gang/workload.yaml").read_text())
+    err = io.StringIO()
+    code = main(["capacity", "--cluster", str(cluster), "--pod", str(ROOT / "examples/gang/worker.yaml"),
+                 "--workload", str(ROOT / "examples/gang/workload.yaml"), "--kubernetes-version", "1.35",
+                 "--feature-gates", GATES], stdout=io.StringIO(), stderr=err)
+    assert code == 2
+    assert "already exists in --cluster" in err.getvalue() and "--workload" in err.getvalue()
