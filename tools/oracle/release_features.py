@@ -375,8 +375,8 @@ def dra(docs: list[Doc], r: random.Random, seen: set[str], taint_rules: bool = F
                 for k in ("capacity", "allocatable"):
                     node["status"][k]["example.com/dra-gpu"] = str(r.randint(1, 2))
                 seen.add("dra: node also offers it as a device-plugin resource")
-    # DeviceTaintRules (v1beta2 at 1.36; their gate is off by default there: run with
-    # --feature-gates DRADeviceTaintRules=true to draw them)
+    # DeviceTaintRules (their gate is off by default at 1.35 and 1.36: run with
+    # --feature-gates DRADeviceTaints=true,DRADeviceTaintRules=true to draw them)
     if taint_rules and slices and r.random() < 0.5:
         for i in range(r.randint(1, 3)):
             s = r.choice(slices)
@@ -389,7 +389,7 @@ def dra(docs: list[Doc], r: random.Random, seen: set[str], taint_rules: bool = F
                      "effect": r.choice(["NoSchedule", "NoExecute"])}
             if r.random() < 0.5:
                 taint["value"] = "true"
-            extra.append({"apiVersion": "resource.k8s.io/v1beta2", "kind": "DeviceTaintRule",
+            extra.append({"apiVersion": f"resource.k8s.io/{TAINT_RULE_VERSION[0]}", "kind": "DeviceTaintRule",
                           "metadata": {"name": f"rule-{i}"},
                           "spec": {"deviceSelector": sel, "taint": taint}})
             seen.add("dra: DeviceTaintRule" + (" (one device)" if "device" in sel else ""))
@@ -472,6 +472,9 @@ class _GatedSubprocess:
 
 
 _pending_seen: dict[int, set[str]] = {}
+# the DeviceTaintRule version the oracle's slice tracker reads: v1alpha3 in v1.35.4 and (despite serving its
+# informer as v1beta2, which makes it panic on any rule) in v1.36.2
+TAINT_RULE_VERSION = ["v1alpha3"]
 
 
 def main(argv: list[str]) -> int:
@@ -481,6 +484,7 @@ def main(argv: list[str]) -> int:
                     help="the directory holding diff.py (default: ../shared/upstream-go beside the checkout)")
     ap.add_argument("--areas", default=",".join(AREAS), help=f"comma-separated subset of {','.join(AREAS)}")
     ap.add_argument("--prob", type=float, default=0.8, help="chance that a cluster draws each chosen area")
+    ap.add_argument("--taint-rule-version", default="v1alpha3", help="apiVersion of the drawn DeviceTaintRules")
     ap.add_argument("--feature-gates", default="", help="set on both sides (the oracle built from "
                     "tools/oracle/main.go takes -feature-gates); DRADeviceTaintRules=true also draws DeviceTaintRules")
     ours, rest = ap.parse_known_args(argv)
@@ -495,6 +499,7 @@ def main(argv: list[str]) -> int:
 
     if "dra" in areas and "--dra" not in rest:
         rest.append("--dra")
+    TAINT_RULE_VERSION[0] = ours.taint_rule_version
     install(diff, areas, ours.prob, ours.feature_gates)
     sys.argv = ["diff.py", *rest]
     diff.main()
