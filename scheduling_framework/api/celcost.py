@@ -10,6 +10,11 @@ length, and a comprehension as its range's size times the cost of one iteration 
 come from the declared DRA device type (at most 32 domains of 32 attributes, values of at most 64 characters,
 driver names of at most 63) and from literals.
 
+The parser here is also the interpreter's (``scheduling_framework.dra.celeval``), and applies cel-go's parser limits
+with its wording (code points, rule nesting, visitor depth), plus a bound of its own on the depth of the tree: an
+expression past them is a compile error, refused at load as the API server refuses it (``admission_error``), and an
+expression that parses always has a cost (``UNKNOWN`` when it cannot be computed: never cheap).
+
 This module is pure Python (no CEL package needed; resource objects use it when they are parsed). The model
 follows cel-go and the Kubernetes cost estimator for what selectors use; without a type checker the type of an
 expression is inferred from its shape, so an expression near the limit may be estimated a little differently
@@ -22,6 +27,8 @@ import math
 import re
 from functools import lru_cache
 from typing import Any
+
+from scheduling_framework.errors import brief_str
 
 MAX_COST = 1_000_000  # resourceapi.CELSelectorExpressionMaxCost
 UNKNOWN = 2**64 - 1  # cel-go's unknown size / saturated cost (math.MaxUint64)
@@ -98,15 +105,33 @@ _TOKEN = re.compile(r"""
 
 _MACROS = {"all", "exists", "exists_one", "map", "filter"}
 _RELATIONS = {"<", "<=", ">", ">=", "==", "!=", "in"}
+# Binary operators below && by precedence: relations, then + -, then * / % (all left-associative).
+_RELATION, _ADDITIVE, _MULTIPLICATIVE = 2, 3, 4
+_LEVEL = {**dict.fromkeys(_RELATIONS, _RELATION), "+": _ADDITIVE, "-": _ADDITIVE,
+          "*": _MULTIPLICATIVE, "/": _MULTIPLICATIVE, "%": _MULTIPLICATIVE}
+
+# cel-go's parser limits (parser.NewParser defaults; the Kubernetes CEL environments keep them):
+MAX_CODE_POINTS = 100_000  # ExpressionSizeCodePointLimit
+MAX_RECURSION_DEPTH = 250  # MaxRecursionDepth: both the parse listener's and the visitor's limit
+# This interpreter's own bound on the depth of a parsed expression (every node counted): evaluating and
+# estimating recurse through the tree, and Python's stack is far smaller than Go's. cel-go bounds each kind of
+# nesting separately (above); an expression within those but deeper than this in total is refused here.
+MAX_TREE_DEPTH = 256
 
 
 class _Unsupported(Exception):
-    """Syntax this parser does not accept; ``column`` (0-based) is where it stopped."""
+    """Syntax this parser does not accept; ``column`` (0-based) is where it stopped, -1 for an error without a
+    location (cel-go's limits). ``syntax`` is false for errors cel-go does not word as ``Syntax error: ...``."""
 
-    def __init__(self, text: str, column: int = 0) -> None:
+    def __init__(self, text: str, column: int = 0, syntax: bool = True) -> None:
         self.text = text
         self.column = column
+        self.syntax = syntax
         super().__init__(text)
+
+
+def _limit(text: str) -> _Unsupported:
+    return _Unsupported(text, -1, syntax=False)
 
 
 class UInt(int):
@@ -125,10 +150,14 @@ def _unescape(m: re.Match[str]) -> str:
     if e in _SIMPLE_ESCAPES:
         return _SIMPLE_ESCAPES[e]
     if e[0] in "xuU":
-        return chr(int(e[1:], 16))
-    if e[0] in "0123":
-        return chr(int(e, 8))
-    raise _Unsupported(f"invalid escape sequence \\{e}")
+        code = int(e[1:], 16)
+    elif e[0] in "0123":
+        code = int(e, 8)
+    else:
+        raise _Unsupported(f"invalid escape sequence \\{e}")
+    if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+        raise _Unsupported("invalid unicode code point", syntax=False)  # cel-go's unescape (utf8.ValidRune)
+    return chr(code)
 
 
 def _string_value(text: str) -> str | bytes:
@@ -143,27 +172,51 @@ def _string_value(text: str) -> str | bytes:
     return body.encode("utf-8", "surrogatepass") if "b" in prefix else body
 
 
+_INT64 = range(-(2**63), 2**63)
+
+
 def _number_value(text: str) -> int | float:
     unsigned = text[-1] in "uU"
     if unsigned:
         text = text[:-1]
-    if text[:2] in ("0x", "0X"):
-        value: int | float = int(text, 16)
-    elif any(c in text for c in ".eE"):
+    base, digits = (16, text[2:]) if text[:2] in ("0x", "0X") else (10, text)
+    if base == 10 and any(c in text for c in ".eE"):
         if unsigned:
             raise _Unsupported(text)
         return float(text)
-    else:
-        value = int(text)
+    # 20 digits are more than 64 bits hold: a longer literal is out of range without converting it (int() refuses
+    # more than 4,300 digits)
+    value = int(digits, base) if len(digits.lstrip("0")) <= 20 else 2**64
     if unsigned:
         if value >= 2**64:
-            raise _Unsupported(text)
+            raise _Unsupported("invalid uint literal", syntax=False)
         return UInt(value)
-    return value
+    return value  # an int out of range is refused by the parser, which knows whether a '-' precedes it
+
+
+def _balanced(op: str, terms: list[Any]) -> Any:
+    """A chain of ``&&`` or ``||`` as a balanced tree, as cel-go's parser builds it (the operators are
+    associative, errors included: the leftmost failing term is the one reported whatever the shape)."""
+    if len(terms) == 1:
+        return terms[0]
+    mid = (len(terms) + 1) // 2
+    return ("call", op, None, [_balanced(op, terms[:mid]), _balanced(op, terms[mid:])])
 
 
 class _Parser:
+    """CEL's grammar by recursive descent in three methods (``expr``, ``logical``, ``operand``): chains of
+    operators are loops, so only a nested expression (parentheses, arguments, list and map entries, an index, the
+    else branch of ``?:``) recurses, three Python frames a level.
+
+    cel-go's limits are applied with its wording: more than 100,000 code points; more than 250 open invocations
+    of one grammar rule while parsing (its parse listener: ``expression recursion limit exceeded: 250``); more
+    than 250 nested operators, selections, calls on a receiver and indexes (its visitor: ``max recursion depth
+    exceeded``). Then this interpreter's own bound: a tree deeper than ``MAX_TREE_DEPTH`` nodes.
+    """
+
     def __init__(self, source: str) -> None:
+        if len(source) > MAX_CODE_POINTS:
+            raise _limit(f"expression code point size exceeds limit: size: {len(source)}, limit {MAX_CODE_POINTS}")
         self.toks: list[tuple[str, str]] = []
         self.starts: list[int] = []
         self.end = len(source)
@@ -179,6 +232,12 @@ class _Parser:
                 self.toks.append((kind, m.group()))
                 self.starts.append(m.start())
         self.i = 0
+        # What cel-go's parse listener counts: open invocations of each grammar rule. The rules that can have the
+        # most are expr (one per nesting level), relation (one more in the right operand of a relation) and calc
+        # (one more in the right operand of + - and of * / %).
+        self.open_exprs = 0
+        self.open_relations = 0
+        self.open_calcs = 0
 
     def fail(self, what: str = "") -> _Unsupported:
         if self.i >= len(self.toks):
@@ -187,6 +246,11 @@ class _Parser:
 
     def peek(self) -> str:
         return self.toks[self.i][1] if self.i < len(self.toks) else ""
+
+    def peek_operator(self) -> str:
+        if self.i < len(self.toks) and self.toks[self.i][0] != "str":
+            return self.toks[self.i][1]
+        return ""
 
     def take(self, want: str | None = None) -> tuple[str, str]:
         if self.i >= len(self.toks):
@@ -197,66 +261,154 @@ class _Parser:
         self.i += 1
         return tok
 
+    @staticmethod
+    def _opened(count: int) -> int:
+        if count > MAX_RECURSION_DEPTH:
+            raise _limit(f"expression recursion limit exceeded: {MAX_RECURSION_DEPTH}")
+        return count
+
     def parse(self) -> Any:
         e = self.expr()
         if self.i != len(self.toks):
             raise self.fail(f"extraneous input '{self.peek()}'")
+        _check_depth(e)
         return e
 
     def expr(self) -> Any:
-        cond = self.binary(0)
+        self.open_exprs = self._opened(self.open_exprs + 1)
+        cond = self.logical()
         if self.peek() == "?":
             self.take()
-            a = self.binary(0)
+            a = self.logical()
             self.take(":")
-            return ("call", "_?_:_", None, [cond, a, self.expr()])
+            cond = ("call", "_?_:_", None, [cond, a, self.expr()])
+        self.open_exprs -= 1
         return cond
 
-    _LEVELS = (("||",), ("&&",), tuple(_RELATIONS), ("+", "-"), ("*", "/", "%"))
+    def logical(self) -> Any:
+        """``||`` of ``&&`` of relations; a relation's operands and operators by precedence."""
+        disjuncts: list[Any] = []
+        conjuncts: list[Any] = []
+        while True:
+            self.open_relations = self._opened(self.open_relations + 1)
+            self.open_calcs = self._opened(self.open_calcs + 1)
+            operands = [self.operand()]
+            pending: list[str] = []
+            while (op := self.peek_operator()) in _LEVEL:
+                self.take()
+                level = _LEVEL[op]
+                while pending and _LEVEL[pending[-1]] >= level:
+                    self._reduce(operands, pending.pop())
+                pending.append(op)
+                if level == _RELATION:
+                    self.open_relations = self._opened(self.open_relations + 1)
+                else:
+                    self.open_calcs = self._opened(self.open_calcs + 1)
+                operands.append(self.operand())
+            while pending:
+                self._reduce(operands, pending.pop())
+            self.open_relations -= 1
+            self.open_calcs -= 1
+            conjuncts.append(operands[0])
+            op = self.peek_operator()
+            if op == "&&":
+                self.take()
+                continue
+            disjuncts.append(_balanced("&&", conjuncts))
+            conjuncts = []
+            if op != "||":
+                return _balanced("||", disjuncts)
+            self.take()
 
-    def binary(self, level: int) -> Any:
-        if level == len(self._LEVELS):
-            return self.unary()
-        left = self.binary(level + 1)
-        while self.peek() in self._LEVELS[level] and self.toks[self.i][0] != "str":
-            op = self.take()[1]
-            left = ("call", op, None, [left, self.binary(level + 1)])
-        return left
+    def _reduce(self, operands: list[Any], op: str) -> None:
+        right = operands.pop()
+        operands[-1] = ("call", op, None, [operands[-1], right])
+        if _LEVEL[op] == _RELATION:
+            self.open_relations -= 1
+        else:
+            self.open_calcs -= 1
 
-    def unary(self) -> Any:
-        if self.peek() in ("!", "-"):
-            op = self.peek()
+    def operand(self) -> Any:
+        """Prefix operators, a primary expression, then selections, calls on it and indexes (one method: each
+        nesting level costs Python two frames, this and ``expr``)."""
+        runs: list[tuple[str, int]] = []
+        while (op := self.peek_operator()) in ("!", "-"):
             count = 0
             while self.peek() == op:
                 self.take()
                 count += 1
-            operand = self.member() if self.peek() not in ("!", "-") else self.unary()
-            if op == "-" and count % 2 and operand[0] == "lit" and type(operand[1]) in (int, float):
-                return ("lit", -operand[1])
-            # as cel-go's parser: an even run of the same prefix operator cancels out
-            return operand if count % 2 == 0 else ("call", op + "_", None, [operand])
-        return self.member()
-
-    def args(self) -> list[Any]:
-        self.take("(")
-        out: list[Any] = []
-        while self.peek() != ")":
-            out.append(self.expr())
-            if self.peek() != ",":
-                break
-            self.take(",")
-        self.take(")")
-        return out
-
-    def member(self) -> Any:
-        e = self.primary()
+            runs.append((op, count))
+        # the primary expression
+        at = self.i
+        kind, text = self.take()
+        while text == "." and kind == "op" and self.peek():  # a leading dot: the name is absolute
+            at = self.i
+            kind, text = self.take()
+        e: Any
+        if kind == "str":
+            e = ("lit", _string_value(text), self.starts[at])  # where it starts: errors about a pattern name it
+        elif kind == "num":
+            e = ("lit", _number_value(text))
+        elif kind == "ident" and text in ("true", "false", "null"):
+            e = ("lit", {"true": True, "false": False, "null": None}[text])
+        elif kind == "ident" and self.peek() == "(":
+            self.take()
+            args: list[Any] = []
+            while self.peek() != ")":
+                args.append(self.expr())
+                if self.peek() != ",":
+                    break
+                self.take(",")
+            self.take(")")
+            e = self.call(text, None, args)
+        elif kind == "ident":
+            if self.peek() == "{":
+                self.i = at
+                raise self.fail("message construction is not supported")
+            e = ("ident", text)
+        elif text == "(":
+            e = self.expr()
+            self.take(")")
+        elif text == "[":
+            elems: list[Any] = []
+            while self.peek() != "]":
+                elems.append(self.expr())
+                if self.peek() != ",":
+                    break
+                self.take(",")
+            self.take("]")
+            e = ("list", elems)
+        elif text == "{":
+            entries: list[tuple[Any, Any]] = []
+            while self.peek() != "}":
+                k = self.expr()
+                self.take(":")
+                entries.append((k, self.expr()))
+                if self.peek() != ",":
+                    break
+                self.take(",")
+            self.take("}")
+            e = ("map", entries)
+        else:
+            self.i = at
+            raise self.fail()
+        # an int literal out of int64's range, unless a '-' directly before it brings it back (-9223372036854775808)
+        too_big = kind == "num" and type(e[1]) is int and e[1] not in _INT64
         while True:
-            p = self.peek()
+            p = self.peek_operator()
             if p == ".":
                 self.take()
                 name = self.take()[1]
                 if self.peek() == "(":
-                    e = self.call(name, e, self.args())
+                    self.take()
+                    args = []
+                    while self.peek() != ")":
+                        args.append(self.expr())
+                        if self.peek() != ",":
+                            break
+                        self.take(",")
+                    self.take(")")
+                    e = self.call(name, e, args)
                 else:
                     e = ("select", e, name, False)
             elif p == "[":
@@ -267,7 +419,19 @@ class _Parser:
             elif p == ".?":
                 raise self.fail("unsupported syntax '.?'")
             else:
-                return e
+                break
+        for i, (op, count) in enumerate(reversed(runs)):
+            if op == "-" and count % 2 and e[0] == "lit" and type(e[1]) in (int, float) and (
+                    type(e[1]) is float or -e[1] in _INT64):
+                e = ("lit", -e[1])
+                if i == 0:
+                    too_big = False
+            elif count % 2:
+                # as cel-go's parser: an even run of the same prefix operator cancels out
+                e = ("call", op + "_", None, [e])
+        if too_big:
+            raise _Unsupported("invalid int literal", self.starts[at], syntax=False)
+        return e
 
     def call(self, name: str, target: Any, args: list[Any]) -> Any:
         if target is not None and name in _MACROS and args and args[0][0] == "ident" and len(args) in (2, 3):
@@ -282,50 +446,58 @@ class _Parser:
             return ("select", operand, field, True)
         return ("call", name, target, args)
 
-    def primary(self) -> Any:
-        at = self.i
-        kind, text = self.take()
-        if kind == "str":
-            return ("lit", _string_value(text))
-        if kind == "num":
-            return ("lit", _number_value(text))
-        if kind == "ident":
-            if text in ("true", "false", "null"):
-                return ("lit", {"true": True, "false": False, "null": None}[text])
-            if self.peek() == "(":
-                return self.call(text, None, self.args())
-            if self.peek() == "{":
-                self.i = at
-                raise self.fail("message construction is not supported")
-            return ("ident", text)
-        if text == "(":
-            e = self.expr()
-            self.take(")")
-            return e
-        if text == "[":
-            elems: list[Any] = []
-            while self.peek() != "]":
-                elems.append(self.expr())
-                if self.peek() != ",":
-                    break
-                self.take(",")
-            self.take("]")
-            return ("list", elems)
-        if text == "{":
-            entries: list[tuple[Any, Any]] = []
-            while self.peek() != "}":
-                k = self.expr()
-                self.take(":")
-                entries.append((k, self.expr()))
-                if self.peek() != ",":
-                    break
-                self.take(",")
-            self.take("}")
-            return ("map", entries)
-        if text == "." and self.peek():
-            return self.primary()
-        self.i = at
-        raise self.fail()
+
+def _children(node: Any) -> list[Any]:
+    """The sub-expressions of a parsed node."""
+    kind = node[0]
+    if kind == "select":
+        return [node[1]]
+    if kind == "call":
+        return ([node[2]] if node[2] is not None else []) + list(node[3])
+    if kind == "list":
+        return list(node[1])
+    if kind == "map":
+        return [x for entry in node[1] for x in entry]
+    if kind == "bind":
+        return [node[2], node[3]]
+    if kind == "comp":
+        return [node[3], *node[4]]
+    return []
+
+
+def _visited(node: Any) -> bool:
+    """Whether cel-go's parser visitor counts this node against its depth limit: ``?:``, relations and
+    arithmetic, selections, calls on a receiver (macros, ``cel.bind`` and ``strings.quote`` included) and indexes;
+    not ``&&``/``||``, prefix operators, global calls, literals, lists and maps."""
+    kind = node[0]
+    if kind in ("select", "comp", "bind"):
+        return True
+    if kind != "call":
+        return False
+    fn = node[1]
+    return node[2] is not None or fn in _LEVEL or fn in ("_?_:_", "_[_]", "strings.quote")
+
+
+def _check_depth(tree: Any) -> None:
+    """cel-go's visitor limit, then this interpreter's bound on the tree's depth (iteratively: no recursion)."""
+    deepest_visited = deepest = 0
+    stack = [(tree, 0, 0)]
+    while stack:
+        node, visited, depth = stack.pop()
+        visited += _visited(node)
+        depth += 1
+        deepest_visited = max(deepest_visited, visited)
+        deepest = max(deepest, depth)
+        stack.extend((child, visited, depth) for child in _children(node))
+    if deepest_visited > MAX_RECURSION_DEPTH:
+        raise _limit("max recursion depth exceeded")
+    if deepest > MAX_TREE_DEPTH:
+        raise _limit(f"expression nested too deeply: more than {MAX_TREE_DEPTH} levels (this interpreter's limit)")
+
+
+def parse(source: str) -> Any:
+    """The parsed tree of ``source``; raises ``_Unsupported`` (syntax, or one of the limits above)."""
+    return _Parser(source).parse()
 
 
 # --- estimating -------------------------------------------------------------------------------------
@@ -524,14 +696,28 @@ class _Estimator:
 @lru_cache(maxsize=4096)
 def estimate_cost(expression: str) -> int | None:
     """The estimated worst-case cost of ``expression`` in cel-go units, or None when it does not parse here
-    (the compiler then reports the syntax error)."""
+    (the compiler then reports the error, and the expression is never evaluated). An expression that parses but
+    whose cost cannot be computed is estimated at ``UNKNOWN``, over any limit: unknown is never cheap."""
     source = expression.strip()
     try:
-        tree = _Parser(source).parse()
-        cost, _ = _Estimator().cost(tree)
-    except (_Unsupported, RecursionError, IndexError, ValueError):
+        tree = parse(source)
+    except _Unsupported:
         return None
+    try:
+        cost, _ = _Estimator().cost(tree)
+    except (RecursionError, ArithmeticError, LookupError, TypeError, ValueError):
+        return UNKNOWN
     return cost
+
+
+def format_error(source: str, e: _Unsupported) -> str:
+    """``e`` as cel-go prints an issue: ``ERROR: <input>:line:col: Syntax error: ...``; ``-1:0`` without a location."""
+    if e.column < 0:
+        return f"ERROR: <input>:-1:0: {e.text}"
+    before = source[:e.column]
+    line = before.count("\n") + 1
+    col = e.column - (before.rfind("\n") + 1) + 1  # 1-based, as cel-go prints it
+    return f"ERROR: <input>:{line}:{col}: {'Syntax error: ' if e.syntax else ''}{e.text}"
 
 
 def exceeds_limit(expression: str, limit: int = MAX_COST) -> bool:
@@ -540,4 +726,25 @@ def exceeds_limit(expression: str, limit: int = MAX_COST) -> bool:
     return cost is not None and cost > limit
 
 
-__all__ = ["ESTIMATE_MESSAGE", "MAX_COST", "RUNTIME_MESSAGE", "estimate_cost", "exceeds_limit"]
+def admission_error(expression: str) -> str | None:
+    """Why the API server refuses a selector when its object is created, in its words, or None.
+
+    Two refusals are made when a manifest is loaded: an estimated cost over ``MAX_COST`` (``Forbidden: too complex,
+    exceeds cost limit``), and an expression beyond the parser's limits (cel-go's size, nesting and recursion
+    limits), whose cost cannot be estimated (``Invalid value: "...": compilation failed: ERROR: <input>:-1:0: max
+    recursion depth exceeded``). Other compile errors are left to the scheduler, where the pods that need the
+    selector end in Error naming the class or claim and the selector.
+    """
+    try:
+        parse(expression)
+    except _Unsupported as e:
+        if e.column >= 0:
+            return None
+        return f'Invalid value: "{brief_str(expression)}": compilation failed: {format_error(expression, e)}'
+    if exceeds_limit(expression):
+        return f"Forbidden: {ESTIMATE_MESSAGE}"
+    return None
+
+
+__all__ = ["ESTIMATE_MESSAGE", "MAX_CODE_POINTS", "MAX_COST", "MAX_RECURSION_DEPTH", "MAX_TREE_DEPTH",
+           "RUNTIME_MESSAGE", "UNKNOWN", "admission_error", "estimate_cost", "exceeds_limit", "format_error", "parse"]

@@ -28,7 +28,7 @@ from scheduling_framework.api._parse import (
     as_time,
     str_tuple,
 )
-from scheduling_framework.api.celcost import ESTIMATE_MESSAGE, exceeds_limit
+from scheduling_framework.api.celcost import admission_error
 from scheduling_framework.api.clients import as_manifest
 from scheduling_framework.api.fields import check_unknown_fields
 from scheduling_framework.api.meta import MetadataAccessors, ObjectMeta, object_ref, reraise_for
@@ -115,10 +115,11 @@ class DeviceSelector:
         expr = as_str(cm.get("expression"), f"{path}.cel.expression")
         if not expr:
             raise ValidationError("Required value", f"{path}.cel.expression")
-        if exceeds_limit(expr):
-            # the API server's admission check (resource validation, estimated cost above
-            # CELSelectorExpressionMaxCost)
-            raise ValidationError(f"Forbidden: {ESTIMATE_MESSAGE}", f"{path}.cel.expression")
+        problem = admission_error(expr)
+        if problem is not None:
+            # the API server's admission check: an estimated cost above CELSelectorExpressionMaxCost, or an expression
+            # past the CEL parser's limits (its cost cannot be estimated); other compile errors surface when scheduling
+            raise ValidationError(problem, f"{path}.cel.expression")
         return cls(expr)
 
     def to_dict(self) -> dict[str, Any]:

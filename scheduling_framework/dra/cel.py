@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from scheduling_framework.api.celcost import MAX_COST, RUNTIME_MESSAGE, estimate_cost
+from scheduling_framework.api.celcost import MAX_COST, RUNTIME_MESSAGE, UNKNOWN, estimate_cost
 from scheduling_framework.api.quantity import Quantity
 from scheduling_framework.api.resource import Device, DeviceAttribute
 from scheduling_framework.dra.celeval import (
@@ -38,6 +38,9 @@ from scheduling_framework.dra.celeval import (
     DefaultingMap,
     EvalError,
     compile_program,
+    compile_regex,
+    constant_pattern_errors,
+    regex_find_all,
     type_name,
 )
 from scheduling_framework.errors import SchedulingFrameworkError, ValidationError
@@ -271,15 +274,14 @@ def _version_part(name: str, index: int) -> Callable[[Any], int]:
 def _fn_find(s: Any, pattern: Any) -> str:
     if not isinstance(s, str) or not isinstance(pattern, str):
         raise _no_overload("find")
-    m = re.search(pattern, s)
-    return "" if m is None else m.group(0)
+    m = compile_regex(pattern, "Illegal regex: ").search(s)
+    return "" if m is None else str(m.group(0))
 
 
 def _fn_find_all(s: Any, pattern: Any, limit: Any = -1) -> list[str]:
-    if not isinstance(s, str) or not isinstance(pattern, str):
+    if not isinstance(s, str) or not isinstance(pattern, str) or not isinstance(limit, int):
         raise _no_overload("findAll")
-    found = [m.group(0) for m in re.finditer(pattern, s)]
-    return found if limit < 0 else found[:limit]
+    return regex_find_all(compile_regex(pattern, "Illegal regex: "), s, limit)
 
 
 def _fn_is_sorted(xs: Any) -> bool:
@@ -421,8 +423,6 @@ def _cel_type_name(v: Any) -> str:
 def _runtime_message(e: BaseException) -> str:
     if isinstance(e, (_NoOverload, EvalError)):
         return str(e.args[0]) if e.args else ""
-    if isinstance(e, re.error):
-        return f"invalid regular expression: {e}"
     if isinstance(e, (TypeError, AttributeError)):
         return "no such overload"
     if isinstance(e, ZeroDivisionError):
@@ -599,8 +599,8 @@ def _lookup_capacity(device: Device, driver: str, domain: str, name: str) -> Qua
 class CompiledExpression:
     """One compiled selector. ``error`` is set (and ``matches`` raises it) when compilation failed.
 
-    ``cost`` is the estimated worst-case cost (cel-go units, None when not estimated); an expression over
-    upstream's limit fails every evaluation with upstream's cost-exceeded message instead of running.
+    ``cost`` is the estimated worst-case cost (cel-go units); an expression over upstream's limit, or whose cost is
+    unknown (None), fails every evaluation with upstream's cost-exceeded message instead of running.
     ``device_independent`` expressions (no reference to ``device``) have one result for every device.
     """
 
@@ -620,7 +620,8 @@ class CompiledExpression:
 
     @property
     def over_budget(self) -> bool:
-        return self.cost is not None and self.cost > MAX_COST
+        # a cost that was not estimated is not known to be within the limit
+        return self.cost is None or self.cost > MAX_COST
 
     def evaluate(self, variable: dict[str, Any]) -> bool:
         """Evaluate against one ``device`` variable (``device_variable``)."""
@@ -670,8 +671,13 @@ def compile_expression(expression: str) -> CompiledExpression:
             continue
         return CompiledExpression(expression, None, CELCompileError(
             f"compilation failed: ERROR: <input>:1:1: undeclared reference to '{fn}' (in container '')"))
+    pattern_check, pattern_plan = constant_pattern_errors(program)
+    if pattern_check is not None:
+        return CompiledExpression(expression, None, CELCompileError(f"compilation failed: {pattern_check}"))
     cost = estimate_cost(expression)
-    over = cost is not None and cost > MAX_COST
+    if cost is None:  # cannot happen once the expression parsed; were it to, unknown is never cheap
+        cost = UNKNOWN
+    over = cost > MAX_COST
     if not program.variables and not over:
         # A constant expression: its type is known now, as the type checker would know it.
         try:
@@ -681,6 +687,8 @@ def compile_expression(expression: str) -> CompiledExpression:
         if not isinstance(value, bool):
             return CompiledExpression(expression, None, CELCompileError(
                 f"must evaluate to bool or the unknown type, not {_cel_type_name(value)}"))
+    if pattern_plan is not None:
+        return CompiledExpression(expression, None, CELCompileError(f"program instantiation failed: {pattern_plan}"))
     return CompiledExpression(expression, program, None, _fast_terms(expression.strip()), cost,
                               "device" not in program.variables)
 

@@ -6,19 +6,21 @@ types are unequal, numbers compare by value); ``&&`` / ``||`` / ``?:`` that abso
 && error`` is false; when both sides fail, the left error is reported); the macros ``has``, ``all``, ``exists``,
 ``exists_one``, ``map`` and ``filter``; the standard functions (``size``, ``contains``, ``startsWith``,
 ``endsWith``, ``matches``, the conversions); and whatever functions the caller registers (the Kubernetes libraries
-are registered by ``scheduling_framework.dra.cel``). Timestamps, durations, protobuf messages and the optional
-syntax are not supported (docs/dra-cel.md).
+are registered by ``scheduling_framework.dra.cel``). Regular expressions are RE2's (``google-re2``): linear-time
+matching and the syntax of cel-go's Go ``regexp``, with Go's error messages. Timestamps, durations, protobuf
+messages and the optional syntax are not supported (docs/dra-cel.md).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from scheduling_framework.api.celcost import UInt, _Parser, _Unsupported
+import re2
+
+from scheduling_framework.api.celcost import UInt, _children, _Unsupported, format_error, parse
 
 _INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
 # Kubernetes' CEL types travel as one-key maps with a reserved key (scheduling_framework.dra.cel builds them)
@@ -285,12 +287,144 @@ def _to_bool(v: Any) -> bool:
     raise _no_overload()
 
 
+# --- regular expressions: RE2, as cel-go (Go's regexp, RE2 syntax, linear time) -----------------------------
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # RE2 would print every refused pattern on stderr
+
+# RE2's error texts (re2.h) and the same errors in the words of Go's regexp/syntax, which cel-go reports
+_GO_ERROR_CODES = {
+    "invalid escape sequence": "invalid escape sequence",
+    "invalid character class": "invalid character class",
+    "invalid character class range": "invalid character class range",
+    "missing ]": "missing closing ]",
+    "missing )": "missing closing )",
+    "unexpected )": "unexpected )",
+    "trailing \\": "trailing backslash at end of expression",
+    "no argument for repetition operator": "missing argument to repetition operator",
+    "invalid repetition size": "invalid repeat count",
+    "bad repetition operator": "invalid nested repetition operator",
+    "invalid perl operator": "invalid or unsupported Perl syntax",
+    "invalid UTF-8": "invalid UTF-8",
+    "invalid named capture group": "invalid named capture",
+    "pattern too large - compile failed": "expression too large",
+    "pattern too large - reverse compile failed": "expression too large",
+}
+
+
+def _go_regexp_error(re2_message: str) -> str:
+    code, _, arg = re2_message.partition(": ")
+    go = _GO_ERROR_CODES.get(code)
+    if go is None:
+        return f"error parsing regexp: {re2_message}"
+    return f"error parsing regexp: {go}: `{arg}`"
+
+
+def _byte_escape(pattern: str) -> bool:
+    """Whether ``pattern`` uses ``\\C`` (any byte), which RE2 accepts and Go's regexp refuses."""
+    i = pattern.find("\\")
+    while 0 <= i < len(pattern) - 1:
+        if pattern[i + 1] == "C":
+            return True
+        i = pattern.find("\\", i + 2)
+    return False
+
+
 @lru_cache(maxsize=1024)
-def _regex(pattern: str) -> re.Pattern[str]:
+def _compiled(pattern: str) -> tuple[Any, str | None]:
+    """(the compiled pattern, None), or (None, Go's ``error parsing regexp: ...``) when RE2 syntax refuses it."""
+    if _byte_escape(pattern):
+        return None, "error parsing regexp: invalid escape sequence: `\\C`"
     try:
-        return re.compile(pattern)
-    except re.error as e:
-        raise EvalError(f"invalid regular expression: {e}") from None
+        return re2.compile(pattern, _RE2_OPTIONS), None
+    except re2.error as e:
+        message = e.args[0] if e.args else ""
+        text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
+        return None, _go_regexp_error(text)
+    except UnicodeEncodeError:
+        return None, "error parsing regexp: invalid UTF-8: `" + pattern + "`"
+
+
+def regex_error(pattern: str) -> str | None:
+    """Go's ``error parsing regexp: ...`` when RE2 syntax refuses ``pattern``, else None."""
+    return _compiled(pattern)[1]
+
+
+def compile_regex(pattern: str, prefix: str = "") -> Any:
+    """``pattern`` compiled by RE2 (matching takes time linear in the text, as Go's regexp: no backtracking);
+    raises EvalError with cel-go's wording (``prefix`` + ``error parsing regexp: ...``) when RE2 syntax refuses it."""
+    rx, error = _compiled(pattern)
+    if error is not None:
+        raise EvalError(prefix + error)
+    return rx
+
+
+def regex_find_all(rx: Any, text: str, limit: int = -1) -> list[str]:
+    """The successive non-overlapping matches of ``rx`` in ``text``, at most ``limit`` (all when negative), with
+    Go's rule that an empty match right after a previous match does not count (Go's ``FindAllString``)."""
+    if limit == 0:
+        return []
+    data = text.encode("utf-8")
+    found: list[str] = []
+    pos, previous_end = 0, -1
+    while pos <= len(data) and (limit < 0 or len(found) < limit):
+        m = rx.search(data, pos)
+        if m is None:
+            break
+        start, end = m.span()
+        accept = True
+        if end == pos:  # an empty match
+            accept = start != previous_end
+            pos += _utf8_width(data[pos]) if pos < len(data) else 1
+        else:
+            pos = end
+        previous_end = end
+        if accept:
+            found.append(data[start:end].decode("utf-8"))
+    return found
+
+
+def _utf8_width(lead: int) -> int:
+    return 1 if lead < 0xC0 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+
+
+def constant_pattern_errors(program: Program) -> tuple[str | None, str | None]:
+    """cel-go's errors for constant regular expressions RE2 syntax refuses, as (check time, program time):
+
+    - its type checker's literal validation (``cel.ValidateRegexLiterals``, enabled by Kubernetes): a ``matches``
+      call whose first argument is a string literal (the pattern of ``s.matches(p)``, the string of
+      ``matches(s, p)``) that does not compile is ``ERROR: <input>:line:col: invalid matches argument``;
+    - its program planner's regex optimizations (``matches``, and Kubernetes' ``find`` and ``findAll``): a
+      literal pattern that does not compile fails the program: ``error parsing regexp: ...``.
+    """
+    check: tuple[int, str] | None = None
+    plan: tuple[int, str] | None = None
+    stack = [program.tree]
+    while stack:
+        node = stack.pop()
+        stack.extend(_children(node))
+        if node[0] != "call" or node[1] not in ("matches", "find", "findAll"):
+            continue
+        _, fn, target, args = node
+        if fn == "matches" and args and _is_string_literal(args[0]) and regex_error(args[0][1]) is not None:
+            at = args[0][2]
+            if check is None or at < check[0]:
+                check = (at, args[0][1])
+        operands = ([target] if target is not None else []) + list(args)
+        if len(operands) > 1 and _is_string_literal(operands[1]):
+            error = regex_error(operands[1][1])
+            if error is not None and (plan is None or operands[1][2] < plan[0]):
+                plan = (operands[1][2], error)
+    check_error = None
+    if check is not None:
+        before = program.source[:check[0]]
+        line, col = before.count("\n") + 1, check[0] - (before.rfind("\n") + 1) + 1
+        check_error = f"ERROR: <input>:{line}:{col}: invalid matches argument"
+    return check_error, (plan[1] if plan is not None else None)
+
+
+def _is_string_literal(node: Any) -> bool:
+    return node[0] == "lit" and len(node) == 3 and isinstance(node[1], str)
 
 
 def _string_method(name: str, target: Any, args: list[Any]) -> Any:
@@ -303,7 +437,7 @@ def _string_method(name: str, target: Any, args: list[Any]) -> Any:
         return target.startswith(arg)
     if name == "endsWith":
         return target.endswith(arg)
-    return _regex(arg).search(target) is not None  # matches: RE2 search semantics
+    return compile_regex(arg).search(target) is not None  # matches: an unanchored search, as cel-go
 
 
 class Program:
@@ -355,16 +489,14 @@ def _collect(node: Any, bound: set[str], variables: set[str], functions: set[str
 
 
 def compile_program(source: str) -> Program:
-    """Parse ``source``; raises CompileError with cel-go's ``ERROR: <input>:line:col: Syntax error: ...``."""
+    """Parse ``source``; raises CompileError with cel-go's ``ERROR: <input>:line:col: Syntax error: ...``, or
+    ``ERROR: <input>:-1:0: ...`` for the parser's limits (size, nesting, recursion)."""
     try:
-        tree = _Parser(source).parse()
+        tree = parse(source)
     except _Unsupported as e:
-        before = source[:e.column]
-        line = before.count("\n") + 1
-        col = e.column - (before.rfind("\n") + 1) + 1  # 1-based, as cel-go
-        raise CompileError(f"ERROR: <input>:{line}:{col}: Syntax error: {e.text}") from None
-    except RecursionError:
-        raise CompileError("ERROR: <input>:1:1: expression nested too deeply") from None
+        raise CompileError(format_error(source, e)) from None
+    except RecursionError:  # the parser's limits come first; this is Python's stack running out before them
+        raise CompileError("ERROR: <input>:-1:0: max recursion depth exceeded") from None
     return Program(source, tree)
 
 
