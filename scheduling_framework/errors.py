@@ -157,3 +157,9 @@ class SnapshotError(SchedulingFrameworkError):
 class SchedulerBusyError(SchedulingFrameworkError):
     """A Scheduler's loop was entered re-entrantly (``run()`` or ``schedule_one()`` called from a plugin or a
     binder while a cycle of the same Scheduler is running on this thread)."""
+
+
+class SimulatorBusyError(SchedulingFrameworkError):
+    """A Simulator was used from two threads at once: a call came from one thread while another was inside a
+    call of the same Simulator, or had a fork open (``Simulator.fork()`` until its revert or commit). A
+    Simulator is not thread-safe; nothing was changed by the refused call."""

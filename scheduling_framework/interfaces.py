@@ -26,6 +26,11 @@ Status codes, as the framework reads them:
   then compares keys instead of calling ``less``, when the class that defines ``less`` defines it too.
 - Reserve/Permit/PreBind/Bind: non-success fails the binding; Permit WAIT holds the pod up to a timeout;
   Bind SKIP passes to the next bind plugin.
+
+Optional: a class attribute ``deterministic = True`` promises that the plugin's verdicts follow from what the
+scheduler holds (cluster, objects, nominations, the pod, the order nodes are visited in), so that a retry after
+an ERROR with nothing changed would err again and is not run (scheduler.decides_from_state; in-tree plugins are
+taken as deterministic, third-party ones as not unless they say so).
 """
 
 from __future__ import annotations

@@ -110,6 +110,18 @@ WARN_TAINT_RULES_OFF = ("ignored DeviceTaintRule(s): the DRADeviceTaintRules fea
                         "{release} (--feature-gates DRADeviceTaintRules=true applies them)")
 
 
+def decides_from_state(plugin: Any) -> bool:
+    """Whether ``plugin``'s verdicts are a function of what the scheduler holds (cluster, objects, nominations,
+    the pod, the cycle's order of nodes): its ``deterministic`` attribute when it has one, else True for the
+    in-tree plugins and False for others, which may ask a service or read the time (a retry may then help).
+    A search bounded by wall time (DynamicResources' filterTimeout) counts as deterministic: the same search
+    on the same state times out again."""
+    flag = getattr(plugin, "deterministic", None)
+    if flag is not None:
+        return bool(flag)
+    return type(plugin).__module__.startswith("plugins_intree.")
+
+
 def warn_other_scheduler(name: str) -> str:
     return f'skipped pending pod(s) for schedulerName "{name}", which no profile of the configuration serves'
 
@@ -237,13 +249,19 @@ class Scheduler:
         self._grown: set[Any] | None = None
         self.profiles: dict[str, Framework] = {}
         self._algorithms: dict[str, Algorithm] = {}
+        # Profiles whose cycles are a function of the scheduler's state (see decides_from_state): a retry after
+        # an Error that nothing has changed since would end in the same Error, and is not run.
+        self._replayable: set[str] = set()
+        # pod uid -> (queue moves, progress, cycles) when its single-pod cycle ended in such an Error
+        self._error_marks: dict[str, tuple[int, int, int]] = {}
         # The configuration's extenders, shared by every profile (empty without ``extenders:``).
         self.extenders: list[HTTPExtender] = build_extenders(self.config)
         self._binders = [e for e in self.extenders if e.is_binder()]
         ignored = ignored_resources(self.config)
         for prof in self.config.profiles:
             eff = apply_ignored_resources(
-                expand_profile(prof, self.registry.points_of, self.config.kubernetes_version), ignored)
+                expand_profile(prof, self.registry.points_of, self.config.kubernetes_version,
+                               config=self.config), ignored)
             fwk = Framework(eff, self.registry, snapshot=self.snapshot, objects=self.objects,
                             parallelism=self.config.parallelism,
                             percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
@@ -258,6 +276,8 @@ class Scheduler:
                 fwk.permit_clock = self.clock  # Permit timeouts pass on the virtual clock, as backoffs do
             self.profiles[prof.scheduler_name] = fwk
             self._algorithms[prof.scheduler_name] = Algorithm(fwk, self.rng, self.config.percentage_of_nodes_to_score)
+            if not self.extenders and all(decides_from_state(pl) for pl in fwk.plugins.values()):
+                self._replayable.add(prof.scheduler_name)
         first = next(iter(self.profiles.values()))
         self.queue = SchedulingQueue(first.queue_sort_less, self.clock,
                                      float(self.config.pod_initial_backoff_seconds),
@@ -537,6 +557,7 @@ class Scheduler:
             self._release_claims(pod)
             self.pod_groups.delete_pod(pod)
             self._pods.pop(pod.uid, None)
+            self._error_marks.pop(pod.uid, None)
             cached = self.cache.get_pod(pod.uid)
             if cached is not None:
                 # bound or assumed: either way its resources leave the node (upstream RemovePod)
@@ -801,6 +822,8 @@ class Scheduler:
     def _schedule_one(self) -> PodResult | None:
         with self._lock:  # the binding thread may requeue pods concurrently
             qpi = self.queue.pop()
+            while qpi is not None and self._error_marks and self._same_error_again(qpi):
+                qpi = self.queue.pop()
         if qpi is None:
             return None
         pod = qpi.pod
@@ -845,13 +868,17 @@ class Scheduler:
             self.cache.update_snapshot(self.snapshot)
         state = cycle.state
         explain = self._explains(pod)
+        start = algo.next_start_node_index
         try:
             result = algo.schedule_pod(state, pod, explain)
         except FitError as fe:
             self._handle_fit_error(fwk, state, qpi, r, fe, moves_before)
             return
         except CycleError as ce:
-            self._fail(qpi, r, ce.status, moves_before)
+            # An Error before a node was chosen: the cycle changed nothing (no rng draw, no assumed pod) as
+            # long as the round-robin start stayed put (a Score error comes after it moved).
+            replay = pod.spec.scheduler_name in self._replayable and algo.next_start_node_index == start
+            self._fail(qpi, r, ce.status, moves_before, replayable=replay)
             return
         host = result.suggested_host
         if explain:
@@ -1212,7 +1239,9 @@ class Scheduler:
             self.queue.add_unschedulable(qpi, self.queue.moved_since != moves_before)
 
     def _fail(self, qpi: QueuedPodInfo, r: PodResult, st: Status, moves_before: int, node: str | None = None,
-              kind: str = "") -> None:
+              kind: str = "", replayable: bool = False) -> None:
+        """Record the pod's failed attempt and queue it again. ``replayable``: the cycle ended in an Error
+        that depends on nothing but the scheduler's state (see :meth:`_same_error_again`)."""
         r.outcome = UNSCHEDULABLE if st.is_rejected() else ERROR
         r.node = None
         r.plugin = st.plugin
@@ -1231,9 +1260,24 @@ class Scheduler:
             if not st.is_rejected() and qpi.attempts < self.max_error_retries:
                 # An error is no verdict about the cluster: retry after backoff, as upstream does, a bounded
                 # number of times so that run() ends even when a plugin keeps failing.
+                if replayable and self.queue.moved_since == moves_before:
+                    self._error_marks[qpi.pod.uid] = (self.queue.moved_since, self._progress, self.cycles)
                 self.queue.add_unschedulable(qpi, moved_during_cycle=True)
                 return
             self.queue.add_unschedulable(qpi, self.queue.moved_since != moves_before)
+
+    def _same_error_again(self, qpi: QueuedPodInfo) -> bool:
+        """Called with the lock held for a popped pod. True when its last attempt ended in an Error that only
+        the scheduler's state decided and nothing happened since: no cluster event, no application call, no
+        other pod's scheduling cycle (which could move the round-robin start, draw from the tie-break rng,
+        assume a pod or nominate one). The retry would end in the same Error (a timed-out search would time
+        out again), so it is not run: the pod keeps its outcome and waits for an event, as after its last
+        retry (upstream retries it after every backoff, for ever)."""
+        mark = self._error_marks.pop(qpi.pod.uid, None)
+        if mark is None or mark != (self.queue.moved_since, self._progress, self.cycles):
+            return False
+        self.queue.add_unschedulable(qpi)
+        return True
 
     def _explain_success(self, r: PodResult, result: ScheduleResult) -> None:
         d = result.diagnosis

@@ -8,13 +8,16 @@ result is what a framework instantiates; errors carry upstream's wording.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import difflib
+from collections.abc import Callable, Mapping, Sequence
 
-from scheduling_framework.config.intree import points_at_release
+from scheduling_framework.config.intree import INTREE_POINTS, intree_points_of, points_at_release
 from scheduling_framework.config.types import (
+    MULTI_POINT,
     POINTS,
     EffectivePlugin,
     EffectiveProfile,
+    KubeSchedulerConfiguration,
     PluginRef,
     Profile,
 )
@@ -59,20 +62,25 @@ MAX_NODE_SCORE = 100
 MAX_TOTAL_SCORE = 2**63 - 1
 
 
-def expand_profile(profile: Profile, points_of: PointsOf, release: str | None = None) -> EffectiveProfile:
+def expand_profile(profile: Profile, points_of: PointsOf, release: str | None = None, *,
+                   config: KubeSchedulerConfiguration | None = None) -> EffectiveProfile:
     """The effective plugins of ``profile`` at every extension point, in run order.
 
     ``points_of(name)`` returns the point keys the named plugin implements, or None when no such
     plugin is registered.  ``release`` (default the newest) leaves out the points upstream's in-tree
     plugins gained after it (``POINTS_SINCE``) or dropped by it (``POINTS_UNTIL``).  Raises ConfigError
     (one message, upstream's wording, prefixed with the profile's scheduler name) when the profile cannot be
-    built.
+    built.  A plugin that does not exist is also located, after upstream's words: the configuration file and
+    field path where ``config`` (the configuration ``profile`` belongs to) names it, and the installed
+    plugins whose names are closest (for a Registry's ``points_of`` or the in-tree one).
     """
+    installed = points_of
     points_of = points_at_release(points_of, NEWEST_RELEASE if release is None else release)
     try:
         points = _expand(profile, points_of)
     except _BuildError as exc:
-        raise ConfigError(f"creating profile for scheduler name {profile.scheduler_name}: {exc}") from None
+        hint = "" if exc.missing is None else _missing_hint(exc.missing, profile, config, installed, points_of)
+        raise ConfigError(f"creating profile for scheduler name {profile.scheduler_name}: {exc}{hint}") from None
     args = {pc.name: pc.args for pc in profile.plugin_config}
     return EffectiveProfile(
         scheduler_name=profile.scheduler_name,
@@ -83,7 +91,90 @@ def expand_profile(profile: Profile, points_of: PointsOf, release: str | None = 
 
 
 class _BuildError(Exception):
-    pass
+    """A construction error in upstream's words; ``missing``: (plugin name, plugins key naming it) when the
+    plugin does not exist."""
+
+    def __init__(self, message: str, missing: tuple[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.missing = missing
+
+
+#: How many close names a "does not exist" error suggests, and how close (difflib's ratio) they must be.
+CLOSE_NAMES = 3
+CLOSE_CUTOFF = 0.6
+
+
+def _missing_hint(missing: tuple[str, str], profile: Profile, config: KubeSchedulerConfiguration | None,
+                  installed: PointsOf, points_of: PointsOf) -> str:
+    """`` (<file>, <field path>; closest installed plugins: "A", "B")`` for a plugin that does not exist; the
+    parts that are not known are left out (no parenthesis at all when none is)."""
+    name, key = missing
+    parts = []
+    where = _where(name, key, profile, config)
+    if where:
+        parts.append(where)
+    names = _installed_names(installed)
+    if names is not None:
+        close = [n for n in _close_names(name, names) if _exists(points_of, n)]
+        if close:
+            parts.append("closest installed plugins: " + ", ".join(f'"{n}"' for n in close))
+        elif where:
+            parts.append("no installed plugin has a close name")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def _where(name: str, key: str, profile: Profile, config: KubeSchedulerConfiguration | None) -> str:
+    """The configuration file and the field path naming plugin ``name`` (under ``plugins.<key>`` first), or
+    where the name comes from when the document does not name it (the release's default plugins)."""
+    if config is None:
+        return ""
+    index = next((i for i, p in enumerate(config.profiles) if p is profile), None)
+    if index is None:
+        return ""
+    prefix = f"{config.file}, " if config.file else ""
+    doc = config.source if isinstance(config.source, Mapping) else {}
+    profiles = doc.get("profiles")
+    raw = profiles[index] if isinstance(profiles, Sequence) and index < len(profiles) else None
+    plugins = raw.get("plugins") if isinstance(raw, Mapping) else None
+    if isinstance(plugins, Mapping):
+        for k in (key, MULTI_POINT, *POINTS):
+            pset = plugins.get(k)
+            enabled = pset.get("enabled") if isinstance(pset, Mapping) else None
+            if not isinstance(enabled, Sequence) or isinstance(enabled, str):
+                continue
+            for j, ref in enumerate(enabled):
+                if isinstance(ref, Mapping) and ref.get("name") == name:
+                    return f"{prefix}profiles[{index}].plugins.{k}.enabled[{j}]"
+    return f"{prefix}profiles[{index}]: a default plugin of Kubernetes {config.kubernetes_version}"
+
+
+def _installed_names(points_of: PointsOf) -> list[str] | None:
+    """The plugin names ``points_of`` knows, when it can list them (a Registry's, the in-tree one)."""
+    owner = getattr(points_of, "__self__", None)
+    names = getattr(owner, "names", None)
+    if callable(names):
+        listed = names()
+        if isinstance(listed, list) and all(isinstance(n, str) for n in listed):
+            return listed
+    if points_of is intree_points_of:
+        return list(INTREE_POINTS)
+    return None
+
+
+def _close_names(name: str, names: list[str]) -> list[str]:
+    """The names closest to ``name``, case aside (``nodeaffinity`` finds ``NodeAffinity``)."""
+    by_lower: dict[str, str] = {}
+    for n in sorted(names):
+        by_lower.setdefault(n.lower(), n)
+    return [by_lower[n] for n in difflib.get_close_matches(name.lower(), list(by_lower), CLOSE_NAMES, CLOSE_CUTOFF)]
+
+
+def _exists(points_of: PointsOf, name: str) -> bool:
+    """Whether ``name`` is a plugin of the release (a broken third-party package's is not suggested)."""
+    try:
+        return points_of(name) is not None
+    except Exception:
+        return False
 
 
 def _load_note(points_of: PointsOf) -> str:
@@ -113,7 +204,7 @@ def _expand(profile: Profile, points_of: PointsOf) -> dict[str, tuple[EffectiveP
         for ref in plugins.get(point).enabled:
             implemented = _implements(points_of, ref.name)
             if implemented is None:
-                raise _BuildError(f'{iface} "{ref.name}" does not exist{_load_note(points_of)}')
+                raise _BuildError(f'{iface} "{ref.name}" does not exist{_load_note(points_of)}', (ref.name, point))
             if point not in implemented:
                 raise _BuildError(f'plugin "{ref.name}" does not extend {iface} plugin')
             if ref.name in names:
@@ -136,7 +227,8 @@ def _expand(profile: Profile, points_of: PointsOf) -> dict[str, tuple[EffectiveP
             for ref in multi:
                 implemented = _implements(points_of, ref.name)
                 if implemented is None:
-                    raise _BuildError(f'{iface} "{ref.name}" does not exist{_load_note(points_of)}')
+                    raise _BuildError(f'{iface} "{ref.name}" does not exist{_load_note(points_of)}',
+                                      (ref.name, MULTI_POINT))
                 if point not in implemented or ref.name in disabled:
                     continue
                 if ref.name in own:

@@ -14,6 +14,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
+
 from scheduling_framework._input import STDIN, load_yaml_documents, read_input
 from scheduling_framework.config import _field as f
 from scheduling_framework.config.args import ARGS_TYPES, args_to_dict, decode_args
@@ -110,17 +112,20 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any] | None, *,
     against that release.  Raises ConfigError listing every problem with its field path.
     """
     features = feature_gates_for(kubernetes_version, feature_gates)
+    file = None
     if source is None:
         doc: Any = {"apiVersion": API_VERSION, "kind": KIND}
     elif isinstance(source, Mapping):
         doc = source
     else:
-        doc = read_config_file(os.fspath(source), max_input_bytes)
+        path = os.fspath(source)
+        doc = read_config_file(path, max_input_bytes)
+        file = "standard input" if path == STDIN else path
     errors: list[str] = []
     cfg = _build(doc, errors, features)
     if errors or cfg is None:
         raise ConfigError(errors or ["invalid configuration"])
-    return cfg
+    return cfg if file is None else attrs.evolve(cfg, file=file)
 
 
 def feature_gates_for(kubernetes_version: str | None, feature_gates: GateValues) -> FeatureGates:
@@ -149,7 +154,8 @@ def resolve_config(config: KubeSchedulerConfiguration | str | os.PathLike[str] |
     if config.source is None:
         raise ConfigError(f"this configuration was built for Kubernetes {config.kubernetes_version} and cannot be "
                           f"loaded again; pass kubernetes_version / feature_gates to load_config instead")
-    return load_config(config.source, kubernetes_version=gates.release, feature_gates=gates)
+    cfg = load_config(config.source, kubernetes_version=gates.release, feature_gates=gates)
+    return attrs.evolve(cfg, file=config.file)
 
 
 def read_config_file(path: str, max_input_bytes: int | None = None) -> Any:

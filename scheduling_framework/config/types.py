@@ -162,6 +162,8 @@ class KubeSchedulerConfiguration:
     feature_gates: FeatureGates = attrs.field(factory=FeatureGates)
     #: the document it was loaded from (to load it again for another release), None when unknown.
     source: Any = attrs.field(default=None, eq=False, repr=False)
+    #: the file it was read from ("standard input" for ``-``), None when given as a document; errors name it.
+    file: str | None = attrs.field(default=None, eq=False, repr=False)
 
     def profile(self, scheduler_name: str) -> Profile:
         """The profile serving ``scheduler_name``; KeyError when there is none."""

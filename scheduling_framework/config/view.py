@@ -21,8 +21,8 @@ def effective_plugins_doc(eff: EffectiveProfile) -> dict[str, list[dict[str, Any
     return out
 
 
-def _profile_view(profile: Profile, points_of: PointsOf, release: str) -> dict[str, Any]:
-    eff = expand_profile(profile, points_of, release)
+def _profile_view(profile: Profile, points_of: PointsOf, cfg: KubeSchedulerConfiguration) -> dict[str, Any]:
+    eff = expand_profile(profile, points_of, cfg.kubernetes_version, config=cfg)
     return {
         "schedulerName": profile.scheduler_name,
         "plugins": effective_plugins_doc(eff),
@@ -42,7 +42,7 @@ def config_view(cfg: KubeSchedulerConfiguration, points_of: PointsOf) -> dict[st
     """
     return {
         "kubernetesVersion": cfg.kubernetes_version,
-        "profiles": [_profile_view(p, points_of, cfg.kubernetes_version) for p in cfg.profiles],
+        "profiles": [_profile_view(p, points_of, cfg) for p in cfg.profiles],
         "parallelism": cfg.parallelism,
         "percentageOfNodesToScore": cfg.percentage_of_nodes_to_score,
         "podInitialBackoffSeconds": cfg.pod_initial_backoff_seconds,
@@ -75,7 +75,7 @@ def config_document(cfg: KubeSchedulerConfiguration, points_of: PointsOf) -> dic
     doc = copy.deepcopy(cfg.raw)
     profiles = []
     for prof, raw in zip(cfg.profiles, doc.get("profiles") or [], strict=True):
-        eff = expand_profile(prof, points_of, cfg.kubernetes_version)
+        eff = expand_profile(prof, points_of, cfg.kubernetes_version, config=cfg)
         out = {k: v for k, v in raw.items() if k != "plugins"}
         out["plugins"] = explicit_plugins_doc(eff)
         # schedulerName first and plugins before pluginConfig, as people write them

@@ -443,7 +443,7 @@ class Framework:
             (p for p in profiles if p.scheduler_name == profile_name), None)
         if prof is None:
             raise ConfigError(f"profile {profile_name!r} not found")
-        eff = expand_profile(prof, reg.points_of, cfg.kubernetes_version)
+        eff = expand_profile(prof, reg.points_of, cfg.kubernetes_version, config=cfg)
         if "extenders" not in kwargs:
             from scheduling_framework.extender.client import build_extenders, ignored_resources
             from scheduling_framework.extender.config import apply_ignored_resources

@@ -11,6 +11,9 @@ from __future__ import annotations
 import functools
 import operator
 import random
+import sys
+import threading
+import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +37,7 @@ from scheduling_framework.config import KubeSchedulerConfiguration, resolve_conf
 from scheduling_framework.config.defaults import GANG_SCHEDULING
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.dra.extended import requests_dra_candidate
-from scheduling_framework.errors import SnapshotError
+from scheduling_framework.errors import SimulatorBusyError, SnapshotError
 from scheduling_framework.features import UnreproducedInput
 from scheduling_framework.interfaces import QueuedPodInfo
 from scheduling_framework.node_info import NodeInfo, PodInfo
@@ -69,6 +72,14 @@ _ASSUMED_SIZE = 8192  # placed copies of pods kept (see Simulator._assumed_pod)
 _BATCHES = 16  # prepared batches kept (see Simulator._prepared_batch)
 _MEMO_SIZE = 4096  # remembered cycles per batch of pods (see Simulator._cycle_memo)
 _POD_INFO_CACHE_SIZE = 100_000
+_get_ident = threading.get_ident  # (a module global: the per-call thread check reads no attribute of threading)
+
+
+def _busy_message(what: str, doing: str, other: int | None) -> str:
+    name = next((t.name for t in threading.enumerate() if t.ident == other), str(other))
+    return (f"Simulator used from two threads at once: {what}() called on thread "
+            f"{threading.current_thread().name!r} while thread {name!r} {doing}. A Simulator is not thread-safe: "
+            f"use one per thread, or hold a lock from fork() to revert()")
 
 
 @attrs.frozen
@@ -158,7 +169,9 @@ class Simulator:
     Reserve of pods placed by :meth:`schedule_pods` are undone (Unreserve is called) when the fork in
     which they happened is reverted.
 
-    Not thread-safe: use one Simulator per thread.
+    Not thread-safe: use one Simulator per thread. A call from a second thread while another is inside a call,
+    or has a fork open (from :meth:`fork` to its revert or commit), raises SimulatorBusyError instead of
+    corrupting the cluster; calls one after another from several threads are fine.
 
     ``reuse_failures``: in :meth:`schedule_pods`, a pod identical to one that just failed to fit (same
     spec, status, labels, annotations and owners; only name, uid and creation time differ), met while the
@@ -229,6 +242,9 @@ class Simulator:
         self.claim_rng = random.Random(seed)
         self._journal_paused = 0
         self.objects.journal = self._journal
+        # Concurrent use is refused (see _claim): the thread that used the simulator last.
+        self._owner: int | None = None
+        self._claim_lock = threading.Lock()
 
     @classmethod
     def from_cluster(cls, cluster: Cluster, config: KubeSchedulerConfiguration | Mapping[str, Any] | str | None = None,
@@ -301,18 +317,64 @@ class Simulator:
         self._admitted[pod.uid] = (pod, admitted, refusal)
         return admitted, refusal
 
+    # one thread at a time ------------------------------------------------------------------------
+    # Every public method that reads or changes the cluster starts with ``if self._owner != _get_ident():
+    # self._claim(name)``: a call from the thread that used the simulator last costs that comparison only.
+    def _claim(self, what: str) -> None:
+        """Make the calling thread the simulator's user, or raise SimulatorBusyError (nothing changed) when the
+        previous user left a fork open (not yet reverted or committed) or is inside a call of this simulator (one
+        of its frames is a guarded method's on this simulator, or is closing a fork of its cluster).
+
+        The new user is written before the previous one's frames are looked at (under the GIL), and a thread's
+        frame exists before its own check: a call the previous user starts meanwhile either shows in its frames
+        or finds that it is no longer the user and comes here too (after this claim, which it then sees)."""
+        me = _get_ident()
+        with self._claim_lock:
+            owner = self._owner
+            self._owner = me
+            if owner is None or owner == me:
+                return
+            forks = self.cluster._forks
+            busy = f"has fork #{forks[0].id} open" if forks else self._busy_doing(owner)
+            if busy:
+                self._owner = owner
+                raise SimulatorBusyError(_busy_message(what, busy, owner))
+
+    def _busy_doing(self, thread: int) -> str:
+        """What ``thread`` is doing with this simulator ("is inside Simulator.schedule_pods()"), or "" when
+        none of its frames is a guarded method's on this simulator or closes a fork of its cluster."""
+        frame = sys._current_frames().get(thread)
+        while frame is not None:
+            code = frame.f_code
+            if code in _GUARDED_CODES and frame.f_locals.get("self") is self:
+                return f"is inside Simulator.{code.co_name}()"
+            if code in _FORK_CLOSING_CODES and frame.f_locals.get("self") is self.cluster:
+                return "is closing a fork (reverting or committing it)"
+            frame = frame.f_back
+        return ""
+
     # the cluster -------------------------------------------------------------------------------
     def fork(self) -> Fork:
-        """Open a nested transaction on the cluster (see :meth:`ClusterSnapshot.fork`)."""
+        """Open a nested transaction on the cluster (see :meth:`ClusterSnapshot.fork`). Until the outermost
+        fork is reverted or committed, the Simulator belongs to this thread (calls from others raise
+        SimulatorBusyError)."""
+        if self._owner != _get_ident():
+            self._claim("fork")
         return self.cluster.fork()
 
     def revert(self) -> None:
+        if self._owner != _get_ident():
+            self._claim("revert")
         self.cluster.revert()
 
     def commit(self) -> None:
+        if self._owner != _get_ident():
+            self._claim("commit")
         self.cluster.commit()
 
     def add_node(self, node: Node | Any, pods: Iterable[Pod | Any] | Any = ()) -> NodeInfo:
+        if self._owner != _get_ident():
+            self._claim("add_node")
         node = coerce_node(node, strict=self.strict, warnings=self.warnings)
         return self.cluster.add_node(node, [self._as_pod(p) for p in iter_objects(pods)])
 
@@ -329,6 +391,8 @@ class Simulator:
         With ``resource_slices`` (the default), the template node's ResourceSlices (those whose
         ``spec.nodeName`` is the template's name) are copied to each new node, so DRA devices come with it.
         """
+        if self._owner != _get_ident():
+            self._claim("add_node_from_template")
         template = coerce_node(template, strict=self.strict, warnings=self.warnings)
         pods = [self._as_pod(p) for p in iter_objects(pods)]
         if not daemon_sets or count <= 0:
@@ -373,9 +437,13 @@ class Simulator:
                 self.objects.add(KubeObject.from_dict(clone.to_dict(), strict=None))
 
     def remove_node(self, node_name: str) -> list[Pod]:
+        if self._owner != _get_ident():
+            self._claim("remove_node")
         return self.cluster.remove_node(node_name)
 
     def add_pod(self, pod: Pod | Any, node_name: str | None = None) -> PodInfo:
+        if self._owner != _get_ident():
+            self._claim("add_pod")
         return self.cluster.add_pod(self._as_pod(pod), node_name)
 
     def _as_pod(self, pod: Pod | Any) -> Pod:
@@ -383,11 +451,15 @@ class Simulator:
         return pod if isinstance(pod, Pod) else coerce_pod(pod, strict=self.strict, warnings=self.warnings)
 
     def remove_pod(self, pod: Pod | str) -> Pod:
+        if self._owner != _get_ident():
+            self._claim("remove_pod")
         return self.cluster.remove_pod(pod)
 
     def nominate(self, pod: Pod | Any, node_name: str) -> None:
         """Record ``pod`` as nominated to ``node_name`` (as preemption does): Filter then accounts for it
         on that node for pods of lower or equal priority. An empty ``node_name`` clears the nomination."""
+        if self._owner != _get_ident():
+            self._claim("nominate")
         pod = self._as_pod(pod)
         nom = self.framework.nominator
         uid = pod.uid
@@ -418,6 +490,8 @@ class Simulator:
         UnschedulableAndUnresolvable "node(s) didn't satisfy plugin(s) [...]". A plugin failure gives an
         ERROR status. Raises SnapshotError when the node is not in the snapshot.
         """
+        if self._owner != _get_ident():
+            self._claim("check_pod_on_node")
         if type(pod) is not Pod:
             pod = self._as_pod(pod)
         if not needs_generated_claims(pod):
@@ -448,6 +522,8 @@ class Simulator:
         ``node_filter`` restricts the nodes tried. The next search starts after the node found. Raises
         CycleError when a plugin fails.
         """
+        if self._owner != _get_ident():
+            self._claim("find_node_for_pod")
         if type(pod) is not Pod:
             pod = self._as_pod(pod)
         if not needs_generated_claims(pod):
@@ -489,6 +565,8 @@ class Simulator:
     def best_node_for_pod(self, pod: Pod | Any) -> Placement:
         """The node a full scheduling cycle (Filter, Score, host selection) picks, with the total scores;
         or, when no node fits, ``node`` None and upstream's FitError message. The snapshot is unchanged."""
+        if self._owner != _get_ident():
+            self._claim("best_node_for_pod")
         pod = self._as_pod(pod)
         if not needs_generated_claims(pod):
             return self._best_node_for_pod(pod)
@@ -521,6 +599,8 @@ class Simulator:
         Raises SnapshotError, before changing anything, when two pods share a uid, a pod is already in
         the snapshot, or a candidate node does not exist.
         """
+        if self._owner != _get_ident():
+            self._claim("schedule_pods")
         if (type(pods) is list or type(pods) is tuple) and set(map(type, pods)) == _POD_TYPE:
             pods = tuple(pods)  # (Pods already: what _as_pod would give back, without a call per pod)
         else:
@@ -878,6 +958,8 @@ class Simulator:
         (cluster-capacity's question): copies are placed one by one with this profile, each visible to the
         next, until one no longer fits or ``max`` are placed. The cluster is left unchanged.
         See :func:`scheduling_framework.simulation.capacity.capacity`."""
+        if self._owner != _get_ident():
+            self._claim("capacity")
         pod = self._as_pod(pod)
         from scheduling_framework.simulation.capacity import capacity
 
@@ -905,6 +987,8 @@ class Simulator:
         unless ``commit`` is true and every pod found a node: then the removal and the new placements
         are kept.
         """
+        if self._owner != _get_ident():
+            self._claim("drain_node")
         ni = self.cluster.get(node_name)
         movable: list[Pod] = []
         not_moved: list[str] = []
@@ -970,6 +1054,8 @@ class Simulator:
 
         ``pod`` is a Pod or a ``namespace/name`` key of a pod in the snapshot; a pod placed by
         :meth:`schedule_pods` is found with the claims generated for it from templates."""
+        if self._owner != _get_ident():
+            self._claim("pod_claims")
         p = self._placed_pod(pod)
         if p is None:
             return []
@@ -1145,6 +1231,13 @@ class Simulator:
             return feasible[0].name, {}
         scores = self.algorithm.prioritize_nodes(state, pod, feasible)
         return self.algorithm.select_host(scores), {s.name: s.total_score for s in scores}
+
+
+#: The methods that check the calling thread first (a frame of one, on a simulator, is a call in progress on
+#: it: see Simulator._claim), and ClusterSnapshot's own fork closing (a ``with sim.fork():`` block ending).
+_GUARDED_CODES = frozenset(f.__code__ for f in vars(Simulator).values()
+                           if isinstance(f, types.FunctionType) and "_claim" in f.__code__.co_names)
+_FORK_CLOSING_CODES = frozenset((ClusterSnapshot._revert.__code__, ClusterSnapshot._commit.__code__))
 
 
 class _Batch:
