@@ -38,8 +38,8 @@ ALIAS_EXPANSION_BUDGET = 100_000
 
 STDIN = "-"
 
-# Byte-order marks, longest first (the UTF-32 LE mark starts with the UTF-16 LE one).
-_BOMS: tuple[tuple[bytes, str], ...] = (
+#: Byte-order marks, longest first (the UTF-32 LE mark starts with the UTF-16 LE one).
+BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),
     (codecs.BOM_UTF32_BE, "utf-32-be"),
     (codecs.BOM_UTF8, "utf-8"),
@@ -143,19 +143,19 @@ def decode_bytes(data: bytes, name: str = "<input>", what: str = "input") -> str
     """UTF-8, UTF-16 or UTF-32, with a byte-order mark or detected as the YAML spec says (from the NUL bytes
     around the first character, which YAML requires to be ASCII); InputError naming ``name`` otherwise."""
     encoding = "utf-8"
-    for bom, enc in _BOMS:
+    for bom, enc in BOMS:
         if data.startswith(bom):
             data, encoding = data[len(bom):], enc
             break
     else:
-        encoding = _sniff(data[:4])
+        encoding = sniff_encoding(data[:4])
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as e:
         raise undecodable(name, what, encoding, e.start) from None
 
 
-def _sniff(head: bytes) -> str:
+def sniff_encoding(head: bytes) -> str:
     """The YAML spec's detection of BOM-less UTF-16/32 from where the NUL bytes of the first ASCII character are."""
     if len(head) == 4:
         if head[:3] == b"\0\0\0" and head[3]:

@@ -26,6 +26,7 @@ from scheduling_framework.ingest.model import Cluster
 from scheduling_framework.workloads import not_expanded_warning
 
 if TYPE_CHECKING:
+    from scheduling_framework.ingest.notes import Notes
     from scheduling_framework.ingest.source import ProgressFn, Source
 
 # Kinds something in the scheduler reads (plugins, admission, workload expansion). Objects of other kinds
@@ -272,25 +273,56 @@ def cluster_from_text(text: str, source: str = "<input>", *, max_input_bytes: in
 
 
 def cluster_from_source(src: Source, *, strict: bool = False) -> Cluster:
-    """A Cluster from a :class:`~scheduling_framework.ingest.Source`, streamed item by item."""
-    from scheduling_framework.ingest import Counter, RereadWhole, gc_paused, stream_items
+    """A Cluster from a :class:`~scheduling_framework.ingest.Source`, streamed item by item.
 
-    counter = Counter()
+    A key given twice in one mapping is a warning naming the object and the field path (the last one is read,
+    as a client that decodes the file into maps reads it), or with ``strict=True`` an error, as the API
+    server's strict decoding makes it (``duplicate field "spec"``). Errors about a document that is not a
+    Kubernetes object, or about the last item of an input that looks truncated, say so.
+    """
+    from scheduling_framework.ingest import Notes, RereadWhole, gc_paused, stream_items
+
+    whole: frozenset[int] = frozenset()
     with gc_paused():
-        try:
-            c = cluster_from_items(stream_items(src, counter), compact=True, strict=strict)
-        except RereadWhole:  # a shape the streamed readers leave to the whole-document loader: start over
-            text = src.read_text()
-            docs = load_yaml_documents(text, src.name)
-            counter.documents = len(docs)
-            c = cluster_from_items(_flatten(docs), compact=True, strict=strict)
-    if not counter.documents:
+        while True:
+            notes = Notes()
+            try:
+                c = cluster_from_items(stream_items(src, notes, whole=whole), compact=True, strict=strict)
+                break
+            except RereadWhole as e:  # a document whose items are not a List's: read again, building it whole
+                if e.document in whole:  # pragma: no cover - a document built whole streams nothing
+                    raise
+                whole |= {e.document}
+            except ManifestValidationError as e:
+                raise ManifestValidationError(_reader_errors(notes, strict, e.errors)) from None
+    if notes.duplicates:
+        if strict:
+            raise ManifestValidationError(_reader_errors(notes, strict, []))
+        for _, ref, path in notes.duplicates:
+            c.warnings.add_item(f'duplicate field "{path}" (the last one is read)', ref)
+    if notes.truncated is not None:
+        c.warnings.add(notes.truncated[1])
+    if not notes.documents:
         raise InputError(src.name, f"{src.name}: no objects found: the cluster input is empty or holds only "
                                    "comments (expected Nodes, Pods and other manifests)")
     if not (c.nodes or c.pods or c.objects):
         raise InputError(src.name, f"{src.name}: no objects found: the cluster input holds only empty lists "
                                    "(expected Nodes, Pods and other manifests)")
     return c
+
+
+def _reader_errors(notes: Notes, strict: bool, errors: list[str]) -> list[str]:
+    """``errors`` with what the readers noted: the duplicate keys first (under ``strict``), a hint added to the
+    errors about a document that is not a Kubernetes object, and first of all the input looking truncated when
+    its last item has an error."""
+    hints = notes.hints
+    out = [f'{where}: {ref}: duplicate field "{path}"' for where, ref, path in notes.duplicates] if strict else []
+    for e in errors:
+        where = e.split(": ", 1)[0]
+        out.append(f"{e} ({hints[where]})" if where in hints else e)
+    if notes.truncated is not None and any(e.startswith(notes.truncated[0] + ": ") for e in errors):
+        out.insert(0, notes.truncated[1])
+    return out
 
 
 __all__ = ["Cluster", "cluster_from_documents", "cluster_from_items", "cluster_from_source", "cluster_from_text",

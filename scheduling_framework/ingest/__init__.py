@@ -1,10 +1,11 @@
 """Reading cluster dumps of any size: bounded chunked reading, then one item at a time from JSON or YAML.
 
-The pipeline, in module order: :mod:`.source` (file, standard input or ``.gz``, size-capped, restartable),
-:mod:`.jsonstream` / :mod:`.yamlstream` (``(where, item)`` pairs, one List item at a time, with the nesting
-and alias checks), then ``cluster.cluster_from_items`` builds each object and drops its dict. Inputs the
-streamed readers leave to the whole-document loader (UTF-16/32 text, YAML merge keys, explicit collection
-tags) are read again from the start by that loader, with the same checks as before.
+The pipeline, in module order: :mod:`.source` (file, standard input or ``.gz``, size-capped, restartable,
+UTF-16/32 transcoded to UTF-8 as it is read), :mod:`.jsonstream` / :mod:`.yamlstream` (``(where, item)``
+pairs, one List item at a time, with the nesting, alias and object-size checks; what they notice besides items
+goes to :class:`~.notes.Notes`), then ``cluster.cluster_from_items`` builds each object and drops its dict.
+No input is ever held whole: a document whose top-level ``items`` turns out not to be a List's (its kind comes
+after them) is read again from the start with that one document built whole, as one object.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from scheduling_framework._input import ALIAS_EXPANSION_BUDGET, MAX_NESTING_DEPTH, recheck_nesting
 from scheduling_framework.errors import InputError
 from scheduling_framework.ingest.jsonstream import JsonItems, NotJson, RereadWhole
+from scheduling_framework.ingest.notes import Notes
 from scheduling_framework.ingest.source import Source, Utf8Checked, open_source, text_source
 from scheduling_framework.ingest.yamlstream import NestingRefusedByParser, yaml_items
 
@@ -26,6 +28,8 @@ from scheduling_framework.ingest.yamlstream import NestingRefusedByParser, yaml_
 DEFAULT_MAX_CLUSTER_BYTES = 64 << 30
 
 _UTF8_BOM = codecs.BOM_UTF8
+#: The readers' notes (the name ``stream_items`` callers use).
+Counter = Notes
 
 
 @contextlib.contextmanager
@@ -45,52 +49,38 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-class Counter:
-    """What the readers saw besides items: how many non-empty documents."""
-
-    __slots__ = ("documents",)
-
-    def __init__(self) -> None:
-        self.documents = 0
-
-
 def sniff(source: Source) -> str:
-    """'json', 'yaml' or 'whole' (not UTF-8: the whole-document loader decodes it) from the first bytes."""
+    """'json' or 'yaml' from the first bytes (as UTF-8: the source transcodes UTF-16/32)."""
     with source.open() as r:
         head = r.read(1 << 16)
     if head.startswith(_UTF8_BOM):
         head = head[len(_UTF8_BOM):]
-    elif head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) or b"\0" in head[:4]:
-        return "whole"
     stripped = head.lstrip(b" \t\r\n")
     if stripped.startswith(b"{") and stripped[1:].lstrip(b" \t\r\n")[:1] in (b'"', b"}"):
         return "json"
     return "yaml"
 
 
-def stream_items(source: Source, counter: Counter, *, max_depth: int = MAX_NESTING_DEPTH,
-                 alias_budget: int = ALIAS_EXPANSION_BUDGET) -> Iterator[tuple[str, Any]]:
-    """``(where, item)`` over the source. Raises RereadWhole when the whole-document loader must read it."""
+def stream_items(source: Source, notes: Notes, *, max_depth: int = MAX_NESTING_DEPTH,
+                 alias_budget: int = ALIAS_EXPANSION_BUDGET,
+                 whole: frozenset[int] = frozenset()) -> Iterator[tuple[str, Any]]:
+    """``(where, item)`` over the source; ``notes`` gets what the readers saw besides items. Raises
+    RereadWhole when a document must be built whole: read again with its number added to ``whole``."""
     fmt = sniff(source)
-    if fmt == "whole":
-        raise RereadWhole("not UTF-8")
     if fmt == "json":
         with source.open() as r:
-            reader = JsonItems(r, max_depth)
+            reader = JsonItems(r, max_depth, notes, stream_lists=1 not in whole)
             try:
                 yield from reader
-                counter.documents = 1
                 return
             except NotJson:
-                pass  # not JSON after all (nothing was handed out): YAML flow style, read below
+                pass  # not JSON after all (nothing was handed out, nothing noted): YAML flow style, read below
     with source.open() as r:
-        docs = [0]
         try:
-            yield from yaml_items(Utf8Checked(r), source.name, max_depth, alias_budget, docs)
+            yield from yaml_items(Utf8Checked(r), source.name, max_depth, alias_budget, notes, whole)
         except NestingRefusedByParser as e:
             _recheck_nesting(source, e, max_depth, alias_budget)
             raise e.error from None
-        counter.documents = docs[0]
 
 
 def _recheck_nesting(source: Source, e: NestingRefusedByParser, max_depth: int, alias_budget: int) -> None:
@@ -100,5 +90,5 @@ def _recheck_nesting(source: Source, e: NestingRefusedByParser, max_depth: int, 
     recheck_nesting(data.decode("utf-8", "ignore")[: e.index + 1], source.name, max_depth, alias_budget)
 
 
-__all__ = ["DEFAULT_MAX_CLUSTER_BYTES", "Counter", "gc_paused", "InputError", "RereadWhole", "Source", "open_source",
-           "stream_items", "text_source"]
+__all__ = ["DEFAULT_MAX_CLUSTER_BYTES", "Counter", "gc_paused", "InputError", "Notes", "RereadWhole", "Source",
+           "open_source", "stream_items", "text_source"]
