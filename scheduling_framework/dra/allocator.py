@@ -825,7 +825,7 @@ class _Run:
                     if not self.features.prioritized_list:
                         raise AllocatorError(f"claim {self._claim_ref(ci)}, request {request.name}: has "
                                              "subrequests, but the DRAPrioritizedList feature is disabled")
-                    if not self.features.consumable_capacity:
+                    if self._refuses_capacity_requests:
                         for sub in request.first_available:
                             if sub.request.capacity is not None:
                                 raise AllocatorError(
@@ -840,7 +840,7 @@ class _Run:
                 else:
                     exact = request.exactly
                     assert exact is not None
-                    if not self.features.consumable_capacity and exact.capacity is not None:
+                    if self._refuses_capacity_requests and exact.capacity is not None:
                         raise AllocatorError(f"claim {self._claim_ref(ci)}, request {request.name}: has capacity "
                                              "requests, but the DRAConsumableCapacity feature is disabled")
                     rd = self._validate(ci, request.name, "", exact, (ci, ri, 0))
@@ -870,6 +870,15 @@ class _Run:
                     raise AllocatorError("invalid resource pools were encountered", failed_on_node=True)
             return None
         return [self._result(ci) for ci in range(len(self.claims))]
+
+    @property
+    def _refuses_capacity_requests(self) -> bool:
+        """Whether capacity requests are an error: upstream picks the first allocator variant that serves every
+        enabled feature, and only the variants that know consumable capacity check for it (in v1.35.4 and
+        v1.36.2 alike those are the ones needed once DRADeviceBindingConditions is on); the others read no
+        capacity at all, so with DRAConsumableCapacity off the requests are ignored there."""
+        f = self.features
+        return not f.consumable_capacity and f.device_binding_and_status
 
     def _validate(self, ci: int, name: str, parent: str, exact: ExactDeviceRequest,
                   key: tuple[int, int, int]) -> _Request:

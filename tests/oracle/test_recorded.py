@@ -61,8 +61,11 @@ def test_recorded_case_matches_the_real_scheduler(path: Path, tmp_path: Path) ->
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump(_config(case["disabled"])))
     out, err = io.StringIO(), io.StringIO()
-    code = main(["schedule", "--cluster", str(cluster), "--config", str(config), "--explain", "--output", "json",
-                 "--seed", "1", "--kubernetes-version", str(case["kubernetesVersion"])], stdout=out, stderr=err)
+    argv = ["schedule", "--cluster", str(cluster), "--config", str(config), "--explain", "--output", "json",
+            "--seed", "1", "--kubernetes-version", str(case["kubernetesVersion"])]
+    if case.get("featureGates"):
+        argv += ["--feature-gates", case["featureGates"]]
+    code = main(argv, stdout=out, stderr=err)
     assert code in (0, 1, 2), err.getvalue()
     pods = [p for p in json.loads(out.getvalue())["pods"] if p["pod"].endswith("/pending")]
     assert pods, err.getvalue()

@@ -33,6 +33,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--kubernetes-version", default="1.36")
     ap.add_argument("--disable", default="", help="plugins disabled on both sides (diff.py's -disable list)")
     ap.add_argument("--oracle-arg", action="append", default=[], help="extra oracle flag (e.g. -preempt)")
+    ap.add_argument("--feature-gates", default="", help="set on both sides (oracle built from tools/oracle/main.go)")
     ap.add_argument("--group", default=None, help="the mismatch group to keep (default: the first one found)")
     ap.add_argument("--name", required=True)
     ap.add_argument("--why", default="", help="one line: what the case shows")
@@ -48,6 +49,8 @@ def main(argv: list[str]) -> int:
     with open(ksc, "w") as f:
         yaml.safe_dump(diff.ksc(disabled), f)
     oracle_args = [*a.oracle_arg, "-disable", ",".join(disabled)]
+    if a.feature_gates:
+        oracle_args = ["-feature-gates", a.feature_gates, *oracle_args]
     preempt = "-preempt" in a.oracle_arg
 
     def run(docs: list[dict[str, Any]]) -> tuple[list[tuple[str, str]], dict[str, Any] | None]:
@@ -60,6 +63,8 @@ def main(argv: list[str]) -> int:
         go = json.loads(g.stdout)
         cmd = [a.cli, "schedule", "--cluster", path, "--config", ksc, "--explain", "--output", "json",
                "--seed", "1", "--kubernetes-version", a.kubernetes_version]
+        if a.feature_gates:
+            cmd += ["--feature-gates", a.feature_gates]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         if p.returncode != 0:
             return [("python-error", p.stderr[-200:])], go
@@ -105,7 +110,8 @@ def main(argv: list[str]) -> int:
     final = fixed + movable + [pending]
     mism, go = run(final)
     case = {"name": a.name, "why": a.why, "oracle": os.path.basename(a.oracle),
-            "kubernetesVersion": a.kubernetes_version, "disabled": disabled, "preempt": preempt,
+            "kubernetesVersion": a.kubernetes_version, "featureGates": a.feature_gates, "disabled": disabled,
+            "preempt": preempt,
             "group": group, "cluster": final, "go": go}
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     with open(a.out, "w") as f:
