@@ -453,8 +453,47 @@ def install(diff: Any, areas: list[str], prob: float, gates: str = "") -> None:
 
     diff.gen_cluster = gen_cluster
     diff.dra = dra_gen
+    # diff.py's later generators (wild, edge, preemptify, volumes) may add requests to a container whose
+    # limits the balanced area set: raise such limits so that every pod stays valid (the API would refuse it)
+    for name in ("wild", "edge", "preemptify", "volumes", "dra"):
+        setattr(diff, name, _then_valid(getattr(diff, name)))
+    orig_compare = diff.compare
+
+    def compare(go: Doc, py: Doc, preempt: bool = False, docs: list[Doc] | None = None) -> Any:
+        # The oracle runs the preemption dry run whenever no node fits; the real scheduler never reaches
+        # PostFilter after a Filter Error (the cycle aborts), which is what both sides then compare.
+        if preempt and any(v.get("code") == "Error" for v in (go.get("filter") or {}).values()):
+            go = {k: v for k, v in go.items() if k != "preemption"}
+            preempt = False
+        return orig_compare(go, py, preempt=preempt, docs=docs)
+
+    diff.compare = compare
     if gates:
         diff.subprocess = _GatedSubprocess(gates)
+
+
+def _then_valid(gen: Callable[[list[Doc], int], list[Doc]]) -> Callable[[list[Doc], int], list[Doc]]:
+    def wrapped(docs: list[Doc], seed: int) -> list[Doc]:
+        out = gen(docs, seed)
+        for d in out:
+            if d.get("kind") != "Pod":
+                continue
+            for c in d["spec"].get("containers", []) + d["spec"].get("initContainers", []):
+                res = c.get("resources") or {}
+                lim, req = res.get("limits") or {}, res.get("requests") or {}
+                for k in list(lim):
+                    if k in req and _amount(k, req[k]) > _amount(k, lim[k]):
+                        lim[k] = req[k]
+        return out
+    return wrapped
+
+
+def _amount(name: str, q: Any) -> float:
+    if name == "cpu":
+        return float(_milli(q))
+    if name == "memory":
+        return float(_mebi(q))
+    return float(str(q).rstrip("GiMK") or 0)
 
 
 class _GatedSubprocess:
