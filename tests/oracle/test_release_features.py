@@ -15,7 +15,7 @@ from scheduling_framework.cluster import cluster_from_documents
 from scheduling_framework.scheduler import Scheduler
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "oracle"))
-import release_features as rf  # noqa: E402
+import release_features as rf
 
 GPU = "gpu.example.com"
 
