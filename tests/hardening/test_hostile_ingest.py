@@ -23,11 +23,11 @@ import pytest
 import yaml
 
 from scheduling_framework import cli
-from scheduling_framework._input import load_yaml_documents
-from scheduling_framework.cluster import _flatten, cluster_from_text, load_cluster
+from scheduling_framework.cluster import cluster_from_text, load_cluster
 from scheduling_framework.errors import InputError, ManifestValidationError
 from scheduling_framework.ingest import Counter, stream_items, text_source
 from scheduling_framework.ingest.source import Source
+from tests.hardening.test_ingest_stream import _new, _old
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -178,15 +178,6 @@ MERGE_CASES = [
     "kind: List\nitems: !!seq [{kind: Node, metadata: {name: a}}]\n",
     "kind: List\nitems:\n- &n {kind: Node, metadata: {name: a}}\n- {<<: *n, metadata: {name: b}}\n",
 ]
-
-
-def _old(text: str) -> list[tuple[str, Any]]:
-    return list(_flatten(load_yaml_documents(text, "t.yaml")))
-
-
-def _new(text: str) -> list[tuple[str, Any]]:
-    with text_source(text, "t.yaml", "cluster input", 1 << 30) as src:
-        return list(stream_items(src, Counter()))
 
 
 @pytest.mark.parametrize(("text", "expected"), [
