@@ -184,6 +184,11 @@ def dra_warnings(c: Cluster) -> list[str]:
     return dra_reference_warnings(c.nodes, c.pods, c.objects)
 
 
+def _duplicate_name(where: str, ref: str, name: str, same: str, first: str) -> str:
+    """The API server's answer to a second object of one name (``same``: what they share), naming the first."""
+    return f'{where}: {ref}: metadata.name: Duplicate value: "{brief_str(name)}": same {same} as {first}'
+
+
 def _duplicates(c: Cluster, pod_where: list[str], node_where: list[str]) -> list[str]:
     """Pods or nodes that the scheduler would take for one object: one would silently vanish."""
     errors: list[str] = []
@@ -191,8 +196,7 @@ def _duplicates(c: Cluster, pod_where: list[str], node_where: list[str]) -> list
     node_uids: dict[str, str] = {}
     for n, where in zip(c.nodes, node_where, strict=True):
         if n.name in names:
-            errors.append(f"{where}: Node {n.name}: metadata.name: Duplicate value: \"{brief_str(n.name)}\": "
-                          f"same name as the Node in {names[n.name]}")
+            errors.append(_duplicate_name(where, f"Node {n.name}", n.name, "name", f"the Node in {names[n.name]}"))
         else:
             names[n.name] = where
         if n.uid != n.name:  # an explicit uid (a derived one equals the name, checked above)
@@ -205,8 +209,8 @@ def _duplicates(c: Cluster, pod_where: list[str], node_where: list[str]) -> list
     uids: dict[str, str] = {}
     for p, where in zip(c.pods, pod_where, strict=True):
         if p.key in keys:
-            errors.append(f"{where}: Pod {p.key}: metadata.name: Duplicate value: \"{brief_str(p.name)}\": "
-                          f"same namespace/name as the Pod in {keys[p.key]}")
+            errors.append(_duplicate_name(where, f"Pod {p.key}", p.name, "namespace/name",
+                                          f"the Pod in {keys[p.key]}"))
             continue
         keys[p.key] = where
         if p.uid in uids:
@@ -232,9 +236,8 @@ def _object_duplicates(objects: list[KubeObject], where: list[str]) -> list[str]
             seen[key] = at
         else:
             ref = f"{o.kind} {o.namespace}/{o.name}" if o.namespace else f"{o.kind} {o.name}"
-            same = "namespace/name" if o.namespace else "name"
-            errors.append(f'{at}: {ref}: metadata.name: Duplicate value: "{brief_str(o.name)}": '
-                          f"same {same} as the {o.kind} in {first}")
+            errors.append(_duplicate_name(at, ref, o.name, "namespace/name" if o.namespace else "name",
+                                          f"the {o.kind} in {first}"))
     return errors
 
 
