@@ -19,11 +19,10 @@ from __future__ import annotations
 import pathlib
 from typing import Any
 
-import yaml
-
 from scheduling_framework.cluster import cluster_from_documents
 from scheduling_framework.config import load_config
 from scheduling_framework.scheduler import Scheduler
+from tests import yamlio
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -33,7 +32,7 @@ def fixture_cases(*paths: str | pathlib.Path) -> list[tuple[str, dict[str, Any]]
     out = []
     for p in paths:
         path = ROOT / p if not pathlib.Path(p).is_absolute() else pathlib.Path(p)
-        for doc in yaml.safe_load_all(path.read_text()):
+        for doc in yamlio.load_all(path.read_text()):
             if not doc:
                 continue
             loose = bool(doc.get("looseFailureCodes"))

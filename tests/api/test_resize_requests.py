@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from scheduling_framework.api import Pod
 from scheduling_framework.api.quantity import Quantity
@@ -16,9 +15,10 @@ from scheduling_framework.api.resize import RequestRules
 from scheduling_framework.api.resources import pod_requests
 from scheduling_framework.errors import ValidationError
 from scheduling_framework.features import FeatureGates
+from tests import yamlio
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "upstream" / "resource-helpers-resize.yaml"
-CASES = yaml.safe_load(FIXTURE.read_text())["cases"]
+CASES = yamlio.load(FIXTURE.read_text())["cases"]
 
 
 def _same(got: dict[str, Quantity], want: dict[str, str]) -> bool:

@@ -11,6 +11,7 @@ import yaml
 
 from scheduling_framework.config import INTREE_POINTS, config_document, config_view, load_config
 from scheduling_framework.errors import ConfigError
+from tests import yamlio
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "tests" / "fixtures" / "samples"
@@ -27,7 +28,7 @@ def _points_of(fakes: dict[str, frozenset[str]]) -> Any:
 def _valid_cases() -> list[Any]:
     params = []
     for file in FILES:
-        doc = yaml.safe_load((SAMPLES / file).read_text())
+        doc = yamlio.load((SAMPLES / file).read_text())
         fakes = {name: frozenset(points or ()) for name, points in (doc.get("fakePlugins") or {}).items()}
         for case in doc["cases"]:
             if "error" not in case["expect"]:
@@ -44,7 +45,7 @@ def test_document_round_trips_to_the_same_effective_profiles(fakes: dict[str, fr
     doc = config_document(cfg, points_of)
     assert doc["apiVersion"] == "kubescheduler.config.k8s.io/v1" and doc["kind"] == "KubeSchedulerConfiguration"
     # through YAML text, as a user pipes it into a file
-    again = load_config(yaml.safe_load(yaml.safe_dump(doc, sort_keys=False)))
+    again = load_config(yamlio.load(yaml.safe_dump(doc, sort_keys=False)))
     assert config_view(again, points_of) == config_view(cfg, points_of)
     assert config_document(again, points_of) == doc  # a fixed point: writing it out again changes nothing
 

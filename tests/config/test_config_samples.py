@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from scheduling_framework.config import INTREE_POINTS, expand_profile, load_config
 from scheduling_framework.errors import ConfigError
+from tests import yamlio
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "samples"
 FILES = ("config-defaults.yaml", "config-multipoint.yaml", "config-validation.yaml")
@@ -22,7 +22,7 @@ FILES = ("config-defaults.yaml", "config-multipoint.yaml", "config-validation.ya
 def _cases() -> list[Any]:
     params = []
     for file in FILES:
-        doc = yaml.safe_load((SAMPLES / file).read_text())
+        doc = yamlio.load((SAMPLES / file).read_text())
         fakes = {name: frozenset(points or ()) for name, points in (doc.get("fakePlugins") or {}).items()}
         for case in doc["cases"]:
             params.append(pytest.param(fakes, case, id=f"{file}::{case['name']}"))
@@ -64,4 +64,4 @@ def test_sample(fakes: dict[str, frozenset[str]], case: dict[str, Any]) -> None:
 
 
 def test_every_sample_file_has_cases() -> None:
-    assert sum(len(yaml.safe_load((SAMPLES / f).read_text())["cases"]) for f in FILES) >= 15
+    assert sum(len(yamlio.load((SAMPLES / f).read_text())["cases"]) for f in FILES) >= 15

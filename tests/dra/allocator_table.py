@@ -25,12 +25,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from scheduling_framework.api import Node
 from scheduling_framework.api.quantity import Quantity
 from scheduling_framework.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 from scheduling_framework.dra.allocator import AllocatedState, DeviceID, Features
+from tests import yamlio
 
 TABLE_PATH = Path(__file__).parents[1] / "fixtures/upstream/dra-allocator.yaml"
 V1 = "resource.k8s.io/v1"
@@ -57,7 +56,7 @@ TAINTS: dict[str, Any] = {
 
 
 def load_table() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load(TABLE_PATH.read_text())
+    data: dict[str, Any] = yamlio.load(TABLE_PATH.read_text())
     return data
 
 

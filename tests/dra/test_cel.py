@@ -6,12 +6,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from scheduling_framework.api.resource import Device, ResourceSlice
 from scheduling_framework.dra.cel import CELCache, CELCompileError, CELRuntimeError, compile_expression, parse_semver
+from tests import yamlio
 
-TABLE = yaml.safe_load((Path(__file__).parents[1] / "fixtures/upstream/dra-cel-compile.yaml").read_text())
+TABLE = yamlio.load((Path(__file__).parents[1] / "fixtures/upstream/dra-cel-compile.yaml").read_text())
 CASES = TABLE["cases"]
 
 

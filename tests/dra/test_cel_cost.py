@@ -18,10 +18,11 @@ from scheduling_framework.dra import AllocatedState, Allocator, AllocatorError, 
 from scheduling_framework.dra.cel import CELCache, CELRuntimeError, compile_expression
 from scheduling_framework.errors import ValidationError
 from scheduling_framework.features import FeatureGates, dra_allocator_flags
+from tests import yamlio
 from tests.dra.test_allocator import NODE, V1, claim, gpu_class, gpu_slice
 from tests.dra.test_cel import make_device
 
-DATA = yaml.safe_load((Path(__file__).parents[1] / "fixtures/upstream/dra-cel-cost.yaml").read_text())
+DATA = yamlio.load((Path(__file__).parents[1] / "fixtures/upstream/dra-cel-cost.yaml").read_text())
 CASES = DATA["cases"]
 ORACLE = DATA["oracle"]
 

@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from scheduling_framework.dra.cel import CELCache, CELRuntimeError, compile_expression
+from tests import yamlio
 from tests.dra.test_cel import make_device
 
-CASES = yaml.safe_load((Path(__file__).parents[1] / "fixtures/upstream/dra-cel-eval.yaml").read_text())["cases"]
+CASES = yamlio.load((Path(__file__).parents[1] / "fixtures/upstream/dra-cel-eval.yaml").read_text())["cases"]
 
 
 def outcome(expression: str, attributes: dict[str, Any] | None = None,

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from scheduling_framework.api import Node, Pod
 from scheduling_framework.cycle_state import CycleState
@@ -20,10 +19,11 @@ from scheduling_framework.runtime.framework import Framework
 from scheduling_framework.scheduler import SCHEDULED, Scheduler
 from scheduling_framework.simulation.cluster_snapshot import ClusterSnapshot
 from scheduling_framework.status import Code, Status
+from tests import yamlio
 from tests.extender.fakes import FakeExtenderServer
 from tests.runtime.runtime_fakes import config, registry_for
 
-TABLES = yaml.safe_load((Path(__file__).parents[1] / "fixtures" / "upstream" / "extender.yaml").read_text())
+TABLES = yamlio.load((Path(__file__).parents[1] / "fixtures" / "upstream" / "extender.yaml").read_text())
 
 
 # --- upstream's fake plugins ------------------------------------------------------------------------------

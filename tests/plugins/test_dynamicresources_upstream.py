@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-import yaml
 
 from plugins_intree.dynamicresources.plugin import DynamicResources
 from scheduling_framework.api.node import Node
@@ -20,9 +19,10 @@ from scheduling_framework.interfaces import NodeScore
 from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.snapshot import ObjectStore
 from scheduling_framework.status import Code, Status
+from tests import yamlio
 from tests.fixture_runner import ROOT
 
-DATA = yaml.safe_load((ROOT / "tests/fixtures/upstream/dynamicresources-plugin.yaml").read_text())
+DATA = yamlio.load((ROOT / "tests/fixtures/upstream/dynamicresources-plugin.yaml").read_text())
 FIX = DATA["fixtures"]
 CASES = DATA["cases"]
 SKIPPED = DATA["skipped"]

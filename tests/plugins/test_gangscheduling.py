@@ -9,7 +9,6 @@ from collections.abc import Iterable
 from typing import Any
 
 import pytest
-import yaml
 
 from plugins_intree.gangscheduling import GangScheduling
 from plugins_intree.gangscheduling.plugin import MSG_WAIT_PERMIT, MSG_WAIT_PERMIT_135, placement_feasible
@@ -22,11 +21,12 @@ from scheduling_framework.runtime.waiting_pods import WaitingPod, WaitingPodsMap
 from scheduling_framework.snapshot import ObjectStore
 from scheduling_framework.status import Code, Status
 from scheduling_framework.testing import make_pod
+from tests import yamlio
 
 UPSTREAM = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "upstream"
-TABLE = yaml.safe_load((UPSTREAM / "gangscheduling-v1.35.yaml").read_text())
-TABLE_136 = yaml.safe_load((UPSTREAM / "gangscheduling-v1.36.yaml").read_text())
-TABLE_137 = yaml.safe_load((UPSTREAM / "gangscheduling-v1.37.yaml").read_text())
+TABLE = yamlio.load((UPSTREAM / "gangscheduling-v1.35.yaml").read_text())
+TABLE_136 = yamlio.load((UPSTREAM / "gangscheduling-v1.36.yaml").read_text())
+TABLE_137 = yamlio.load((UPSTREAM / "gangscheduling-v1.37.yaml").read_text())
 
 
 def workload(name: str, groups: dict[str, Any], namespace: str = "ns1") -> KubeObject:

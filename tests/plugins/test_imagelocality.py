@@ -9,13 +9,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import yaml
 
 from plugins_intree.imagelocality import ImageLocality, calculate_priority, normalized_image_name
 from plugins_intree.imagelocality.plugin import MB, pod_images
 from scheduling_framework.api import Node, Pod
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.snapshot import Snapshot
+from tests import yamlio
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 FILES = [FIXTURES / "upstream" / "imagelocality.yaml", FIXTURES / "samples" / "imagelocality.yaml"]
@@ -28,7 +28,7 @@ class Handle:
 
 def _cases() -> Iterator[Any]:
     for path in FILES:
-        doc = yaml.safe_load(path.read_text())
+        doc = yamlio.load(path.read_text())
         assert doc["plugin"] == "ImageLocality"
         for case in doc["cases"]:
             yield pytest.param(case, id=f"{path.parent.name}/{case['name']}")

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -32,6 +31,7 @@ from scheduling_framework.interfaces import NodeScore
 from scheduling_framework.node_info import PodInfo
 from scheduling_framework.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code, Status
+from tests import yamlio
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 FILES = sorted((FIXTURES / "upstream").glob("interpodaffinity-*.yaml")) + sorted(
@@ -76,7 +76,7 @@ def _matches(want: dict[str, Any], status: Status | None) -> bool:
 
 def _cases() -> Iterator[Any]:
     for path in FILES:
-        doc = yaml.safe_load(path.read_text())
+        doc = yamlio.load(path.read_text())
         assert doc["plugin"] == "InterPodAffinity"
         for i, case in enumerate(doc["cases"]):
             yield pytest.param(case, id=f"{path.parent.name}/{path.stem}/{i}/{case['name']}")
@@ -142,10 +142,10 @@ def test_fixture_case(case: dict[str, Any]) -> None:
 def test_fixtures_cover_the_samples() -> None:
     mine = {}
     for path in sorted((FIXTURES / "upstream").glob("interpodaffinity-*.yaml")):
-        for case in yaml.safe_load(path.read_text())["cases"]:
+        for case in yamlio.load(path.read_text())["cases"]:
             mine.setdefault(case["name"], []).append(case)
     for path in sorted((FIXTURES / "samples").glob("interpodaffinity-*.yaml")):
-        for case in yaml.safe_load(path.read_text())["cases"]:
+        for case in yamlio.load(path.read_text())["cases"]:
             assert case in mine.get(case["name"], []), case["name"]
 
 

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import yaml
 
 from plugins_intree.nodeaffinity import NodeAffinity
 from plugins_intree.nodeaffinity.matching import CompiledTerm, compile_preferred, go_parse_int
@@ -23,6 +22,7 @@ from scheduling_framework.interfaces import NodeScore, PreFilterResult
 from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.snapshot import Snapshot
 from scheduling_framework.status import Code, Status
+from tests import yamlio
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 FILES = [FIXTURES / "upstream" / "nodeaffinity.yaml", FIXTURES / "samples" / "nodeaffinity.yaml"]
@@ -35,7 +35,7 @@ class Handle:
 
 def _cases() -> Iterator[Any]:
     for path in FILES:
-        doc = yaml.safe_load(path.read_text())
+        doc = yamlio.load(path.read_text())
         assert doc["plugin"] == "NodeAffinity"
         for case in doc["cases"]:
             yield pytest.param(case, id=f"{path.parent.name}/{case['name']}")

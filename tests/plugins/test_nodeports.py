@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import yaml
 
 from plugins_intree.nodeports import NodePorts, fits, host_ports
 from plugins_intree.nodeports.plugin import ERR_REASON
@@ -17,13 +16,14 @@ from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.snapshot import Snapshot
 from scheduling_framework.status import Code, Status
+from tests import yamlio
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def _docs() -> Iterator[tuple[str, dict[str, Any]]]:
-    yield "upstream", yaml.safe_load((FIXTURES / "upstream" / "nodeports.yaml").read_text())
-    for doc in yaml.safe_load_all((FIXTURES / "samples" / "node-name-ports-unschedulable.yaml").read_text()):
+    yield "upstream", yamlio.load((FIXTURES / "upstream" / "nodeports.yaml").read_text())
+    for doc in yamlio.load_all((FIXTURES / "samples" / "node-name-ports-unschedulable.yaml").read_text()):
         if doc["plugin"] == "NodePorts":
             yield "samples", doc
 

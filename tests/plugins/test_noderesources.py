@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from plugins_intree.noderesources import BalancedAllocation, Fit
 from scheduling_framework.api.node import Node
@@ -23,6 +22,7 @@ from scheduling_framework.features import FeatureGates
 from scheduling_framework.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code, Status
 from scheduling_framework.versions import NEWEST_RELEASE
+from tests import yamlio
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PLUGINS: dict[str, tuple[type[Any], type[Any]]] = {
@@ -34,7 +34,7 @@ PLUGINS: dict[str, tuple[type[Any], type[Any]]] = {
 def _load(pattern: str) -> list[Any]:
     out = []
     for path in sorted(FIXTURES.glob(pattern)):
-        doc = yaml.safe_load(path.read_text())
+        doc = yamlio.load(path.read_text())
         for case in doc["cases"]:
             if doc.get("kubernetesVersion"):
                 case = {**case, "kubernetesVersion": doc["kubernetesVersion"]}

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import yaml
 
 from plugins_intree.podtopologyspread import PodTopologySpread
 from scheduling_framework.api import KubeObject, Node, Pod
@@ -22,6 +21,7 @@ from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import NodeScore
 from scheduling_framework.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code, Status
+from tests import yamlio
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 FILES = sorted((FIXTURES / "upstream").glob("podtopologyspread-*.yaml")) + sorted(
@@ -39,7 +39,7 @@ class Handle:
 
 def _cases() -> Iterator[Any]:
     for path in FILES:
-        doc = yaml.safe_load(path.read_text())
+        doc = yamlio.load(path.read_text())
         assert doc["plugin"] == "PodTopologySpread"
         for case in doc["cases"]:
             yield pytest.param(case, id=f"{path.parent.name}/{path.stem}/{case['name']}")

@@ -9,7 +9,6 @@ from typing import Any
 
 import attrs
 import pytest
-import yaml
 
 from plugins_intree.tainttoleration import TaintToleration
 from plugins_intree.tainttoleration.plugin import ERR_REASON_UNTOLERATED, default_normalize_score
@@ -21,6 +20,7 @@ from scheduling_framework.interfaces import NodeScore
 from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.snapshot import Snapshot
 from scheduling_framework.status import Code, Status
+from tests import yamlio
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 FILES = [FIXTURES / "upstream" / "tainttoleration.yaml", FIXTURES / "samples" / "tainttoleration.yaml"]
@@ -44,7 +44,7 @@ def make_pod(manifest: dict[str, Any]) -> Pod:
 
 def _cases() -> Iterator[Any]:
     for path in FILES:
-        doc = yaml.safe_load(path.read_text())
+        doc = yamlio.load(path.read_text())
         assert doc["plugin"] == "TaintToleration"
         for case in doc["cases"]:
             yield pytest.param(case, id=f"{path.parent.name}/{case['name']}")

@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-import yaml
 
 from plugins_intree.volumebinding.csi_translation import (
     BY_NAME,
@@ -35,6 +34,7 @@ from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code, Status
+from tests import yamlio
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "upstream"
 
@@ -52,7 +52,7 @@ class Handle:
 def load_cases(*names: str) -> Iterator[Any]:
     """pytest params, one per fixture case, with ids ``<file stem>/<case name>``."""
     for name in names:
-        doc = yaml.safe_load((FIXTURES / name).read_text())
+        doc = yamlio.load((FIXTURES / name).read_text())
         for case in doc["cases"]:
             yield pytest.param(case, id=f"{name.removesuffix('.yaml')}/{case['name']}")
 
