@@ -44,6 +44,12 @@ EXAMPLES: dict[str, str] = {
   scheduling-framework replay examples/scenarios/scale-down.yaml""",
     "sweep": """examples:
   scheduling-framework sweep examples/scenarios/node-sizes.yaml""",
+    "compare": """examples:
+  scheduling-framework compare --cluster dump.yaml --a-kubernetes-version 1.35 --b-kubernetes-version 1.37
+  scheduling-framework compare --cluster dump.yaml --b-config binpack.yaml --seed 1 --output json
+  scheduling-framework compare --cluster dump.yaml --b-feature-gates NodeDeclaredFeatures=false --report cmp.html
+  scheduling-framework compare --cluster dump.yaml --b-kubernetes-version 1.36 --mode independent
+  scheduling-framework compare --cluster dump.yaml --b-config new.yaml --fail-on-change       # CI gate: exit 3""",
     "serve-extender": """examples:
   scheduling-framework serve-extender --config plugins.yaml                        # http://127.0.0.1:8888
   scheduling-framework serve-extender --config plugins.yaml --profile python-plugins \\
