@@ -139,7 +139,8 @@ def test_shared_flags_set_both_sides() -> None:
 
 
 def test_fail_on_change(tmp_path: Path) -> None:
-    code, _, _ = run("compare", "--cluster", CLUSTER, "--b-config", BINPACK, "--fail-on-change", "--output", "json")
+    code, _, _ = run("compare", "--cluster", CLUSTER, "--b-config", BINPACK, "--fail-on-change", "--output", "json",
+                     "--seed", "1")
     assert code == 3
     code, _, _ = run("compare", "--cluster", CLUSTER, "--fail-on-change")
     assert code == 0
@@ -174,7 +175,7 @@ def test_a_bad_profile_names_the_side_flag(tmp_path: Path) -> None:
 
 
 def test_config_from_standard_input(monkeypatch: Any) -> None:
-    code, out, err = run("compare", "--cluster", CLUSTER, "--b-config", "-", "--output", "json",
+    code, out, err = run("compare", "--cluster", CLUSTER, "--b-config", "-", "--output", "json", "--seed", "1",
                          stdin=Path(BINPACK).read_text(), monkeypatch=monkeypatch)
     assert code == 0, err
     assert json.loads(out)["summary"]["plugins"] == {"NodeResourcesFit": 3}
