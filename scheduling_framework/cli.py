@@ -43,6 +43,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="add the pods that Deployments, ReplicaSets, StatefulSets, Jobs and DaemonSets would create")
     s.add_argument("--fail-on-unschedulable", action="store_true",
                    help=f"exit {EXIT_UNSCHEDULABLE} when any pod ends Unschedulable or Error (a CI gate)")
+    s.add_argument("--why", action="store_true",
+                   help="for each pod left pending (with --pod, the pods named): what would make it fit, as facts "
+                        "about the cluster and remedies verified by re-running the plugins with each change")
+    s.add_argument("--node-template", action="append", default=[], metavar="FILE",
+                   help="with --why: Node manifests a new node could copy; says which would take the pod, "
+                        "smallest first (repeatable)")
     add_release_flags(s)
     _add_focus_arguments(s)
     _add_max_input_bytes(s)
@@ -243,6 +249,8 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     if args.cluster == "-" and args.config == "-":
         raise InputError("--config", "only one of --cluster and --config can read standard input ('-')")
+    if args.node_template and not args.why:
+        raise InputError("--node-template", "--node-template is read by --why: give both")
     cfg = load_config_for(args)
     with _collector_off_then_frozen():
         cluster = load_cluster_with_progress(args.cluster, args.max_input_bytes, err, args.progress, args.strict)
@@ -273,14 +281,19 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
              "preempted": len({v for r in sched.results.values() for v in r.victims}),
              "seconds": round(seconds, 6)}
     warnings = merged(cfg.feature_gates.warnings(), cluster.warnings, sched.warnings)
+    remedies = _why(args, sched, results) if args.why else None
     status = EXIT_OK
     if args.fail_on_unschedulable and any(r.outcome in (UNSCHEDULABLE, ERROR) for r in all_results):
         status = EXIT_UNSCHEDULABLE
     if args.report:
         _write_report(args.report, cluster, sched, results, stats, warnings)
     if args.output == "json":
-        doc = {"kubernetesVersion": cfg.kubernetes_version, "pods": [r.to_dict(args.explain) for r in results],
-               "stats": stats, "warnings": warnings}
+        pods = [r.to_dict(args.explain) for r in results]
+        if remedies is not None:
+            for rec in pods:
+                if rec["pod"] in remedies:
+                    rec.update(remedies[rec["pod"]].record())
+        doc = {"kubernetesVersion": cfg.kubernetes_version, "pods": pods, "stats": stats, "warnings": warnings}
         groups = sched.pod_group_results()
         if groups:
             doc["podGroups"] = groups
@@ -299,7 +312,35 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     weights = {name: dict(fwk.score_weights) for name, fwk in sched.profiles.items()}
     print_results(results, stats, out, explain=args.explain, explain_nodes=args.explain_nodes, weights=weights,
                   groups=sched.pod_group_results())
+    if remedies:
+        from scheduling_framework.remedies.text import why_lines
+
+        for pr in remedies.values():
+            out.write("\n")
+            for line in why_lines(pr):
+                out.write(line + "\n")
     return status
+
+
+def _why(args: argparse.Namespace, sched: Any, results: Sequence[Any]) -> dict[str, Any]:
+    """``--why``: remedies for the pods left pending among ``results`` (with ``--pod``, every pod named that is
+    not Scheduled), by pod key."""
+    from scheduling_framework.remedies.run import why
+    from scheduling_framework.scheduler import SCHEDULED, UNSCHEDULABLE
+
+    templates = []
+    for path in args.node_template:
+        from scheduling_framework.cluster import load_cluster
+
+        try:
+            nodes = load_cluster(path, max_input_bytes=args.max_input_bytes, strict=args.strict).nodes
+        except SchedulingFrameworkError as e:
+            raise InputError("--node-template", f"{path}: {e}") from None
+        if not nodes:
+            raise InputError("--node-template", f"{path} holds no Node")
+        templates += nodes
+    targets = [r for r in results if r.outcome == UNSCHEDULABLE or (args.pod and r.outcome != SCHEDULED)]
+    return {pr.pod: pr for pr in why(sched, targets, templates=templates, seed=args.seed)}
 
 
 def load_cluster_with_progress(path: str, max_input_bytes: int | None, err: TextIO, flag: bool | None,

@@ -1,0 +1,736 @@
+"""What would make a pending pod fit: candidate changes drawn from what rejects it, each verified.
+
+For one pod, on a :class:`~scheduling_framework.simulation.Simulator` holding the cluster as the run left it:
+
+1. *Examine* the nodes: every Filter plugin is run on each examined node (not only up to the first rejection,
+   as a cycle does), giving each node the set of plugins that reject it. On a big cluster the nodes examined
+   are a sample of as many nodes as upstream's adaptive percentageOfNodesToScore would look for, drawn from
+   every group of nodes a cycle rejects for the same reason (so six GPU nodes among 5,000 are examined too).
+2. *Facts*: what no node offers, in plain words, from the whole cluster (labels, allocatable, taints).
+3. *Candidates*: for each plugin that rejects the pod, the pod or cluster changes that answer it (a
+   toleration, a nodeSelector key dropped, a spread constraint relaxed, a term dropped, requests lowered to a
+   node's free room, a node uncordoned); a plugin with none is named in ``not_computed``.
+4. *Verification*: each candidate is applied on a fork of the snapshot (the pod rewritten, or the cluster
+   changed), PreFilter and every Filter plugin are run again on the examined nodes it should open, and a full
+   scheduling cycle says where the pod would land. Only candidates that make the pod fit are listed.
+5. When none alone does, the smallest *combination*: the examined node with the fewest rejecting plugins,
+   every one of them answered, all changes applied together and verified on it.
+6. With node templates, whether a new node of each shape would take the pod, the smallest one first.
+
+Nothing is guessed from messages: a remedy is listed only when the plugins, re-run with it, let the pod in.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from scheduling_framework.api.node import Node
+from scheduling_framework.api.pod import Pod
+from scheduling_framework.api.resources import pod_requests
+from scheduling_framework.api.taints import Taint, does_not_schedule_or_execute, tolerations_tolerate_taint
+from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.remedies.model import (
+    COMBINATION,
+    DROP_HOST_PORT,
+    DROP_NODE_AFFINITY,
+    DROP_NODE_SELECTOR,
+    DROP_POD_AFFINITY,
+    DROP_POD_ANTI_AFFINITY,
+    LOWER_REQUESTS,
+    NEW_NODE,
+    RELAX_SPREAD,
+    TOLERATE_TAINT,
+    UNCORDON,
+    NodeShortfall,
+    PodRemedies,
+    Remedy,
+)
+from scheduling_framework.runtime.algorithm import num_feasible_nodes_to_find
+from scheduling_framework.status import Code, Status
+
+if TYPE_CHECKING:
+    from scheduling_framework.simulation.simulator import Simulator
+
+#: Nodes verified per candidate (nodesOpened counts at most this many).
+MAX_VERIFIED = 100
+#: Nodes named per remedy.
+NAMED = 5
+#: Candidates tried per pod; combinations tried when no single change is enough.
+MAX_CANDIDATES = 16
+MAX_COMBINATIONS = 5
+#: Nodes with the smallest resource shortfall reported.
+SHORTFALLS = 5
+#: At least this many nodes examined from each group of nodes rejected for the same reason.
+PER_GROUP = 20
+
+TAINT_TOLERATION = "TaintToleration"
+NODE_AFFINITY = "NodeAffinity"
+NODE_UNSCHEDULABLE = "NodeUnschedulable"
+FIT = "NodeResourcesFit"
+SPREAD = "PodTopologySpread"
+POD_AFFINITY = "InterPodAffinity"
+NODE_PORTS = "NodePorts"
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
+
+
+@attrs.frozen
+class _Candidate:
+    kind: str
+    change: str
+    patch: dict[str, Any]
+    plugins: frozenset[str]
+    edit_pod: Callable[[dict[str, Any]], None] | None = None
+    edit_cluster: Callable[[Simulator], None] | None = None
+    #: the nodes the change concerns (None: any examined node)
+    scope: frozenset[str] | None = None
+
+
+def _combined(parts: Sequence[_Candidate]) -> _Candidate:
+    def edit_pod(m: dict[str, Any]) -> None:
+        for p in parts:
+            if p.edit_pod is not None:
+                p.edit_pod(m)
+
+    def edit_cluster(sim: Simulator) -> None:
+        for p in parts:
+            if p.edit_cluster is not None:
+                p.edit_cluster(sim)
+
+    scopes = [p.scope for p in parts if p.scope is not None]
+    scope = frozenset.intersection(*scopes) if scopes else None
+    return _Candidate(COMBINATION, "; ".join(p.change for p in parts), {"parts": [p.patch for p in parts]},
+                      frozenset().union(*(p.plugins for p in parts)), edit_pod, edit_cluster, scope)
+
+
+# --- quantities in words -----------------------------------------------------------------------------------
+
+
+def fmt_amount(resource: str, amount: int) -> str:
+    """``350m`` / ``2`` for cpu (millicores), ``61.8Gi`` for bytes, the count for the rest."""
+    if resource == "cpu":
+        return f"{amount // 1000}" if amount % 1000 == 0 else f"{amount}m"
+    if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
+        for unit, size in (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
+            if amount >= size:
+                v = amount / size
+                return f"{v:.0f}{unit}" if v == int(v) else f"{math.floor(v * 10) / 10:.1f}{unit}"
+        return str(amount)
+    return str(amount)
+
+
+def _amount(resource: str, q: Any) -> int:
+    return int(q.milli_value()) if resource == "cpu" else int(q.value())
+
+
+# --- examining the nodes -------------------------------------------------------------------------------------
+
+
+class _Examination:
+    """Every Filter plugin's verdict on each examined node (``failing``: node -> plugin -> status)."""
+
+    def __init__(self) -> None:
+        self.failing: dict[str, dict[str, Status]] = {}
+        self.order: list[str] = []
+        self.prefilter: Status | None = None
+        self.total = 0
+
+
+def _first_failures(sim: Simulator, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo],
+                    allowed: set[str] | None) -> dict[tuple[str, str], list[NodeInfo]]:
+    fwk = sim.framework
+    plan = fwk.filter_plugins_for(state)
+    groups: dict[tuple[str, str], list[NodeInfo]] = defaultdict(list)
+    for ni in nodes:
+        if allowed is not None and ni.name not in allowed:
+            groups[("PreFilter", "")].append(ni)
+            continue
+        st = fwk.run_filter_plan(plan, state, pod, ni)
+        if st is None or st.is_success():
+            groups[("", "")].append(ni)
+        else:
+            groups[(st.plugin or "", "; ".join(st.reasons))].append(ni)
+    return groups
+
+
+def examine(sim: Simulator, pod: Pod) -> _Examination:
+    """Run PreFilter, then every Filter plugin on the examined nodes (see the module's step 1)."""
+    fwk = sim.framework
+    nodes = fwk.snapshot.list()
+    ex = _Examination()
+    ex.total = len(nodes)
+    state = CycleState()
+    pre_res, st, with_nodes = fwk.run_pre_filter_plugins(state, pod, nodes)
+    if st is not None and not st.is_success():
+        ex.prefilter = st
+        return ex
+    allowed = set(pre_res.node_names) if pre_res is not None and pre_res.node_names is not None else None
+    budget = num_feasible_nodes_to_find(None, len(nodes), sim.config.percentage_of_nodes_to_score)
+    if budget >= len(nodes):
+        chosen = list(nodes)
+    else:
+        chosen = []
+        for members in _first_failures(sim, state, pod, nodes, allowed).values():
+            share = max(PER_GROUP, math.ceil(budget * len(members) / len(nodes)))
+            step = max(1, len(members) // share)
+            chosen += members[::step][:share]
+    plan = fwk.filter_plugins_for(state)
+    absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                    f"node(s) didn't satisfy plugin(s) {sorted(with_nodes)}" if with_nodes else "not a candidate")
+    for ni in chosen:
+        fails: dict[str, Status] = {}
+        if allowed is not None and ni.name not in allowed:
+            for name in sorted(with_nodes) or ["PreFilter"]:
+                fails[name] = absent
+        else:
+            for name, fn in plan:
+                try:
+                    res = fn(state, pod, ni)
+                except Exception as e:  # a plugin that raises: its own rejection, named
+                    res = Status(Code.ERROR, f"{type(e).__name__}: {e}")
+                if res is None or (isinstance(res, Status) and res.is_success()):
+                    continue
+                fails[name] = res if isinstance(res, Status) else Status(Code.ERROR, str(res))
+        ex.failing[ni.name] = fails
+        ex.order.append(ni.name)
+    return ex
+
+
+# --- facts -------------------------------------------------------------------------------------------------------
+
+
+def _untolerated(node: Node, pod: Pod) -> list[Taint]:
+    return [t for t in node.spec.taints
+            if does_not_schedule_or_execute(t) and not tolerations_tolerate_taint(pod.spec.tolerations, t)]
+
+
+def _taint_text(t: Taint) -> str:
+    return f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}"
+
+
+def facts(sim: Simulator, pod: Pod) -> list[str]:
+    """Plain-language facts about the whole cluster that explain the pod's rejection."""
+    infos = [ni for ni in sim.framework.snapshot.list() if ni.node is not None]
+    out: list[str] = []
+    if not infos:
+        return ["the cluster has no nodes"]
+    reqs = pod_requests(pod)
+    for res, q in sorted(reqs.items()):
+        want = _amount(res, q)
+        if want <= 0 or res == "pods":
+            continue
+        alloc = [(ni.allocatable.get(res), ni) for ni in infos]
+        best, best_ni = max(alloc, key=lambda a: a[0])
+        if best <= 0:
+            out.append(f"no node offers {res}")
+        elif want > best:
+            out.append(f"the largest node's allocatable {res} is {fmt_amount(res, best)} ({best_ni.name}); the pod "
+                       f"requests {fmt_amount(res, want)}")
+        else:
+            free = max(((ni.allocatable.get(res) - ni.requested.get(res)), ni.name) for ni in infos)
+            if want > free[0]:
+                out.append(f"no node has {fmt_amount(res, want)} of {res} free; the most is "
+                           f"{fmt_amount(res, max(free[0], 0))} on {free[1]}")
+    for key, value in sorted(pod.spec.node_selector.items()):
+        values = sorted({ni.node.metadata.labels[key] for ni in infos  # type: ignore[union-attr]
+                         if key in ni.node.metadata.labels})  # type: ignore[union-attr]
+        if not values:
+            out.append(f"no node has the label {key} (nodeSelector {key}={value})")
+        elif value not in values:
+            shown = ", ".join(values[:5]) + (f" and {len(values) - 5} more" if len(values) > 5 else "")
+            out.append(f"no node has {key}={value} (nodes have {shown})")
+    tainted: Counter[str] = Counter()
+    blocked = 0
+    for ni in infos:
+        bad = _untolerated(ni.node, pod)  # type: ignore[arg-type]
+        if bad:
+            blocked += 1
+            tainted[_taint_text(bad[0])] += 1
+    if blocked == len(infos):
+        shown = ", ".join(f"{t} ({n} node{'s' if n > 1 else ''})" for t, n in tainted.most_common(4))
+        out.append(f"every node has a taint the pod does not tolerate: {shown}")
+    cordoned = sum(1 for ni in infos if ni.node is not None and ni.node.spec.unschedulable)
+    if cordoned == len(infos):
+        out.append("every node is cordoned (spec.unschedulable)")
+    return out
+
+
+# --- candidates ------------------------------------------------------------------------------------------------
+
+
+def _containers(m: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = m.setdefault("spec", {})
+    return [c for c in spec.get("containers") or [] if isinstance(c, dict)]
+
+
+def _tolerate(t: Taint) -> _Candidate:
+    tol: dict[str, Any] = {"key": t.key, "operator": "Equal" if t.value else "Exists", "effect": t.effect}
+    if t.value:
+        tol["value"] = t.value
+
+    def edit(m: dict[str, Any]) -> None:
+        m.setdefault("spec", {}).setdefault("tolerations", []).append(dict(tol))
+
+    return _Candidate(TOLERATE_TAINT, f"add the toleration {_taint_text(t)}",
+                      {"path": "spec.tolerations", "add": tol}, frozenset({TAINT_TOLERATION}), edit)
+
+
+def _taint_candidates(sim: Simulator, pod: Pod, ex: _Examination) -> list[_Candidate]:
+    counts: Counter[Taint] = Counter()
+    for name in ex.order:
+        if TAINT_TOLERATION in ex.failing[name]:
+            node = sim.cluster.get(name).node
+            if node is not None:
+                for t in _untolerated(node, pod):
+                    counts[attrs.evolve(t, time_added=None)] += 1
+    return [_tolerate(t) for t, _ in counts.most_common(5)]
+
+
+def _drop_selector_key(key: str, value: str) -> _Candidate:
+    def edit(m: dict[str, Any]) -> None:
+        sel = m.setdefault("spec", {}).get("nodeSelector") or {}
+        sel.pop(key, None)
+        if not sel:
+            m["spec"].pop("nodeSelector", None)
+
+    return _Candidate(DROP_NODE_SELECTOR, f"drop nodeSelector {key}={value}",
+                      {"path": f"spec.nodeSelector.{key}", "remove": True}, frozenset({NODE_AFFINITY}), edit)
+
+
+def _drop_required_affinity() -> _Candidate:
+    def edit(m: dict[str, Any]) -> None:
+        na = ((m.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
+        na.pop("requiredDuringSchedulingIgnoredDuringExecution", None)
+
+    path = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+    return _Candidate(DROP_NODE_AFFINITY, "drop the required node affinity", {"path": path, "remove": True},
+                      frozenset({NODE_AFFINITY}), edit)
+
+
+def _affinity_candidates(pod: Pod) -> list[_Candidate]:
+    out = [_drop_selector_key(k, v) for k, v in sorted(pod.spec.node_selector.items())]
+    if _required_node_affinity(pod):
+        out.append(_drop_required_affinity())
+    return out
+
+
+def _required_node_affinity(pod: Pod) -> bool:
+    na = pod.spec.affinity.node_affinity if pod.spec.affinity is not None else None
+    return na is not None and na.required_during_scheduling_ignored_during_execution is not None
+
+
+def _spread_candidate(i: int, c: Any, skew: int | None) -> _Candidate:
+    def edit(m: dict[str, Any]) -> None:
+        cs = m["spec"]["topologySpreadConstraints"][i]
+        if skew is None:
+            cs["whenUnsatisfiable"] = "ScheduleAnyway"
+        else:
+            cs["maxSkew"] = skew
+
+    path = f"spec.topologySpreadConstraints[{i}]"
+    if skew is None:
+        return _Candidate(RELAX_SPREAD, f"make the spread over {c.topology_key} (maxSkew {c.max_skew}) "
+                                        "whenUnsatisfiable: ScheduleAnyway",
+                          {"path": f"{path}.whenUnsatisfiable", "set": "ScheduleAnyway"}, frozenset({SPREAD}), edit)
+    return _Candidate(RELAX_SPREAD, f"raise the spread over {c.topology_key} from maxSkew {c.max_skew} to {skew}",
+                      {"path": f"{path}.maxSkew", "set": skew}, frozenset({SPREAD}), edit)
+
+
+def _pod_affinity_candidates(pod: Pod) -> list[_Candidate]:
+    out: list[_Candidate] = []
+    aff = pod.spec.affinity
+    if aff is None:
+        return out
+    for field, kind, terms in (("podAffinity", DROP_POD_AFFINITY, aff.pod_affinity),
+                               ("podAntiAffinity", DROP_POD_ANTI_AFFINITY, aff.pod_anti_affinity)):
+        required = terms.required_during_scheduling_ignored_during_execution if terms is not None else ()
+        for i, term in enumerate(required):
+            out.append(_drop_term(field, kind, i, term))
+    return out
+
+
+def _drop_term(field: str, kind: str, i: int, term: Any) -> _Candidate:
+    path = f"spec.affinity.{field}.requiredDuringSchedulingIgnoredDuringExecution[{i}]"
+
+    def edit(m: dict[str, Any]) -> None:
+        terms = m["spec"]["affinity"][field]["requiredDuringSchedulingIgnoredDuringExecution"]
+        terms[i] = None  # removed after every edit (indexes stay valid when several terms go)
+
+    word = "affinity" if field == "podAffinity" else "anti-affinity"
+    return _Candidate(kind, f"drop the pod {word} term {i} (topologyKey {term.topology_key})",
+                      {"path": path, "remove": True}, frozenset({POD_AFFINITY}), edit)
+
+
+def _port_candidates(pod: Pod) -> list[_Candidate]:
+    out = []
+    for ci, c in enumerate(pod.spec.containers):
+        for pi, p in enumerate(c.ports):
+            if p.host_port:
+                out.append(_drop_port(ci, c.name, pi, p.host_port))
+    return out
+
+
+def _drop_port(ci: int, cname: str, pi: int, host_port: int) -> _Candidate:
+    def edit(m: dict[str, Any]) -> None:
+        m["spec"]["containers"][ci]["ports"][pi].pop("hostPort", None)
+
+    return _Candidate(DROP_HOST_PORT, f"drop hostPort {host_port} of container {cname}",
+                      {"path": f"spec.containers[{ci}].ports[{pi}].hostPort", "remove": True},
+                      frozenset({NODE_PORTS}), edit)
+
+
+def _uncordon(names: Sequence[str]) -> _Candidate:
+    def edit(sim: Simulator) -> None:
+        for name in names:
+            ni = sim.cluster.get(name)
+            node = ni.node
+            if node is None:
+                continue
+            m = copy.deepcopy(node.to_dict())
+            m.setdefault("spec", {})["unschedulable"] = False
+            m["spec"]["taints"] = [t for t in m["spec"].get("taints") or [] if t.get("key") != UNSCHEDULABLE_TAINT]
+            pods = sim.remove_node(name)
+            sim.add_node(Node.from_dict(m), pods)
+
+    shown = ", ".join(names[:NAMED]) + (f" and {len(names) - NAMED} more" if len(names) > NAMED else "")
+    return _Candidate(UNCORDON, f"uncordon {shown}", {"nodes": list(names), "path": "spec.unschedulable",
+                                                      "set": False},
+                      frozenset({NODE_UNSCHEDULABLE}), None, edit, frozenset(names))
+
+
+def _lower_requests(pod: Pod, ni: NodeInfo, short: Mapping[str, int]) -> _Candidate | None:
+    """Requests scaled down so that the pod fits in ``ni``'s free room (containers in proportion)."""
+    reqs = pod_requests(pod)
+    targets: dict[str, tuple[int, int]] = {}
+    for res in short:
+        want = _amount(res, reqs[res])
+        free = ni.allocatable.get(res) - ni.requested.get(res)
+        if free <= 0 or res == "pods":
+            return None
+        targets[res] = (want, free)
+
+    def edit(m: dict[str, Any]) -> None:
+        for c in _containers(m):
+            r = ((c.get("resources") or {}).get("requests")) or {}
+            for res, (want, free) in targets.items():
+                if res in r:
+                    from scheduling_framework.api.quantity import Quantity
+
+                    amount = _amount(res, Quantity.parse(str(r[res])))
+                    scaled = amount * free // want
+                    r[res] = f"{scaled}m" if res == "cpu" else str(scaled)
+        res_ = (m.get("spec") or {}).get("resources")
+        if isinstance(res_, dict) and isinstance(res_.get("requests"), dict):
+            for res, (_want, free) in targets.items():
+                if res in res_["requests"]:
+                    res_["requests"][res] = f"{free}m" if res == "cpu" else str(free)
+
+    words = ", ".join(f"{res} from {fmt_amount(res, w)} to {fmt_amount(res, f)}" for res, (w, f) in targets.items())
+    return _Candidate(LOWER_REQUESTS, f"lower the requests ({words}) to fit {ni.name}",
+                      {"path": "spec.containers[*].resources.requests",
+                       "set": {res: fmt_amount(res, f) for res, (_w, f) in targets.items()}, "node": ni.name},
+                      frozenset({FIT}), edit)
+
+
+def _shortfall(pod: Pod, ni: NodeInfo) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for res, q in pod_requests(pod).items():
+        want = _amount(res, q)
+        if want <= 0:
+            continue
+        free = ni.allocatable.get(res) - ni.requested.get(res)
+        if res == "pods":
+            continue
+        if want > free:
+            out[res] = want - max(free, 0)
+    if len(ni.pods) + 1 > ni.allocatable.allowed_pod_number:
+        out["pods"] = 1
+    return out
+
+
+# --- the search --------------------------------------------------------------------------------------------------
+
+
+class _Verifier:
+    """Applies candidates on forks of the simulator and re-runs the plugins."""
+
+    def __init__(self, sim: Simulator, pod: Pod, ex: _Examination) -> None:
+        self.sim, self.pod, self.ex = sim, pod, ex
+        self.manifest = pod.to_dict()
+
+    def mutated(self, cand: _Candidate) -> Pod:
+        if cand.edit_pod is None:
+            return self.pod
+        m = copy.deepcopy(self.manifest)
+        cand.edit_pod(m)
+        _prune_dropped_terms(m)
+        return Pod.from_dict(m)
+
+    def predicted(self, cand: _Candidate) -> list[str]:
+        """Examined nodes that only plugins the change answers reject (those it may open)."""
+        names = self.ex.order if cand.scope is None else [n for n in self.ex.order if n in cand.scope]
+        return [n for n in names if self.ex.failing[n] and set(self.ex.failing[n]) <= cand.plugins]
+
+    def verify(self, cand: _Candidate, nodes: Sequence[str] | None = None) -> Remedy | None:
+        sim = self.sim
+        try:
+            pod = self.mutated(cand)
+        except Exception:  # the rewritten pod is not valid: not a remedy
+            return None
+        with sim.fork():
+            if cand.edit_cluster is not None:
+                cand.edit_cluster(sim)
+            opened = self._opened(pod, nodes if nodes is not None else self.predicted(cand))
+            placement = sim.best_node_for_pod(pod)
+        if placement.node is None:
+            return None
+        return Remedy(cand.kind, cand.change, cand.patch, tuple(sorted(cand.plugins)), len(opened),
+                      tuple(opened[:NAMED]), placement.node, True)
+
+    def _opened(self, pod: Pod, names: Sequence[str]) -> list[str]:
+        sim = self.sim
+        admitted, refusal = sim.admit(pod)
+        if refusal:
+            return []
+        fwk = sim.framework
+        state = CycleState()
+        pre_res, st, _ = fwk.run_pre_filter_plugins(state, admitted, fwk.snapshot.list())
+        if st is not None and not st.is_success():
+            return []
+        allowed = pre_res.node_names if pre_res is not None else None
+        out = []
+        for name in names[:MAX_VERIFIED]:
+            if allowed is not None and name not in allowed:
+                continue
+            if not sim.cluster.has_node(name):
+                continue
+            res = fwk.run_filter_plugins_with_nominated_pods(state, admitted, sim.cluster.get(name))
+            if res is None or res.is_success():
+                out.append(name)
+        return out
+
+
+def _prune_dropped_terms(m: dict[str, Any]) -> None:
+    aff = (m.get("spec") or {}).get("affinity") or {}
+    for field in ("podAffinity", "podAntiAffinity"):
+        part = aff.get(field) or {}
+        terms = part.get("requiredDuringSchedulingIgnoredDuringExecution")
+        if isinstance(terms, list) and None in terms:
+            kept = [t for t in terms if t is not None]
+            if kept:
+                part["requiredDuringSchedulingIgnoredDuringExecution"] = kept
+            else:
+                part.pop("requiredDuringSchedulingIgnoredDuringExecution")
+
+
+def _spread(v: _Verifier, pod: Pod) -> list[Remedy]:
+    """For each DoNotSchedule spread constraint: the smallest maxSkew that lets the pod in, else ScheduleAnyway."""
+    out: list[Remedy] = []
+    for i, c in enumerate(pod.spec.topology_spread_constraints):
+        if c.when_unsatisfiable != "DoNotSchedule":
+            continue
+        lo, hi, found = c.max_skew, c.max_skew + 1, None
+        while hi <= c.max_skew + 1024:
+            found = v.verify(_spread_candidate(i, c, hi))
+            if found is not None:
+                break
+            lo, hi = hi, c.max_skew + 2 * (hi - c.max_skew)
+        if found is not None:
+            while hi - lo > 1:  # the smallest that works
+                mid = (lo + hi) // 2
+                r = v.verify(_spread_candidate(i, c, mid))
+                if r is not None:
+                    hi, found = mid, r
+                else:
+                    lo = mid
+            out.append(found)
+        else:
+            r = v.verify(_spread_candidate(i, c, None))
+            if r is not None:
+                out.append(r)
+    return out
+
+
+def _node_specific(sim: Simulator, pod: Pod, ex: _Examination, name: str) -> list[_Candidate] | None:
+    """Changes that answer every plugin rejecting examined node ``name``; None when one has none."""
+    parts: list[_Candidate] = []
+    ni = sim.cluster.get(name)
+    node = ni.node
+    if node is None:
+        return None
+    for plugin in ex.failing[name]:
+        if plugin == TAINT_TOLERATION:
+            parts += [_tolerate(attrs.evolve(t, time_added=None)) for t in _untolerated(node, pod)]
+        elif plugin == NODE_AFFINITY:
+            labels = node.metadata.labels
+            keys = [_drop_selector_key(k, val) for k, val in sorted(pod.spec.node_selector.items())
+                    if labels.get(k) != val]
+            parts += keys + ([_drop_required_affinity()] if _required_node_affinity(pod) else [])
+        elif plugin == NODE_UNSCHEDULABLE:
+            parts.append(_uncordon([name]))
+        elif plugin == FIT:
+            short = _shortfall(pod, ni)
+            cand = _lower_requests(pod, ni, short) if "pods" not in short else None
+            if cand is None:
+                return None
+            parts.append(cand)
+        elif plugin == SPREAD:
+            parts += [_spread_candidate(i, c, None) for i, c in enumerate(pod.spec.topology_spread_constraints)
+                      if c.when_unsatisfiable == "DoNotSchedule"]
+        elif plugin == POD_AFFINITY:
+            terms = _pod_affinity_candidates(pod)
+            if not terms:
+                return None
+            parts += terms
+        elif plugin == NODE_PORTS:
+            parts += _port_candidates(pod)
+        else:
+            return None
+    return parts or None
+
+
+def remedies_for(sim: Simulator, pod: Pod | Any, *, message: str = "",
+                 templates: Iterable[Node] = ()) -> PodRemedies:
+    """What would make ``pod`` fit on ``sim``'s cluster (see the module's docstring); ``message`` is upstream's
+    message for it, kept in the result. The simulator is left as it was (every change is made on a fork)."""
+    if not isinstance(pod, Pod):
+        pod = Pod.from_dict(pod)
+    key = pod.key
+    admitted, refusal = sim.admit(pod)
+    if refusal:
+        return PodRemedies(key, message, not_computed=(f"no remedy computed: admission refused the pod: {refusal}",))
+    ex = examine(sim, admitted)
+    found_facts = facts(sim, admitted)
+    not_computed: list[str] = []
+    if ex.prefilter is not None:
+        st = ex.prefilter
+        found_facts.append(f"{st.plugin or 'PreFilter'} rejected the pod before any node was examined: "
+                           f"{st.message()}")
+    rejected: Counter[str] = Counter(p for n in ex.order for p in ex.failing[n])
+    verifier = _Verifier(sim, pod, ex)
+    cands: list[_Candidate] = []
+    plugins = set(rejected)
+    if ex.prefilter is not None and ex.prefilter.plugin:
+        plugins.add(ex.prefilter.plugin)
+    shortfalls: list[NodeShortfall] = []
+    remedies: list[Remedy] = []
+    for plugin in sorted(plugins, key=lambda p: -rejected[p]):
+        if plugin == TAINT_TOLERATION:
+            cands += _taint_candidates(sim, admitted, ex)
+        elif plugin == NODE_AFFINITY:
+            cands += _affinity_candidates(admitted)
+        elif plugin == NODE_UNSCHEDULABLE:
+            only = [n for n in ex.order if set(ex.failing[n]) == {NODE_UNSCHEDULABLE}]
+            if only:
+                cands.append(_uncordon(only))
+        elif plugin == FIT:
+            shortfalls = _shortfalls(sim, admitted, ex)
+            for s in shortfalls:
+                if not s.also and "pods" not in dict(s.short):
+                    ni = sim.cluster.get(s.node)
+                    cand = _lower_requests(admitted, ni, _shortfall(admitted, ni))
+                    if cand is not None:
+                        cands.append(cand)
+                    break
+        elif plugin == SPREAD:
+            remedies += _spread(verifier, admitted)
+        elif plugin == POD_AFFINITY:
+            terms = _pod_affinity_candidates(admitted)
+            if terms:
+                cands += terms
+            else:
+                not_computed.append(f"no remedy computed for {POD_AFFINITY} ({rejected[plugin]} node(s)): the "
+                                    "required anti-affinity of pods already running rejects it (change those "
+                                    "pods)")
+        elif plugin == NODE_PORTS:
+            cands += _port_candidates(admitted)
+        else:
+            reason = _first_reason(ex, plugin)
+            not_computed.append(f"no remedy computed for {plugin} ({rejected[plugin]} node(s))"
+                                + (f": {reason}" if reason else ""))
+    for cand in cands[:MAX_CANDIDATES]:
+        r = verifier.verify(cand)
+        if r is not None:
+            remedies.append(r)
+    if not remedies and ex.order:
+        remedies += _combinations(sim, admitted, ex, verifier)
+    for t in _templates(sim, pod, templates):
+        remedies.append(t)
+        break
+    remedies.sort(key=lambda r: (r.kind == COMBINATION, r.kind == NEW_NODE, -r.nodes_opened))
+    return PodRemedies(key, message, tuple(found_facts), tuple(remedies), tuple(shortfalls), tuple(not_computed),
+                       tuple(sorted(rejected.items(), key=lambda kv: (-kv[1], kv[0]))), len(ex.order), ex.total)
+
+
+def _first_reason(ex: _Examination, plugin: str) -> str:
+    if ex.prefilter is not None and ex.prefilter.plugin == plugin:
+        return ex.prefilter.message()
+    for n in ex.order:
+        st = ex.failing[n].get(plugin)
+        if st is not None:
+            return "; ".join(st.reasons) or st.message()
+    return ""
+
+
+def _shortfalls(sim: Simulator, pod: Pod, ex: _Examination) -> list[NodeShortfall]:
+    rows = []
+    want = {res: _amount(res, q) for res, q in pod_requests(pod).items()}
+    for n in ex.order:
+        fails = ex.failing[n]
+        if FIT not in fails:
+            continue
+        ni = sim.cluster.get(n)
+        short = _shortfall(pod, ni)
+        if not short:
+            continue
+        also = tuple(sorted(p for p in fails if p != FIT))
+        weight = sum(v / max(want.get(res, 1), 1) for res, v in short.items())
+        rows.append((len(also), weight, n, short, also))
+    rows.sort(key=lambda r: (r[0], r[1], r[2]))
+    return [NodeShortfall(n, tuple((res, "1 pod slot" if res == "pods" else fmt_amount(res, v))
+                                   for res, v in sorted(short.items())), also)
+            for _, _, n, short, also in rows[:SHORTFALLS]]
+
+
+def _combinations(sim: Simulator, pod: Pod, ex: _Examination, v: _Verifier) -> list[Remedy]:
+    order = sorted((n for n in ex.order if ex.failing[n]), key=lambda n: (len(ex.failing[n]), ex.order.index(n)))
+    tried: set[tuple[str, ...]] = set()
+    for name in order:
+        parts = _node_specific(sim, pod, ex, name)
+        if parts is None:
+            continue
+        sig = tuple(sorted(p.change for p in parts))
+        if sig in tried:
+            continue
+        tried.add(sig)
+        if len(tried) > MAX_COMBINATIONS:
+            break
+        cand = _combined(parts)
+        r = v.verify(cand, nodes=[name, *v.predicted(cand)])
+        if r is not None:
+            return [attrs.evolve(r, parts=tuple(p.change for p in parts))]
+    return []
+
+
+def _templates(sim: Simulator, pod: Pod, templates: Iterable[Node]) -> list[Remedy]:
+    fits = []
+    for i, t in enumerate(templates):
+        with sim.fork():
+            names = sim.add_node_from_template(t, 1, name_prefix=f"{t.name}-new")
+            st = sim.check_pod_on_node(pod, names[0])
+        if st is None:
+            size = (t.status.allocatable.get("cpu"), t.status.allocatable.get("memory"))
+            key = tuple(_amount(r, q) if q is not None else 0 for r, q in zip(("cpu", "memory"), size, strict=True))
+            fits.append((key, i, t, names[0]))
+    fits.sort(key=lambda f: (f[0], f[1]))
+    return [Remedy(NEW_NODE, f"add a node like template {t.name}", {"template": t.name}, (), 1, (name,), name, True)
+            for _key, _i, t, name in fits]
+
+
+__all__ = ["examine", "facts", "fmt_amount", "remedies_for"]
