@@ -281,7 +281,7 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
              "preempted": len({v for r in sched.results.values() for v in r.victims}),
              "seconds": round(seconds, 6)}
     warnings = merged(cfg.feature_gates.warnings(), cluster.warnings, sched.warnings)
-    remedies = _why(args, sched, results) if args.why else None
+    remedies = _why(args, sched, results, cluster.pending_pods) if args.why else None
     status = EXIT_OK
     if args.fail_on_unschedulable and any(r.outcome in (UNSCHEDULABLE, ERROR) for r in all_results):
         status = EXIT_UNSCHEDULABLE
@@ -322,9 +322,9 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return status
 
 
-def _why(args: argparse.Namespace, sched: Any, results: Sequence[Any]) -> dict[str, Any]:
+def _why(args: argparse.Namespace, sched: Any, results: Sequence[Any], pending: Sequence[Any]) -> dict[str, Any]:
     """``--why``: remedies for the pods left pending among ``results`` (with ``--pod``, every pod named that is
-    not Scheduled), by pod key."""
+    not Scheduled), by pod key; the changes are written against the pods as ``pending`` (the input) has them."""
     from scheduling_framework.remedies.run import why
     from scheduling_framework.scheduler import SCHEDULED, UNSCHEDULABLE
 
@@ -339,7 +339,8 @@ def _why(args: argparse.Namespace, sched: Any, results: Sequence[Any]) -> dict[s
         if not nodes:
             raise InputError("--node-template", f"{path} holds no Node")
         templates += nodes
-    targets = [r for r in results if r.outcome == UNSCHEDULABLE or (args.pod and r.outcome != SCHEDULED)]
+    keys = {r.pod for r in results if r.outcome == UNSCHEDULABLE or (args.pod and r.outcome != SCHEDULED)}
+    targets = [p for p in pending if p.key in keys]
     return {pr.pod: pr for pr in why(sched, targets, templates=templates, seed=args.seed)}
 
 

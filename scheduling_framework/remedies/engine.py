@@ -22,10 +22,9 @@ Nothing is guessed from messages: a remedy is listed only when the plugins, re-r
 
 from __future__ import annotations
 
-import copy
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -35,7 +34,9 @@ from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.resources import pod_requests
 from scheduling_framework.api.taints import Taint, does_not_schedule_or_execute, tolerations_tolerate_taint
 from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.errors import SchedulingFrameworkError
 from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.remedies import patch
 from scheduling_framework.remedies.model import (
     COMBINATION,
     DROP_HOST_PORT,
@@ -52,6 +53,7 @@ from scheduling_framework.remedies.model import (
     PodRemedies,
     Remedy,
 )
+from scheduling_framework.remedies.patch import escape
 from scheduling_framework.runtime.algorithm import num_feasible_nodes_to_find
 from scheduling_framework.status import Code, Status
 
@@ -84,29 +86,33 @@ UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 class _Candidate:
     kind: str
     change: str
-    patch: dict[str, Any]
     plugins: frozenset[str]
-    edit_pod: Callable[[dict[str, Any]], None] | None = None
-    edit_cluster: Callable[[Simulator], None] | None = None
+    #: JSON Patch operations on the pod's manifest (as given in the input)
+    pod_ops: tuple[dict[str, Any], ...] = ()
+    #: node name -> JSON Patch operations on that Node
+    node_ops: tuple[tuple[str, tuple[dict[str, Any], ...]], ...] = ()
     #: the nodes the change concerns (None: any examined node)
     scope: frozenset[str] | None = None
 
+    def patches(self, pod: Pod) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        if self.pod_ops:
+            out.append({"target": {"kind": "Pod", "namespace": pod.namespace, "name": pod.name},
+                        "patch": list(self.pod_ops)})
+        out += [{"target": {"kind": "Node", "name": n}, "patch": list(ops)} for n, ops in self.node_ops]
+        return out
+
 
 def _combined(parts: Sequence[_Candidate]) -> _Candidate:
-    def edit_pod(m: dict[str, Any]) -> None:
-        for p in parts:
-            if p.edit_pod is not None:
-                p.edit_pod(m)
-
-    def edit_cluster(sim: Simulator) -> None:
-        for p in parts:
-            if p.edit_cluster is not None:
-                p.edit_cluster(sim)
-
     scopes = [p.scope for p in parts if p.scope is not None]
     scope = frozenset.intersection(*scopes) if scopes else None
-    return _Candidate(COMBINATION, "; ".join(p.change for p in parts), {"parts": [p.patch for p in parts]},
-                      frozenset().union(*(p.plugins for p in parts)), edit_pod, edit_cluster, scope)
+    nodes: dict[str, list[dict[str, Any]]] = {}
+    for p in parts:
+        for n, ops in p.node_ops:
+            nodes.setdefault(n, []).extend(ops)
+    return _Candidate(COMBINATION, "; ".join(p.change for p in parts), frozenset().union(*(p.plugins for p in parts)),
+                      tuple(op for p in parts for op in p.pod_ops),
+                      tuple((n, tuple(ops)) for n, ops in nodes.items()), scope)
 
 
 # --- quantities in words -----------------------------------------------------------------------------------
@@ -264,24 +270,30 @@ def facts(sim: Simulator, pod: Pod) -> list[str]:
 # --- candidates ------------------------------------------------------------------------------------------------
 
 
-def _containers(m: dict[str, Any]) -> list[dict[str, Any]]:
-    spec = m.setdefault("spec", {})
-    return [c for c in spec.get("containers") or [] if isinstance(c, dict)]
+def _spec(m: Any) -> dict[str, Any]:
+    spec = m.get("spec") if isinstance(m, dict) else None
+    return spec if isinstance(spec, dict) else {}
 
 
-def _tolerate(t: Taint) -> _Candidate:
-    tol: dict[str, Any] = {"key": t.key, "operator": "Equal" if t.value else "Exists", "effect": t.effect}
-    if t.value:
-        tol["value"] = t.value
+def _tolerate(m: Any, taints: Sequence[Taint]) -> _Candidate:
+    """Tolerations for ``taints``, appended to the pod's own (``m``: its manifest)."""
+    tols = []
+    for t in taints:
+        tol: dict[str, Any] = {"key": t.key, "operator": "Equal" if t.value else "Exists", "effect": t.effect}
+        if t.value:
+            tol["value"] = t.value
+        tols.append(tol)
+    ops: tuple[dict[str, Any], ...]
+    if isinstance(_spec(m).get("tolerations"), list):
+        ops = tuple({"op": "add", "path": "/spec/tolerations/-", "value": tol} for tol in tols)
+    else:
+        ops = ({"op": "add", "path": "/spec/tolerations", "value": tols},)
+    words = ", ".join(_taint_text(t) for t in taints)
+    return _Candidate(TOLERATE_TAINT, f"add the toleration{'s' if len(taints) > 1 else ''} {words}",
+                      frozenset({TAINT_TOLERATION}), ops)
 
-    def edit(m: dict[str, Any]) -> None:
-        m.setdefault("spec", {}).setdefault("tolerations", []).append(dict(tol))
 
-    return _Candidate(TOLERATE_TAINT, f"add the toleration {_taint_text(t)}",
-                      {"path": "spec.tolerations", "add": tol}, frozenset({TAINT_TOLERATION}), edit)
-
-
-def _taint_candidates(sim: Simulator, pod: Pod, ex: _Examination) -> list[_Candidate]:
+def _taint_candidates(sim: Simulator, m: Any, pod: Pod, ex: _Examination) -> list[_Candidate]:
     counts: Counter[Taint] = Counter()
     for name in ex.order:
         if TAINT_TOLERATION in ex.failing[name]:
@@ -289,28 +301,18 @@ def _taint_candidates(sim: Simulator, pod: Pod, ex: _Examination) -> list[_Candi
             if node is not None:
                 for t in _untolerated(node, pod):
                     counts[attrs.evolve(t, time_added=None)] += 1
-    return [_tolerate(t) for t, _ in counts.most_common(5)]
+    return [_tolerate(m, [t]) for t, _ in counts.most_common(5)]
 
 
 def _drop_selector_key(key: str, value: str) -> _Candidate:
-    def edit(m: dict[str, Any]) -> None:
-        sel = m.setdefault("spec", {}).get("nodeSelector") or {}
-        sel.pop(key, None)
-        if not sel:
-            m["spec"].pop("nodeSelector", None)
-
-    return _Candidate(DROP_NODE_SELECTOR, f"drop nodeSelector {key}={value}",
-                      {"path": f"spec.nodeSelector.{key}", "remove": True}, frozenset({NODE_AFFINITY}), edit)
+    return _Candidate(DROP_NODE_SELECTOR, f"drop nodeSelector {key}={value}", frozenset({NODE_AFFINITY}),
+                      ({"op": "remove", "path": f"/spec/nodeSelector/{escape(key)}"},))
 
 
 def _drop_required_affinity() -> _Candidate:
-    def edit(m: dict[str, Any]) -> None:
-        na = ((m.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
-        na.pop("requiredDuringSchedulingIgnoredDuringExecution", None)
-
-    path = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-    return _Candidate(DROP_NODE_AFFINITY, "drop the required node affinity", {"path": path, "remove": True},
-                      frozenset({NODE_AFFINITY}), edit)
+    path = "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution"
+    return _Candidate(DROP_NODE_AFFINITY, "drop the required node affinity", frozenset({NODE_AFFINITY}),
+                      ({"op": "remove", "path": path},))
 
 
 def _affinity_candidates(pod: Pod) -> list[_Candidate]:
@@ -326,116 +328,101 @@ def _required_node_affinity(pod: Pod) -> bool:
 
 
 def _spread_candidate(i: int, c: Any, skew: int | None) -> _Candidate:
-    def edit(m: dict[str, Any]) -> None:
-        cs = m["spec"]["topologySpreadConstraints"][i]
-        if skew is None:
-            cs["whenUnsatisfiable"] = "ScheduleAnyway"
-        else:
-            cs["maxSkew"] = skew
-
-    path = f"spec.topologySpreadConstraints[{i}]"
+    path = f"/spec/topologySpreadConstraints/{i}"
     if skew is None:
         return _Candidate(RELAX_SPREAD, f"make the spread over {c.topology_key} (maxSkew {c.max_skew}) "
-                                        "whenUnsatisfiable: ScheduleAnyway",
-                          {"path": f"{path}.whenUnsatisfiable", "set": "ScheduleAnyway"}, frozenset({SPREAD}), edit)
+                                        "whenUnsatisfiable: ScheduleAnyway", frozenset({SPREAD}),
+                          ({"op": "replace", "path": f"{path}/whenUnsatisfiable", "value": "ScheduleAnyway"},))
     return _Candidate(RELAX_SPREAD, f"raise the spread over {c.topology_key} from maxSkew {c.max_skew} to {skew}",
-                      {"path": f"{path}.maxSkew", "set": skew}, frozenset({SPREAD}), edit)
+                      frozenset({SPREAD}), ({"op": "replace", "path": f"{path}/maxSkew", "value": skew},))
 
 
-def _pod_affinity_candidates(pod: Pod) -> list[_Candidate]:
-    out: list[_Candidate] = []
+def _pod_affinity_terms(pod: Pod) -> list[tuple[str, str, int, Any]]:
+    out: list[tuple[str, str, int, Any]] = []
     aff = pod.spec.affinity
     if aff is None:
         return out
     for field, kind, terms in (("podAffinity", DROP_POD_AFFINITY, aff.pod_affinity),
                                ("podAntiAffinity", DROP_POD_ANTI_AFFINITY, aff.pod_anti_affinity)):
         required = terms.required_during_scheduling_ignored_during_execution if terms is not None else ()
-        for i, term in enumerate(required):
-            out.append(_drop_term(field, kind, i, term))
+        out += [(field, kind, i, term) for i, term in enumerate(required)]
     return out
 
 
-def _drop_term(field: str, kind: str, i: int, term: Any) -> _Candidate:
-    path = f"spec.affinity.{field}.requiredDuringSchedulingIgnoredDuringExecution[{i}]"
-
-    def edit(m: dict[str, Any]) -> None:
-        terms = m["spec"]["affinity"][field]["requiredDuringSchedulingIgnoredDuringExecution"]
-        terms[i] = None  # removed after every edit (indexes stay valid when several terms go)
-
-    word = "affinity" if field == "podAffinity" else "anti-affinity"
-    return _Candidate(kind, f"drop the pod {word} term {i} (topologyKey {term.topology_key})",
-                      {"path": path, "remove": True}, frozenset({POD_AFFINITY}), edit)
+def _drop_terms(terms: Sequence[tuple[str, str, int, Any]]) -> _Candidate:
+    """Required pod (anti-)affinity terms removed (the highest index first, so each path stays right)."""
+    ops = tuple({"op": "remove", "path": f"/spec/affinity/{field}/requiredDuringSchedulingIgnoredDuringExecution/{i}"}
+                for field, _kind, i, _term in sorted(terms, key=lambda t: (t[0], -t[2])))
+    words = "; ".join(f"drop the pod {'affinity' if field == 'podAffinity' else 'anti-affinity'} term {i} "
+                      f"(topologyKey {term.topology_key})" for field, _kind, i, term in terms)
+    return _Candidate(terms[0][1] if len(terms) == 1 else COMBINATION, words, frozenset({POD_AFFINITY}), ops)
 
 
 def _port_candidates(pod: Pod) -> list[_Candidate]:
     out = []
     for ci, c in enumerate(pod.spec.containers):
-        for pi, p in enumerate(c.ports):
-            if p.host_port:
-                out.append(_drop_port(ci, c.name, pi, p.host_port))
+        for pi, port in enumerate(c.ports):
+            if port.host_port:
+                out.append(_Candidate(DROP_HOST_PORT, f"drop hostPort {port.host_port} of container {c.name}",
+                                      frozenset({NODE_PORTS}),
+                                      ({"op": "remove", "path": f"/spec/containers/{ci}/ports/{pi}/hostPort"},)))
     return out
 
 
-def _drop_port(ci: int, cname: str, pi: int, host_port: int) -> _Candidate:
-    def edit(m: dict[str, Any]) -> None:
-        m["spec"]["containers"][ci]["ports"][pi].pop("hostPort", None)
-
-    return _Candidate(DROP_HOST_PORT, f"drop hostPort {host_port} of container {cname}",
-                      {"path": f"spec.containers[{ci}].ports[{pi}].hostPort", "remove": True},
-                      frozenset({NODE_PORTS}), edit)
-
-
-def _uncordon(names: Sequence[str]) -> _Candidate:
-    def edit(sim: Simulator) -> None:
-        for name in names:
-            ni = sim.cluster.get(name)
-            node = ni.node
-            if node is None:
-                continue
-            m = copy.deepcopy(node.to_dict())
-            m.setdefault("spec", {})["unschedulable"] = False
-            m["spec"]["taints"] = [t for t in m["spec"].get("taints") or [] if t.get("key") != UNSCHEDULABLE_TAINT]
-            pods = sim.remove_node(name)
-            sim.add_node(Node.from_dict(m), pods)
-
+def _uncordon(sim: Simulator, names: Sequence[str]) -> _Candidate:
+    node_ops = []
+    for name in names:
+        node = sim.cluster.get(name).node
+        m = node.to_dict() if node is not None else {}
+        ops: list[dict[str, Any]] = [{"op": "add", "path": "/spec/unschedulable", "value": False}]
+        taints = _spec(m).get("taints")
+        if isinstance(taints, list):
+            ops += [{"op": "remove", "path": f"/spec/taints/{j}"} for j in reversed(range(len(taints)))
+                    if isinstance(taints[j], dict) and taints[j].get("key") == UNSCHEDULABLE_TAINT]
+        node_ops.append((name, tuple(ops)))
     shown = ", ".join(names[:NAMED]) + (f" and {len(names) - NAMED} more" if len(names) > NAMED else "")
-    return _Candidate(UNCORDON, f"uncordon {shown}", {"nodes": list(names), "path": "spec.unschedulable",
-                                                      "set": False},
-                      frozenset({NODE_UNSCHEDULABLE}), None, edit, frozenset(names))
+    return _Candidate(UNCORDON, f"uncordon {shown}", frozenset({NODE_UNSCHEDULABLE}), (), tuple(node_ops),
+                      frozenset(names))
 
 
-def _lower_requests(pod: Pod, ni: NodeInfo, short: Mapping[str, int]) -> _Candidate | None:
-    """Requests scaled down so that the pod fits in ``ni``'s free room (containers in proportion)."""
+def _lower_requests(m: Any, pod: Pod, ni: NodeInfo, short: Mapping[str, int]) -> _Candidate | None:
+    """Requests scaled down so that the pod fits in ``ni``'s free room (its containers in proportion)."""
+    from scheduling_framework.api.quantity import Quantity
+
     reqs = pod_requests(pod)
     targets: dict[str, tuple[int, int]] = {}
     for res in short:
+        if res == "pods" or res not in reqs:
+            return None
         want = _amount(res, reqs[res])
         free = ni.allocatable.get(res) - ni.requested.get(res)
-        if free <= 0 or res == "pods":
+        if free <= 0:
             return None
         targets[res] = (want, free)
-
-    def edit(m: dict[str, Any]) -> None:
-        for c in _containers(m):
-            r = ((c.get("resources") or {}).get("requests")) or {}
-            for res, (want, free) in targets.items():
-                if res in r:
-                    from scheduling_framework.api.quantity import Quantity
-
+    ops: list[dict[str, Any]] = []
+    for ci, c in enumerate(_spec(m).get("containers") or []):
+        r = ((c.get("resources") or {}).get("requests")) if isinstance(c, dict) else None
+        if not isinstance(r, dict):
+            continue
+        for res, (want, free) in targets.items():
+            if res in r:
+                try:
                     amount = _amount(res, Quantity.parse(str(r[res])))
-                    scaled = amount * free // want
-                    r[res] = f"{scaled}m" if res == "cpu" else str(scaled)
-        res_ = (m.get("spec") or {}).get("resources")
-        if isinstance(res_, dict) and isinstance(res_.get("requests"), dict):
-            for res, (_want, free) in targets.items():
-                if res in res_["requests"]:
-                    res_["requests"][res] = f"{free}m" if res == "cpu" else str(free)
-
+                except Exception:
+                    return None
+                scaled = amount * free // want
+                ops.append({"op": "replace", "path": f"/spec/containers/{ci}/resources/requests/{escape(res)}",
+                            "value": f"{scaled}m" if res == "cpu" else str(scaled)})
+    pod_level = (_spec(m).get("resources") or {}).get("requests")
+    if isinstance(pod_level, dict):
+        for res, (_want, free) in targets.items():
+            if res in pod_level:
+                ops.append({"op": "replace", "path": f"/spec/resources/requests/{escape(res)}",
+                            "value": f"{free}m" if res == "cpu" else str(free)})
+    if not ops:
+        return None
     words = ", ".join(f"{res} from {fmt_amount(res, w)} to {fmt_amount(res, f)}" for res, (w, f) in targets.items())
-    return _Candidate(LOWER_REQUESTS, f"lower the requests ({words}) to fit {ni.name}",
-                      {"path": "spec.containers[*].resources.requests",
-                       "set": {res: fmt_amount(res, f) for res, (_w, f) in targets.items()}, "node": ni.name},
-                      frozenset({FIT}), edit)
+    return _Candidate(LOWER_REQUESTS, f"lower the requests ({words}) to fit {ni.name}", frozenset({FIT}), tuple(ops))
 
 
 def _shortfall(pod: Pod, ni: NodeInfo) -> dict[str, int]:
@@ -465,12 +452,20 @@ class _Verifier:
         self.manifest = pod.to_dict()
 
     def mutated(self, cand: _Candidate) -> Pod:
-        if cand.edit_pod is None:
+        """The pod with the change's operations applied to its manifest (PatchError, ManifestError)."""
+        if not cand.pod_ops:
             return self.pod
-        m = copy.deepcopy(self.manifest)
-        cand.edit_pod(m)
-        _prune_dropped_terms(m)
-        return Pod.from_dict(m)
+        return Pod.from_dict(patch.apply(self.manifest, cand.pod_ops))
+
+    def _edit_nodes(self, cand: _Candidate) -> None:
+        sim = self.sim
+        for name, ops in cand.node_ops:
+            node = sim.cluster.get(name).node
+            if node is None:
+                continue
+            changed = Node.from_dict(patch.apply(node.to_dict(), ops))
+            pods = sim.remove_node(name)
+            sim.add_node(changed, pods)
 
     def predicted(self, cand: _Candidate) -> list[str]:
         """Examined nodes that only plugins the change answers reject (those it may open)."""
@@ -481,16 +476,19 @@ class _Verifier:
         sim = self.sim
         try:
             pod = self.mutated(cand)
-        except Exception:  # the rewritten pod is not valid: not a remedy
+        except (patch.PatchError, SchedulingFrameworkError):  # the change does not make a valid pod
             return None
         with sim.fork():
-            if cand.edit_cluster is not None:
-                cand.edit_cluster(sim)
+            if cand.node_ops:
+                try:
+                    self._edit_nodes(cand)
+                except (patch.PatchError, SchedulingFrameworkError):
+                    return None
             opened = self._opened(pod, nodes if nodes is not None else self.predicted(cand))
             placement = sim.best_node_for_pod(pod)
         if placement.node is None:
             return None
-        return Remedy(cand.kind, cand.change, cand.patch, tuple(sorted(cand.plugins)), len(opened),
+        return Remedy(cand.kind, cand.change, cand.patches(self.pod), tuple(sorted(cand.plugins)), len(opened),
                       tuple(opened[:NAMED]), placement.node, True)
 
     def _opened(self, pod: Pod, names: Sequence[str]) -> list[str]:
@@ -514,19 +512,6 @@ class _Verifier:
             if res is None or res.is_success():
                 out.append(name)
         return out
-
-
-def _prune_dropped_terms(m: dict[str, Any]) -> None:
-    aff = (m.get("spec") or {}).get("affinity") or {}
-    for field in ("podAffinity", "podAntiAffinity"):
-        part = aff.get(field) or {}
-        terms = part.get("requiredDuringSchedulingIgnoredDuringExecution")
-        if isinstance(terms, list) and None in terms:
-            kept = [t for t in terms if t is not None]
-            if kept:
-                part["requiredDuringSchedulingIgnoredDuringExecution"] = kept
-            else:
-                part.pop("requiredDuringSchedulingIgnoredDuringExecution")
 
 
 def _spread(v: _Verifier, pod: Pod) -> list[Remedy]:
@@ -557,7 +542,7 @@ def _spread(v: _Verifier, pod: Pod) -> list[Remedy]:
     return out
 
 
-def _node_specific(sim: Simulator, pod: Pod, ex: _Examination, name: str) -> list[_Candidate] | None:
+def _node_specific(sim: Simulator, m: Any, pod: Pod, ex: _Examination, name: str) -> list[_Candidate] | None:
     """Changes that answer every plugin rejecting examined node ``name``; None when one has none."""
     parts: list[_Candidate] = []
     ni = sim.cluster.get(name)
@@ -566,17 +551,17 @@ def _node_specific(sim: Simulator, pod: Pod, ex: _Examination, name: str) -> lis
         return None
     for plugin in ex.failing[name]:
         if plugin == TAINT_TOLERATION:
-            parts += [_tolerate(attrs.evolve(t, time_added=None)) for t in _untolerated(node, pod)]
+            parts.append(_tolerate(m, [attrs.evolve(t, time_added=None) for t in _untolerated(node, pod)]))
         elif plugin == NODE_AFFINITY:
             labels = node.metadata.labels
             keys = [_drop_selector_key(k, val) for k, val in sorted(pod.spec.node_selector.items())
                     if labels.get(k) != val]
             parts += keys + ([_drop_required_affinity()] if _required_node_affinity(pod) else [])
         elif plugin == NODE_UNSCHEDULABLE:
-            parts.append(_uncordon([name]))
+            parts.append(_uncordon(sim, [name]))
         elif plugin == FIT:
             short = _shortfall(pod, ni)
-            cand = _lower_requests(pod, ni, short) if "pods" not in short else None
+            cand = _lower_requests(m, pod, ni, short) if "pods" not in short else None
             if cand is None:
                 return None
             parts.append(cand)
@@ -584,10 +569,10 @@ def _node_specific(sim: Simulator, pod: Pod, ex: _Examination, name: str) -> lis
             parts += [_spread_candidate(i, c, None) for i, c in enumerate(pod.spec.topology_spread_constraints)
                       if c.when_unsatisfiable == "DoNotSchedule"]
         elif plugin == POD_AFFINITY:
-            terms = _pod_affinity_candidates(pod)
+            terms = _pod_affinity_terms(pod)
             if not terms:
                 return None
-            parts += terms
+            parts.append(_drop_terms(terms))
         elif plugin == NODE_PORTS:
             parts += _port_candidates(pod)
         else:
@@ -613,6 +598,7 @@ def remedies_for(sim: Simulator, pod: Pod | Any, *, message: str = "",
         found_facts.append(f"{st.plugin or 'PreFilter'} rejected the pod before any node was examined: "
                            f"{st.message()}")
     rejected: Counter[str] = Counter(p for n in ex.order for p in ex.failing[n])
+    manifest = pod.to_dict()
     verifier = _Verifier(sim, pod, ex)
     cands: list[_Candidate] = []
     plugins = set(rejected)
@@ -622,28 +608,28 @@ def remedies_for(sim: Simulator, pod: Pod | Any, *, message: str = "",
     remedies: list[Remedy] = []
     for plugin in sorted(plugins, key=lambda p: -rejected[p]):
         if plugin == TAINT_TOLERATION:
-            cands += _taint_candidates(sim, admitted, ex)
+            cands += _taint_candidates(sim, manifest, admitted, ex)
         elif plugin == NODE_AFFINITY:
             cands += _affinity_candidates(admitted)
         elif plugin == NODE_UNSCHEDULABLE:
             only = [n for n in ex.order if set(ex.failing[n]) == {NODE_UNSCHEDULABLE}]
             if only:
-                cands.append(_uncordon(only))
+                cands.append(_uncordon(sim, only))
         elif plugin == FIT:
             shortfalls = _shortfalls(sim, admitted, ex)
             for s in shortfalls:
                 if not s.also and "pods" not in dict(s.short):
                     ni = sim.cluster.get(s.node)
-                    cand = _lower_requests(admitted, ni, _shortfall(admitted, ni))
+                    cand = _lower_requests(manifest, admitted, ni, _shortfall(admitted, ni))
                     if cand is not None:
                         cands.append(cand)
                     break
         elif plugin == SPREAD:
             remedies += _spread(verifier, admitted)
         elif plugin == POD_AFFINITY:
-            terms = _pod_affinity_candidates(admitted)
+            terms = _pod_affinity_terms(admitted)
             if terms:
-                cands += terms
+                cands += [_drop_terms([t]) for t in terms]
             else:
                 not_computed.append(f"no remedy computed for {POD_AFFINITY} ({rejected[plugin]} node(s)): the "
                                     "required anti-affinity of pods already running rejects it (change those "
@@ -659,7 +645,7 @@ def remedies_for(sim: Simulator, pod: Pod | Any, *, message: str = "",
         if r is not None:
             remedies.append(r)
     if not remedies and ex.order:
-        remedies += _combinations(sim, admitted, ex, verifier)
+        remedies += _combinations(sim, manifest, admitted, ex, verifier)
     for t in _templates(sim, pod, templates):
         remedies.append(t)
         break
@@ -698,11 +684,11 @@ def _shortfalls(sim: Simulator, pod: Pod, ex: _Examination) -> list[NodeShortfal
             for _, _, n, short, also in rows[:SHORTFALLS]]
 
 
-def _combinations(sim: Simulator, pod: Pod, ex: _Examination, v: _Verifier) -> list[Remedy]:
+def _combinations(sim: Simulator, m: Any, pod: Pod, ex: _Examination, v: _Verifier) -> list[Remedy]:
     order = sorted((n for n in ex.order if ex.failing[n]), key=lambda n: (len(ex.failing[n]), ex.order.index(n)))
     tried: set[tuple[str, ...]] = set()
     for name in order:
-        parts = _node_specific(sim, pod, ex, name)
+        parts = _node_specific(sim, m, pod, ex, name)
         if parts is None:
             continue
         sig = tuple(sorted(p.change for p in parts))
@@ -729,7 +715,9 @@ def _templates(sim: Simulator, pod: Pod, templates: Iterable[Node]) -> list[Reme
             key = tuple(_amount(r, q) if q is not None else 0 for r, q in zip(("cpu", "memory"), size, strict=True))
             fits.append((key, i, t, names[0]))
     fits.sort(key=lambda f: (f[0], f[1]))
-    return [Remedy(NEW_NODE, f"add a node like template {t.name}", {"template": t.name}, (), 1, (name,), name, True)
+    return [Remedy(NEW_NODE, f"add a node like template {t.name}",
+                   [{"target": {"kind": "Node", "name": name}, "create": {"fromTemplate": t.name}}], (), 1, (name,),
+                   name, True)
             for _key, _i, t, name in fits]
 
 

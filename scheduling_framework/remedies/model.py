@@ -30,8 +30,9 @@ class Remedy:
     kind: str
     #: the change in words: ``add the toleration dedicated=gpu:NoSchedule``
     change: str
-    #: the change as data: ``{"path": "spec.tolerations", "add": {...}}`` (pod changes) or ``{"node": ...}``
-    patch: dict[str, Any]
+    #: the change as data: per object changed, its ``target`` (kind, namespace, name) and ``patch``, JSON Patch
+    #: operations (``kubectl patch --type json``); a new node has ``create: {fromTemplate: NAME}`` instead
+    patches: list[dict[str, Any]]
     #: the Filter plugins whose rejection the change answers
     plugins: tuple[str, ...] = ()
     #: nodes that pass PreFilter and Filter with the change, among the nodes examined (``PodRemedies.examined``)
@@ -46,7 +47,7 @@ class Remedy:
     parts: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"kind": self.kind, "change": self.change, "patch": self.patch,
+        d: dict[str, Any] = {"kind": self.kind, "change": self.change, "patches": self.patches,
                              "plugins": list(self.plugins), "nodesOpened": self.nodes_opened,
                              "nodes": list(self.nodes), "landsOn": self.lands_on, "verified": self.verified}
         if self.parts:

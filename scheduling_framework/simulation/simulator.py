@@ -65,6 +65,7 @@ from scheduling_framework.status import Code, Status
 from scheduling_framework.warning_list import Warnings
 
 if TYPE_CHECKING:
+    from scheduling_framework.remedies.model import PodRemedies
     from scheduling_framework.simulation.capacity import CapacityResult
 
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
@@ -964,6 +965,17 @@ class Simulator:
         from scheduling_framework.simulation.capacity import capacity
 
         return capacity(self, pod, max)
+
+    def remedies(self, pod: Pod | Any, templates: Iterable[Node | Any] = ()) -> PodRemedies:
+        """What would make ``pod`` fit on this cluster: facts about the cluster in plain words, and remedies
+        (changes to the pod or to nodes, a new node from one of ``templates``), each verified by re-running the
+        plugins with it applied on a fork. The cluster is left unchanged. See docs/remedies.md."""
+        if self._owner != _get_ident():
+            self._claim("remedies")
+        from scheduling_framework.remedies import remedies_for
+
+        shapes = [coerce_node(t, strict=self.strict, warnings=self.warnings) for t in iter_objects(templates)]
+        return remedies_for(self, self._as_pod(pod), templates=shapes)
 
     def sort_pods(self, pods: Sequence[Pod]) -> list[Pod]:
         """Pods in the profile's queue-sort order (PrioritySort: priority, then the order given)."""
