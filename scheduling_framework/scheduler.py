@@ -11,7 +11,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from scheduling_framework.admission import (
     ADMISSION_KINDS,
@@ -108,9 +108,6 @@ WARN_DEVICE_TAINTS_OFF = ("ignored device taints (ResourceSlice spec.devices[].t
                           "gate is off in Kubernetes {release} (--feature-gates DRADeviceTaints=true applies them)")
 WARN_TAINT_RULES_OFF = ("ignored DeviceTaintRule(s): the DRADeviceTaintRules feature gate is off in Kubernetes "
                         "{release} (--feature-gates DRADeviceTaintRules=true applies them)")
-
-if TYPE_CHECKING:
-    from scheduling_framework.remedies.model import PodRemedies
 
 
 def decides_from_state(plugin: Any) -> bool:
@@ -1304,19 +1301,6 @@ class Scheduler:
         """Whether a profile runs the GangScheduling plugin (GenericWorkload and GangScheduling gates on)."""
         return self.config.feature_gates.enabled("GenericWorkload") and any(
             GANG_SCHEDULING in fwk.plugins for fwk in self.profiles.values())
-
-    def remedies(self, pods: Iterable[Any] | None = None, *, templates: Iterable[Any] = (),
-                 seed: int | None = None) -> list[PodRemedies]:
-        """After :meth:`run`: what would make each pod left Unschedulable fit (or each of ``pods``, Pods or
-        PodResults), computed on the cluster as the run left it: facts in plain words and remedies verified by
-        re-running the plugins with each change. ``templates``: Node manifests a new node could copy. Pods
-        given as manifests get their changes written against that manifest. See docs/remedies.md."""
-        from scheduling_framework.remedies.run import why
-
-        shapes = [coerce_node(t, strict=self.strict, warnings=self.warnings) for t in iter_objects(templates)]
-        given = None if pods is None else [p if isinstance(p, (Pod, PodResult)) else Pod.from_dict(p)
-                                           for p in iter_objects(pods)]
-        return why(self, given, templates=shapes, seed=seed)
 
     def pod_group_results(self) -> list[dict[str, Any]]:
         """One entry per pod group among the pending pods: its policy, its pods, whether it was placed

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -79,9 +79,4 @@ def why(sched: Scheduler, pods: Iterable[Any] | None = None, *, templates: Itera
     return out
 
 
-def simulator_why(sim: Simulator, pods: Sequence[Any], templates: Iterable[Node] = ()) -> list[PodRemedies]:
-    shapes = list(templates)
-    return [remedies_for(sim, p, templates=shapes) for p in pods]
-
-
-__all__ = ["end_state", "simulator_why", "why"]
+__all__ = ["end_state", "why"]

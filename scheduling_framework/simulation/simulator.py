@@ -972,7 +972,7 @@ class Simulator:
         plugins with it applied on a fork. The cluster is left unchanged. See docs/remedies.md."""
         if self._owner != _get_ident():
             self._claim("remedies")
-        from scheduling_framework.remedies import remedies_for
+        from scheduling_framework.remedies.engine import remedies_for
 
         shapes = [coerce_node(t, strict=self.strict, warnings=self.warnings) for t in iter_objects(templates)]
         return remedies_for(self, self._as_pod(pod), templates=shapes)
