@@ -335,9 +335,9 @@ def _why(args: argparse.Namespace, sched: Any, results: Sequence[Any], pending: 
         try:
             nodes = load_cluster(path, max_input_bytes=args.max_input_bytes, strict=args.strict).nodes
         except SchedulingFrameworkError as e:
-            raise InputError("--node-template", f"{path}: {e}") from None
+            raise InputError("--node-template", f"--node-template: {e}") from None
         if not nodes:
-            raise InputError("--node-template", f"{path} holds no Node")
+            raise InputError("--node-template", f"--node-template: {path} holds no Node")
         templates += nodes
     keys = {r.pod for r in results if r.outcome == UNSCHEDULABLE or (args.pod and r.outcome != SCHEDULED)}
     targets = [p for p in pending if p.key in keys]

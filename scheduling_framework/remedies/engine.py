@@ -300,7 +300,8 @@ def _taint_candidates(sim: Simulator, m: Any, pod: Pod, ex: _Examination) -> lis
             node = sim.cluster.get(name).node
             if node is not None:
                 for t in _untolerated(node, pod):
-                    counts[attrs.evolve(t, time_added=None)] += 1
+                    if t.key != UNSCHEDULABLE_TAINT:  # the cordon's own taint: uncordonNode answers it
+                        counts[attrs.evolve(t, time_added=None)] += 1
     return [_tolerate(m, [t]) for t, _ in counts.most_common(5)]
 
 
@@ -381,8 +382,17 @@ def _uncordon(sim: Simulator, names: Sequence[str]) -> _Candidate:
                     if isinstance(taints[j], dict) and taints[j].get("key") == UNSCHEDULABLE_TAINT]
         node_ops.append((name, tuple(ops)))
     shown = ", ".join(names[:NAMED]) + (f" and {len(names) - NAMED} more" if len(names) > NAMED else "")
-    return _Candidate(UNCORDON, f"uncordon {shown}", frozenset({NODE_UNSCHEDULABLE}), (), tuple(node_ops),
-                      frozenset(names))
+    return _Candidate(UNCORDON, f"uncordon {shown}", frozenset({NODE_UNSCHEDULABLE, TAINT_TOLERATION}), (),
+                      tuple(node_ops), frozenset(names))
+
+
+def _only_cordoned(sim: Simulator, pod: Pod, ex: _Examination, name: str) -> bool:
+    """Node ``name`` rejects the pod for being cordoned alone (its cordon taint included)."""
+    fails = set(ex.failing[name])
+    if NODE_UNSCHEDULABLE not in fails or not fails <= {NODE_UNSCHEDULABLE, TAINT_TOLERATION}:
+        return False
+    node = sim.cluster.get(name).node
+    return node is not None and all(t.key == UNSCHEDULABLE_TAINT for t in _untolerated(node, pod))
 
 
 def _lower_requests(m: Any, pod: Pod, ni: NodeInfo, short: Mapping[str, int]) -> _Candidate | None:
@@ -551,7 +561,11 @@ def _node_specific(sim: Simulator, m: Any, pod: Pod, ex: _Examination, name: str
         return None
     for plugin in ex.failing[name]:
         if plugin == TAINT_TOLERATION:
-            parts.append(_tolerate(m, [attrs.evolve(t, time_added=None) for t in _untolerated(node, pod)]))
+            taints = [attrs.evolve(t, time_added=None) for t in _untolerated(node, pod) if t.key != UNSCHEDULABLE_TAINT]
+            if taints:
+                parts.append(_tolerate(m, taints))
+            elif NODE_UNSCHEDULABLE not in ex.failing[name]:
+                return None
         elif plugin == NODE_AFFINITY:
             labels = node.metadata.labels
             keys = [_drop_selector_key(k, val) for k, val in sorted(pod.spec.node_selector.items())
@@ -612,7 +626,7 @@ def remedies_for(sim: Simulator, pod: Pod | Any, *, message: str = "",
         elif plugin == NODE_AFFINITY:
             cands += _affinity_candidates(admitted)
         elif plugin == NODE_UNSCHEDULABLE:
-            only = [n for n in ex.order if set(ex.failing[n]) == {NODE_UNSCHEDULABLE}]
+            only = [n for n in ex.order if _only_cordoned(sim, admitted, ex, n)]
             if only:
                 cands.append(_uncordon(sim, only))
         elif plugin == FIT:
@@ -638,8 +652,8 @@ def remedies_for(sim: Simulator, pod: Pod | Any, *, message: str = "",
             cands += _port_candidates(admitted)
         else:
             reason = _first_reason(ex, plugin)
-            not_computed.append(f"no remedy computed for {plugin} ({rejected[plugin]} node(s))"
-                                + (f": {reason}" if reason else ""))
+            where = "at PreFilter, every node" if not rejected[plugin] else f"{rejected[plugin]} node(s)"
+            not_computed.append(f"no remedy computed for {plugin} ({where})" + (f": {reason}" if reason else ""))
     for cand in cands[:MAX_CANDIDATES]:
         r = verifier.verify(cand)
         if r is not None:
