@@ -286,7 +286,7 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.fail_on_unschedulable and any(r.outcome in (UNSCHEDULABLE, ERROR) for r in all_results):
         status = EXIT_UNSCHEDULABLE
     if args.report:
-        _write_report(args.report, cluster, sched, results, stats, warnings)
+        _write_report(args.report, cluster, sched, results, stats, warnings, remedies=remedies)
     if args.output == "json":
         pods = [r.to_dict(args.explain) for r in results]
         if remedies is not None:
@@ -389,11 +389,12 @@ def _collector_off_then_frozen() -> Iterator[None]:
 
 
 def _write_report(path: str, cluster: Any, sched: Any, results: list[Any], stats: dict[str, Any],
-                  warnings: list[str]) -> None:
+                  warnings: list[str], remedies: dict[str, Any] | None = None) -> None:
     from scheduling_framework.errors import InputError
     from scheduling_framework.report.html import render, report_data
 
-    data = report_data(cluster.nodes, cluster.bound_pods, sched, results, stats, warnings, cluster.pending_pods)
+    data = report_data(cluster.nodes, cluster.bound_pods, sched, results, stats, warnings, cluster.pending_pods,
+                       remedies=remedies)
     try:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(render(data))

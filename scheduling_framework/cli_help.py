@@ -23,6 +23,7 @@ EXAMPLES: dict[str, str] = {
   scheduling-framework schedule --cluster day1.yaml --output yaml > day2.yaml      # the resulting cluster
   scheduling-framework schedule --cluster manifests.yaml --fail-on-unschedulable   # CI gate: exit 3
   scheduling-framework schedule --cluster dump.yaml --report run.html              # a page to open offline
+  scheduling-framework schedule --cluster dump.yaml --why --node-template nodes.yaml  # what would make it fit
   kubectl get nodes,pods -A -o yaml | scheduling-framework schedule --cluster -""",
     "demo": """examples:
   scheduling-framework demo                          # the README demo, from the installed package alone

@@ -681,12 +681,14 @@ def _first_reason(ex: _Examination, plugin: str) -> str:
 def _shortfalls(sim: Simulator, pod: Pod, ex: _Examination) -> list[NodeShortfall]:
     rows = []
     want = {res: _amount(res, q) for res, q in pod_requests(pod).items()}
+    infos = sim.framework.snapshot.list()
+    offered = {res for res in want if any(ni.allocatable.get(res) > 0 for ni in infos)} | {"pods"}
     for n in ex.order:
         fails = ex.failing[n]
         if FIT not in fails:
             continue
         ni = sim.cluster.get(n)
-        short = _shortfall(pod, ni)
+        short = {res: v for res, v in _shortfall(pod, ni).items() if res in offered}  # the facts say the rest
         if not short:
             continue
         also = tuple(sorted(p for p in fails if p != FIT))

@@ -1,10 +1,11 @@
 """``schedule --report run.html``: one self-contained page (inline CSS and JavaScript, no network fetch).
 
 The page shows per-node utilization before and after the run (cpu, memory, pods, extended resources), the
-pod outcome table (sortable, filterable), a drill-down per pod (Filter verdict of every node, each plugin's
-scores), the failure reasons across unschedulable pods, and preemption victims. The run's data is embedded
-as one JSON document (``report_data``), which the script renders with ``textContent`` only (names from the
-cluster file never become markup).
+pod outcome table (sortable, filterable), a drill-down per pod (with ``--why``, what would make a pending pod
+fit; the best-scored nodes with each plugin's score, the other nodes' Filter verdicts grouped by reason), the
+failure reasons across unschedulable pods, and preemption victims. The run's data is embedded as one JSON
+document (``report_data``), which the script renders with ``textContent`` only (names from the cluster file
+never become markup).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
@@ -43,11 +44,13 @@ def _node_usage(ni: NodeInfo) -> dict[str, int]:
 
 
 def report_data(nodes: Sequence[Node], bound_before: Iterable[Pod], run: Any, results: Sequence[Any],
-                stats: dict[str, Any], warnings: Sequence[str], pending: Iterable[Pod] = ()) -> dict[str, Any]:
+                stats: dict[str, Any], warnings: Sequence[str], pending: Iterable[Pod] = (),
+                remedies: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The report's data: ``run`` is the Scheduler after ``run()``; ``bound_before`` the pods running when
     the run started; ``results`` the PodResults to show (explanations where recorded, under ``explain``
     compressed: see :func:`explain_blob`); ``pending`` the pending pods, whose requests an unschedulable
-    pod's row compares with the free room of the nodes closest to fitting it."""
+    pod's row compares with the free room of the nodes closest to fitting it; ``remedies`` (``--why``: pod key
+    -> PodRemedies) adds ``facts``, ``remedies`` and ``why`` to a pod's record, as ``--output json`` has them."""
     before: dict[str, NodeInfo] = {}
     for n in nodes:
         ni = NodeInfo()
@@ -89,6 +92,8 @@ def report_data(nodes: Sequence[Node], bound_before: Iterable[Pod], run: Any, re
         if r.outcome in ("Unschedulable", "Error") and pod is not None and compared < CLOSEST_FOR_PODS:
             compared += 1
             d["requests"], d["closest"] = _closest_nodes(pod, free)
+        if remedies and r.pod in remedies:
+            d.update(remedies[r.pod].record())
         pods.append(d)
         if r.outcome in ("Unschedulable", "Error"):
             seen: set[str] = set()
