@@ -46,6 +46,7 @@ from scheduling_framework.remedies.model import (
     DROP_POD_ANTI_AFFINITY,
     LOWER_REQUESTS,
     NEW_NODE,
+    PREEMPT,
     RELAX_SPREAD,
     TOLERATE_TAINT,
     UNCORDON,
@@ -67,6 +68,8 @@ NAMED = 5
 #: Candidates tried per pod; combinations tried when no single change is enough.
 MAX_CANDIDATES = 16
 MAX_COMBINATIONS = 5
+#: Higher PriorityClasses tried for a preemption remedy, lowest first.
+MAX_PRIORITY_CLASSES = 5
 #: Nodes with the smallest resource shortfall reported.
 SHORTFALLS = 5
 #: At least this many nodes examined from each group of nodes rejected for the same reason.
@@ -658,6 +661,10 @@ def remedies_for(sim: Simulator, pod: Pod | Any, *, message: str = "",
         r = verifier.verify(cand)
         if r is not None:
             remedies.append(r)
+    if FIT in rejected:
+        pr = _preemption(sim, manifest, admitted, verifier)
+        if pr is not None:
+            remedies.append(pr)
     if not remedies and ex.order:
         remedies += _combinations(sim, manifest, admitted, ex, verifier)
     for t in _templates(sim, pod, templates):
@@ -666,6 +673,73 @@ def remedies_for(sim: Simulator, pod: Pod | Any, *, message: str = "",
     remedies.sort(key=lambda r: (r.kind == COMBINATION, r.kind == NEW_NODE, -r.nodes_opened))
     return PodRemedies(key, message, tuple(found_facts), tuple(remedies), tuple(shortfalls), tuple(not_computed),
                        tuple(sorted(rejected.items(), key=lambda kv: (-kv[1], kv[0]))), len(ex.order), ex.total)
+
+
+def _preemption(sim: Simulator, m: Any, pod: Pod, v: _Verifier) -> Remedy | None:
+    """A higher PriorityClass with which upstream's preemption (DefaultPreemption's dry run: its choice of node and
+    of the fewest, least important victims, PodDisruptionBudgets counted) makes room, the lowest that does; the
+    victims evicted on a fork, then a full cycle says where the pod lands."""
+    from scheduling_framework.admission import PRIORITY_CLASS_KIND, PriorityAdmission
+
+    fwk = sim.framework
+    plugin = fwk.plugins.get("DefaultPreemption")
+    evaluator = getattr(plugin, "evaluator", None)
+    if evaluator is None:
+        return None
+    own = pod.spec.priority or 0
+    classes = PriorityAdmission(sim.objects.list(PRIORITY_CLASS_KIND)).classes.values()
+    higher = sorted((pc for pc in classes if pc.value > own and not pc.name.startswith("system-")),
+                    key=lambda pc: (pc.value, pc.name))
+    for pc in higher[:MAX_PRIORITY_CLASSES]:
+        ops: list[dict[str, Any]] = [{"op": "add", "path": "/spec/priorityClassName", "value": pc.name},
+                                     {"op": "add", "path": "/spec/priority", "value": pc.value}]
+        if _spec(m).get("preemptionPolicy") == "Never":
+            ops.append({"op": "remove", "path": "/spec/preemptionPolicy"})
+        cand = _Candidate(PREEMPT, f"give the pod priorityClassName {pc.name} (priority {pc.value})",
+                          frozenset({FIT}), tuple(ops))
+        try:
+            mutated = v.mutated(cand)
+        except (patch.PatchError, SchedulingFrameworkError):
+            return None
+        admitted, refusal = sim.admit(mutated)
+        if refusal:
+            continue
+        state = CycleState()
+        nodes = fwk.snapshot.list()
+        pre_res, st, _ = fwk.run_pre_filter_plugins(state, admitted, nodes)
+        if st is not None and not st.is_success():
+            return None
+        allowed = pre_res.node_names if pre_res is not None else None
+        statuses: dict[str, Status | None] = {}
+        for ni in nodes:
+            if allowed is not None and ni.name not in allowed:
+                statuses[ni.name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "not a PreFilter candidate")
+                continue
+            res = fwk.run_filter_plugins_with_nominated_pods(state, admitted, ni)
+            statuses[ni.name] = None if res is None or res.is_success() else res
+        if any(st is None for st in statuses.values()):
+            return None  # it fits without evicting anyone: the other remedies say how
+        try:
+            found, _statuses, _err = evaluator.find_candidates(state, nodes, admitted, statuses)
+            best = evaluator.select_candidate(found) if found else None
+        except Exception:  # the dry run of a replaced plugin: no remedy rather than a failed run
+            return None
+        if best is None or not best.name:
+            continue
+        victims = tuple(p.key for p in best.victims.pods)
+        with sim.fork():
+            for victim in best.victims.pods:
+                sim.remove_pod(victim)
+            placement = sim.best_node_for_pod(mutated)
+        if placement.node is None:
+            continue
+        pdb = f", {best.victims.num_pdb_violations} of them past a PodDisruptionBudget" \
+            if best.victims.num_pdb_violations else ""
+        change = (f"{cand.change}: preemption would evict {', '.join(victims[:NAMED])}"
+                  f"{f' and {len(victims) - NAMED} more' if len(victims) > NAMED else ''} on {best.name}{pdb}")
+        return Remedy(PREEMPT, change, cand.patches(pod), (FIT,), 1, (best.name,), placement.node, True,
+                      victims=victims)
+    return None
 
 
 def _first_reason(ex: _Examination, plugin: str) -> str:

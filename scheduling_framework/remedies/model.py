@@ -17,10 +17,11 @@ DROP_POD_ANTI_AFFINITY = "dropPodAntiAffinityTerm"
 DROP_HOST_PORT = "dropHostPort"
 LOWER_REQUESTS = "lowerRequests"
 UNCORDON = "uncordonNode"
+PREEMPT = "raisePriority"
 COMBINATION = "combination"
 NEW_NODE = "newNode"
 KINDS = (TOLERATE_TAINT, DROP_NODE_SELECTOR, DROP_NODE_AFFINITY, RELAX_SPREAD, DROP_POD_AFFINITY,
-         DROP_POD_ANTI_AFFINITY, DROP_HOST_PORT, LOWER_REQUESTS, UNCORDON, COMBINATION, NEW_NODE)
+         DROP_POD_ANTI_AFFINITY, DROP_HOST_PORT, LOWER_REQUESTS, UNCORDON, PREEMPT, COMBINATION, NEW_NODE)
 
 
 @attrs.frozen
@@ -45,6 +46,8 @@ class Remedy:
     verified: bool = True
     #: the changes a combination is made of
     parts: tuple[str, ...] = ()
+    #: raisePriority: the pods preemption would evict (upstream's choice of node and victims, PDBs counted)
+    victims: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"kind": self.kind, "change": self.change, "patches": self.patches,
@@ -52,6 +55,8 @@ class Remedy:
                              "nodes": list(self.nodes), "landsOn": self.lands_on, "verified": self.verified}
         if self.parts:
             d["parts"] = list(self.parts)
+        if self.victims:
+            d["victims"] = list(self.victims)
         return d
 
 
@@ -134,5 +139,5 @@ def records(results: Sequence[PodRemedies]) -> list[dict[str, Any]]:
 
 
 __all__ = ["COMBINATION", "DROP_HOST_PORT", "DROP_NODE_AFFINITY", "DROP_NODE_SELECTOR", "DROP_POD_AFFINITY",
-           "DROP_POD_ANTI_AFFINITY", "KINDS", "LOWER_REQUESTS", "NEW_NODE", "RELAX_SPREAD", "TOLERATE_TAINT",
+           "DROP_POD_ANTI_AFFINITY", "KINDS", "LOWER_REQUESTS", "NEW_NODE", "PREEMPT", "RELAX_SPREAD", "TOLERATE_TAINT",
            "RECORD_COLUMNS", "UNCORDON", "NodeShortfall", "PodRemedies", "Remedy", "records"]

@@ -195,6 +195,13 @@ CASES: dict[str, tuple[dict[str, Any], str]] = {
     "combination": (cluster(
         node("n1", labels={"disk": "hdd"}, taints=[TAINT]), node("n2", labels={"disk": "hdd"}, taints=[TAINT]),
         pod("p", nodeSelector={"disk": "ssd"})), "t/p"),
+    "raisePriority": (cluster(
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000},
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "low"}, "value": 10},
+        node("n1", cpu="1"), node("n2", cpu="1"),
+        pod("batch", on="n1", cpu="800m", priorityClassName="low", priority=10),
+        pod("web", on="n2", cpu="800m", priorityClassName="high", priority=1000),
+        pod("p", cpu="500m", priorityClassName="low", priority=10)), "t/p"),
     "dropPodAntiAffinityTerm": (cluster(
         node("n1"), pod("r", on="n1", labels={"app": "web"}),
         pod("p", labels={"app": "web"}, affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
