@@ -14,6 +14,9 @@ The cluster is a realistic dump (``gen_dump.py`` of ../shared/upstream-go, a ``k
   holding matching pods);
 - a required anti-affinity against a DaemonSet's pods (one on every node).
 
+Every added pod is distinct (a label of its own), so each gets its own computation; ``--replicas`` makes the
+pods of one kind alike, as a Deployment's replicas are, which share one.
+
 Each repetition runs, as separate processes and in alternation, ``schedule --seed 1 --output json`` and the
 same with ``--why``, and takes each child's user + system CPU time (``getrusage(RUSAGE_CHILDREN)``). It
 reports the medians and their ratio (issue 37's bound: 2.0 at 5,000 nodes with 300 such pods) and how many
@@ -52,12 +55,14 @@ def _tainted_node(text: str) -> str:
     return names[-1].group(1)
 
 
-def unschedulable_pod(i: int, tainted: str) -> dict[str, Any]:
+def unschedulable_pod(i: int, tainted: str, distinct: bool = True) -> dict[str, Any]:
     kind = KINDS[i % len(KINDS)]
     requests = {"cpu": "250m", "memory": "256Mi"}
     limits: dict[str, str] = {}
     spec: dict[str, Any] = {}
     labels = {"app.kubernetes.io/name": f"why-{kind}", "app.kubernetes.io/part-of": "payments", "team": "payments"}
+    if distinct:  # no two pods alike: each gets its own computation (replicas share one)
+        labels["why-index"] = str(i)
     if kind == "gpu":
         requests["nvidia.com/gpu"] = limits["nvidia.com/gpu"] = "1"
     elif kind == "zone":
@@ -85,7 +90,7 @@ def unschedulable_pod(i: int, tainted: str) -> dict[str, Any]:
                      **spec}}
 
 
-def with_pods(src: str, n: int, out_dir: str) -> str:
+def with_pods(src: str, n: int, out_dir: str, distinct: bool = True) -> str:
     """``src`` (a JSON List) with ``n`` unschedulable pods appended to its items, written under ``out_dir``."""
     with open(src, encoding="utf-8") as fh:
         text = fh.read()
@@ -94,8 +99,8 @@ def with_pods(src: str, n: int, out_dir: str) -> str:
     close = end.rfind("]")
     if not end.endswith("}") or close < 0:
         raise SystemExit(f"{src}: expected a JSON kind: List")
-    extra = ",".join(json.dumps(unschedulable_pod(i, tainted)) for i in range(n))
-    path = os.path.join(out_dir, f"{os.path.basename(src)}.why{n}.json")
+    extra = ",".join(json.dumps(unschedulable_pod(i, tainted, distinct)) for i in range(n))
+    path = os.path.join(out_dir, f"{os.path.basename(src)}.why{n}{'' if distinct else 'r'}.json")
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(end[:close] + ("," if n else "") + extra + end[close:])
     return path
@@ -133,11 +138,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.why", description=__doc__.split("\n\n")[0])
     p.add_argument("--cluster", required=True, help="a gen_dump.py dump (JSON)")
     p.add_argument("--pods", type=int, default=300, help="unschedulable pods added (default 300)")
+    p.add_argument("--replicas", action="store_true",
+                   help="the added pods of one kind are replicas (alike but for their name), as a Deployment's are; "
+                        "default: every pod distinct")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--output", choices=("table", "json"), default="table")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        res = measure(with_pods(args.cluster, args.pods, tmp), args.repeat)
+        res = measure(with_pods(args.cluster, args.pods, tmp, not args.replicas), args.repeat)
     if args.output == "json":
         print(json.dumps(res, indent=2))
         return 0

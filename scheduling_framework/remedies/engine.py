@@ -68,6 +68,8 @@ NAMED = 5
 #: Candidates tried per pod; combinations tried when no single change is enough.
 MAX_CANDIDATES = 16
 MAX_COMBINATIONS = 5
+#: How far a spread's maxSkew is raised at most before ScheduleAnyway is proposed instead.
+MAX_SKEW_RAISE = 1024
 #: Higher PriorityClasses tried for a preemption remedy, lowest first.
 MAX_PRIORITY_CLASSES = 5
 #: Nodes with the smallest resource shortfall reported.
@@ -504,7 +506,16 @@ class _Verifier:
         return Remedy(cand.kind, cand.change, cand.patches(self.pod), tuple(sorted(cand.plugins)), len(opened),
                       tuple(opened[:NAMED]), placement.node, True)
 
-    def _opened(self, pod: Pod, names: Sequence[str]) -> list[str]:
+    def opens(self, cand: _Candidate) -> bool:
+        """Whether the change (a pod change) lets the pod pass PreFilter and Filter on an examined node it should
+        open: the quick question of a search, before the value found is verified."""
+        try:
+            pod = self.mutated(cand)
+        except (patch.PatchError, SchedulingFrameworkError):
+            return False
+        return bool(self._opened(pod, self.predicted(cand), first=True))
+
+    def _opened(self, pod: Pod, names: Sequence[str], first: bool = False) -> list[str]:
         sim = self.sim
         admitted, refusal = sim.admit(pod)
         if refusal:
@@ -524,34 +535,39 @@ class _Verifier:
             res = fwk.run_filter_plugins_with_nominated_pods(state, admitted, sim.cluster.get(name))
             if res is None or res.is_success():
                 out.append(name)
+                if first:
+                    break
         return out
 
 
 def _spread(v: _Verifier, pod: Pod) -> list[Remedy]:
-    """For each DoNotSchedule spread constraint: the smallest maxSkew that lets the pod in, else ScheduleAnyway."""
+    """For each DoNotSchedule spread constraint: the smallest maxSkew that lets the pod in, else ScheduleAnyway.
+
+    The search (doubling, then halving) asks only whether an examined node opens (PreFilter and Filter); the
+    value found is then verified as every remedy is, with a full cycle."""
     out: list[Remedy] = []
     for i, c in enumerate(pod.spec.topology_spread_constraints):
         if c.when_unsatisfiable != "DoNotSchedule":
             continue
-        lo, hi, found = c.max_skew, c.max_skew + 1, None
-        while hi <= c.max_skew + 1024:
-            found = v.verify(_spread_candidate(i, c, hi))
-            if found is not None:
+        lo, hi, ok = c.max_skew, c.max_skew + 1, False
+        while hi <= c.max_skew + MAX_SKEW_RAISE:
+            ok = v.opens(_spread_candidate(i, c, hi))
+            if ok:
                 break
             lo, hi = hi, c.max_skew + 2 * (hi - c.max_skew)
-        if found is not None:
+        found = None
+        if ok:
             while hi - lo > 1:  # the smallest that works
                 mid = (lo + hi) // 2
-                r = v.verify(_spread_candidate(i, c, mid))
-                if r is not None:
-                    hi, found = mid, r
+                if v.opens(_spread_candidate(i, c, mid)):
+                    hi = mid
                 else:
                     lo = mid
+            found = v.verify(_spread_candidate(i, c, hi))
+        if found is None:
+            found = v.verify(_spread_candidate(i, c, None))
+        if found is not None:
             out.append(found)
-        else:
-            r = v.verify(_spread_candidate(i, c, None))
-            if r is not None:
-                out.append(r)
     return out
 
 
