@@ -251,6 +251,9 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InputError("--config", "only one of --cluster and --config can read standard input ('-')")
     if args.node_template and not args.why:
         raise InputError("--node-template", "--node-template is read by --why: give both")
+    if args.why and args.output == "yaml":
+        raise InputError("--why", "--why is shown in the table and the JSON output; --output yaml writes the resulting "
+                                  "cluster alone")
     cfg = load_config_for(args)
     with _collector_off_then_frozen():
         cluster = load_cluster_with_progress(args.cluster, args.max_input_bytes, err, args.progress, args.strict)

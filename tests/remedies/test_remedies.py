@@ -259,6 +259,11 @@ def test_a_rejection_without_remedy_is_named(tmp_path: Path) -> None:
     assert any("rejected the pod before any node was examined" in f for f in rec["facts"])
 
 
+def test_why_has_no_place_in_yaml_output() -> None:
+    code, out, err = run("schedule", "--cluster", str(EXAMPLE), "--why", "--output", "yaml")
+    assert code == 2 and err.startswith("error: --why") and out == ""
+
+
 def test_node_template_needs_why() -> None:
     code, _, err = run("schedule", "--cluster", str(EXAMPLE), "--node-template", str(TEMPLATES))
     assert code == 2 and "--node-template" in err and "--why" in err
