@@ -269,7 +269,9 @@ def facts(sim: Simulator, pod: Pod) -> list[str]:
     cordoned = sum(1 for ni in infos if ni.node is not None and ni.node.spec.unschedulable)
     if cordoned == len(infos):
         out.append("every node is cordoned (spec.unschedulable)")
-    return out
+    from scheduling_framework.remedies.dra_facts import dra_facts
+
+    return out + dra_facts(sim, pod)
 
 
 # --- candidates ------------------------------------------------------------------------------------------------

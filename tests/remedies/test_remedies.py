@@ -319,3 +319,35 @@ def test_the_simulator_is_left_unchanged() -> None:
     for p in c.pending_pods:
         sim.remedies(p, templates=TEMPLATE_NODES)
     assert {ni.name: (len(ni.pods), ni.node) for ni in sim.cluster.node_infos()} == before
+
+
+# --- DRA facts ---------------------------------------------------------------------------------------------------
+
+
+def _dra_cluster(driver: str, class_name: str = "gpu") -> dict[str, Any]:
+    return cluster(
+        node("gpu-1"),
+        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+         "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s1"},
+         "spec": {"driver": driver, "nodeName": "gpu-1", "pool": {"name": "p", "generation": 1,
+                                                                  "resourceSliceCount": 1},
+                  "devices": [{"name": "dev-0"}]}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+         "metadata": {"name": "one", "namespace": "t"},
+         "spec": {"spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": class_name}}]}}}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "train", "namespace": "t"},
+         "spec": {"resourceClaims": [{"name": "c", "resourceClaimTemplateName": "one"}],
+                  "containers": [{"name": "c", "image": "i", "resources": {"claims": [{"name": "c"}]}}]}})
+
+
+@pytest.mark.parametrize(("driver", "class_name", "fact"), [
+    pytest.param("other.example.com", "gpu", "no device matches DeviceClass gpu's selector (request c/r; 1 "
+                 "ResourceSlice(s) listed)", id="no-matching-device"),
+    pytest.param("gpu.example.com", "tpu", "no DeviceClass tpu (request c/r)", id="no-class"),
+])
+def test_dra_facts(tmp_path: Path, driver: str, class_name: str, fact: str) -> None:
+    rec = record(schedule_json(_write(tmp_path, _dra_cluster(driver, class_name)), "--why"), "t/train")
+    assert rec["outcome"] == "Unschedulable"
+    assert fact in rec["facts"], rec["facts"]
+    assert any("DynamicResources" in line for line in rec["why"]["notComputed"]), rec["why"]
