@@ -250,7 +250,9 @@ def test_names_from_the_cluster_file_stay_text_in_a_real_browser(tmp_path: Path,
     [remedy] = page.query_selector_all(".why tr.remedy")
     assert remedy.query_selector_all("td")[2].inner_text() == "<b>n1</b>"
     page.click(".drill table.verdicts tr.group summary")
-    assert page.query_selector(".drill table.verdicts span[data-node='<b>n1</b>']").inner_text() == "<b>n1</b>"
+    # the names are listed on the details' toggle event, after the click returns
+    name = page.wait_for_selector(".drill table.verdicts span[data-node='<b>n1</b>']")
+    assert name is not None and name.inner_text() == "<b>n1</b>"
     assert page.query_selector_all("main b") == []
     # a rejection no remedy answers is named
     page.click("#pods tbody tr.pod[data-pod='default/claim']")
