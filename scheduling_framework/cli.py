@@ -87,6 +87,9 @@ def _parser() -> argparse.ArgumentParser:
     from scheduling_framework.comparison import cli as compare_cli
 
     compare_cli.add_parser(sub)
+    from scheduling_framework.autoscaler import cli as autoscale_cli
+
+    autoscale_cli.add_parser(sub)
     se = sub.add_parser("serve-extender", help="serve a profile's Filter and Score plugins as a kube-scheduler "
                                                "extender (HTTP, the extender protocol)")
     se.add_argument("--config", help="KubeSchedulerConfiguration YAML with the profile to serve "
@@ -210,6 +213,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             from scheduling_framework.comparison import cli as compare_cli
 
             return compare_cli.run(args, out, err)
+        if args.command == "autoscale":
+            from scheduling_framework.autoscaler import cli as autoscale_cli
+
+            return autoscale_cli.run(args, out, err)
         if args.command in ("replay", "sweep"):
             from scheduling_framework.scenario import cli as scenario_cli
 

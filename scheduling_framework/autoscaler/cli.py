@@ -1,0 +1,168 @@
+"""The ``autoscale`` command (wired into scheduling_framework.cli): cluster-autoscaler's plan for a dump."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, TextIO
+
+from scheduling_framework.autoscaler.model import Plan
+from scheduling_framework.errors import ConfigError, InputError
+
+#: cluster-autoscaler's expanders (its --expander names).
+EXPANDERS = ("random", "most-pods", "least-waste", "price", "priority")
+
+
+def add_parser(sub: Any) -> None:
+    from scheduling_framework.cli_help import add_release_flags
+
+    a = sub.add_parser("autoscale", help="cluster-autoscaler's decisions for a cluster file: which node group to "
+                                         "grow for the pending pods, and which nodes could be removed")
+    a.add_argument("--cluster", required=True, help="YAML or JSON: Nodes, Pods, PodDisruptionBudgets, controllers, "
+                                                    "...; '-' reads standard input")
+    a.add_argument("--node-groups", required=True, metavar="GROUPS.yaml",
+                   help="the node groups: nodeGroups: [{name, minSize, maxSize, template | templateNode, "
+                        "nodeSelector?, pricePerHour?, priority?}] (docs/autoscaler-simulation.md)")
+    a.add_argument("--expander", default="random", metavar="NAME[,NAME...]",
+                   help=f"cluster-autoscaler's expander chain ({', '.join(EXPANDERS)}; default random)")
+    a.add_argument("--max-nodes-total", type=int, default=None, metavar="N",
+                   help="the cluster's node count cluster-autoscaler does not scale beyond (default: no limit)")
+    a.add_argument("--scale-down-utilization-threshold", type=float, default=0.5, metavar="F",
+                   help="a node whose cpu and memory requests are both under this fraction of its allocatable is "
+                        "a scale-down candidate (default 0.5)")
+    a.add_argument("--skip-nodes-with-local-storage", type=_bool, default=True, metavar="true|false",
+                   help="pods with local storage (emptyDir, hostPath) block their node's removal (default true)")
+    a.add_argument("--skip-nodes-with-system-pods", type=_bool, default=True, metavar="true|false",
+                   help="kube-system pods without a PodDisruptionBudget block their node's removal (default true)")
+    a.add_argument("--ignore-daemonsets-utilization", type=_bool, default=False, metavar="true|false",
+                   help="leave DaemonSet pods out of node utilization (default false)")
+    a.add_argument("--scale-down-unneeded-time", default=None, metavar="DURATION",
+                   help="accepted for cluster-autoscaler's command lines and ignored (noted in the output): a "
+                        "dump has no history")
+    a.add_argument("--no-scale-up", dest="scale_up", action="store_false", help="skip the scale-up")
+    a.add_argument("--no-scale-down", dest="scale_down", action="store_false", help="skip the scale-down")
+    a.add_argument("--why", action="store_true",
+                   help="for the pods no node group helps: what would make them fit (as schedule --why)")
+    a.add_argument("--config", help="KubeSchedulerConfiguration YAML (default: the upstream default profile)")
+    a.add_argument("--seed", type=int, default=None, help="seed of the random expander and of tie-breaking")
+    a.add_argument("--output", choices=("table", "json"), default="table")
+    a.add_argument("--max-input-bytes", default=None, metavar="N",
+                   help="refuse input files larger than N bytes (suffixes Ki, Mi, Gi, K, M, G)")
+    a.add_argument("--strict", action="store_true",
+                   help="fields the Kubernetes API does not define are errors (default: a warning naming each)")
+    add_release_flags(a)
+
+
+def _bool(text: str) -> bool:
+    if text.lower() in ("true", "1", "yes"):
+        return True
+    if text.lower() in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from scheduling_framework._input import load_yaml_documents, read_input
+    from scheduling_framework.autoscaler.drain import DrainOptions
+    from scheduling_framework.autoscaler.groups import load_node_groups
+    from scheduling_framework.autoscaler.plan import autoscale
+    from scheduling_framework.cluster import load_cluster
+    from scheduling_framework.config import load_config
+    from scheduling_framework.ingest import gc_paused
+
+    expanders = [e.strip() for e in args.expander.split(",") if e.strip()]
+    unknown = [e for e in expanders if e not in EXPANDERS]
+    if not expanders or unknown:
+        raise InputError("--expander", f"--expander: unknown expander(s) {', '.join(unknown) or '(none)'}; known: "
+                                       f"{', '.join(EXPANDERS)}")
+    if not 0 <= args.scale_down_utilization_threshold <= 1:
+        raise InputError("--scale-down-utilization-threshold", "--scale-down-utilization-threshold: expected a "
+                                                               "fraction between 0 and 1")
+    if args.max_nodes_total is not None and args.max_nodes_total < 0:
+        raise InputError("--max-nodes-total", "--max-nodes-total: expected a non-negative integer")
+    max_bytes = None
+    if args.max_input_bytes is not None:
+        from scheduling_framework._input import parse_byte_size
+
+        try:
+            max_bytes = parse_byte_size(args.max_input_bytes)
+        except ValueError as e:
+            raise InputError("--max-input-bytes", f"--max-input-bytes: {e}") from None
+    if args.cluster == "-" and args.node_groups == "-":
+        raise InputError("--node-groups", "only one of --cluster and --node-groups can read standard input ('-')")
+    cfg = load_config(args.config, max_input_bytes=max_bytes, kubernetes_version=args.kubernetes_version,
+                      feature_gates=args.feature_gates)
+    with gc_paused():
+        cluster = load_cluster(args.cluster, max_input_bytes=max_bytes, strict=args.strict)
+    try:
+        docs = load_yaml_documents(read_input(args.node_groups, what="node groups file", max_bytes=max_bytes),
+                                   args.node_groups)
+        if len(docs) != 1:
+            raise ConfigError(f"expected one YAML document, found {len(docs)}")
+        groups = load_node_groups(docs[0], cluster.nodes, source=args.node_groups)
+    except (ConfigError, InputError) as e:
+        raise InputError("--node-groups", f"--node-groups {args.node_groups}: {e}") from None
+    options = DrainOptions(skip_nodes_with_system_pods=args.skip_nodes_with_system_pods,
+                           skip_nodes_with_local_storage=args.skip_nodes_with_local_storage,
+                           scale_down_utilization_threshold=args.scale_down_utilization_threshold,
+                           ignore_daemonsets_utilization=args.ignore_daemonsets_utilization)
+    priorities: dict[int, list[str]] = {}
+    for g in groups:
+        if g.priority is not None:
+            priorities.setdefault(g.priority, []).append(f"^{g.name}$")
+    plan = autoscale(cluster, groups, config=cfg, seed=args.seed, expanders=expanders, priorities=priorities or None,
+                     max_nodes_total=args.max_nodes_total, options=options, why=args.why,
+                     scale_up_enabled=args.scale_up, scale_down_enabled=args.scale_down)
+    notes = list(plan.notes)
+    if args.scale_down_unneeded_time is not None:
+        notes.insert(0, f"--scale-down-unneeded-time {args.scale_down_unneeded_time} ignored: a dump has no history")
+    doc = {**plan.to_dict(), "notes": notes, "warnings": list(cluster.warnings) + list(plan.warnings)}
+    if args.output == "json":
+        json.dump(doc, out, indent=2)
+        out.write("\n")
+        return 0
+    for w in doc["warnings"]:
+        print(f"warning: {w}", file=err)
+    print_plan(plan, out, notes, args.scale_up, args.scale_down)
+    return 0
+
+
+def print_plan(plan: Plan, out: TextIO, notes: list[str], up: bool = True, down: bool = True) -> None:
+    from scheduling_framework.report.table import table
+
+    if up:
+        pending = len(plan.schedulable) + len({k for o in plan.options for k in o.pods} |
+                                              {u.pod for u in plan.unhelpable})
+        out.write(f"scale-up: {pending} pending pod(s); {len(plan.schedulable)} fit on existing nodes\n")
+        if plan.options:
+            out.write("\n")
+            table([("NODE GROUP", "NEW NODES", "PODS", "NOTE")] +
+                  [(o.node_group, str(o.nodes), str(len(o.pods)), o.note) for o in plan.options], out)
+        if plan.chosen is not None:
+            out.write(f"\nchosen ({','.join(plan.expander)}): {plan.chosen.node_group}, {plan.chosen.nodes} new "
+                      f"node(s) for {len(plan.chosen.pods)} pod(s)\n")
+        elif not plan.unhelpable:
+            out.write("no scale-up needed\n")
+        if plan.unhelpable:
+            out.write(f"\n{len(plan.unhelpable)} pod(s) no node group helps:\n")
+            for u in plan.unhelpable:
+                out.write(f"  {u.pod}: {u.reason}\n")
+                for r in u.remedies:
+                    out.write(f"    - {r}\n")
+    if down:
+        out.write(f"\nscale-down: {len(plan.candidates)} candidate(s), {len(plan.blocked)} blocked\n")
+        if plan.candidates:
+            out.write("\n")
+            table([("NODE", "NODE GROUP", "UTILIZATION", "PODS MOVE TO")] +
+                  [(c.node, c.node_group or "-", f"{c.utilization:.0%}",
+                    ", ".join(f"{p} -> {n}" for p, n in c.moves) or "-") for c in plan.candidates], out)
+        if plan.blocked:
+            out.write("\n")
+            table([("BLOCKED NODE", "NODE GROUP", "RULE", "DETAIL")] +
+                  [(b.node, b.node_group or "-", b.rule, b.detail) for b in plan.blocked], out)
+    for n in notes:
+        out.write(f"\nnote: {n}")
+    out.write("\n")
+
+
+__all__ = ["EXPANDERS", "add_parser", "print_plan", "run"]
