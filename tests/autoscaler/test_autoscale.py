@@ -1,0 +1,81 @@
+"""``autoscale`` end to end: the example cluster's scale-up and scale-down, bad input naming the flag or field."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scheduling_framework import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+CLUSTER = str(ROOT / "examples" / "autoscaler" / "cluster.yaml")
+GROUPS = str(ROOT / "examples" / "autoscaler" / "node-groups.yaml")
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.main(list(args), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def plan(*extra: str) -> dict[str, Any]:
+    code, out, err = run("autoscale", "--cluster", CLUSTER, "--node-groups", GROUPS, "--seed", "1", "--output",
+                         "json", *extra)
+    assert code == 0, err
+    doc: dict[str, Any] = json.loads(out)
+    return doc
+
+
+def test_scale_down_candidates_and_blocked_nodes() -> None:
+    down = plan("--no-scale-up")["scaleDown"]
+    assert [(c["node"], c["nodeGroup"]) for c in down["candidates"]] == [("general-5", "general")]
+    assert down["candidates"][0]["moves"] == {"shop/search-0": "general-1"}
+    assert {b["node"]: b["rule"] for b in down["blocked"]} == {"general-3": "NotEnoughPdb",
+                                                                "general-4": "LocalStorageRequested"}
+
+
+def test_local_storage_can_be_allowed() -> None:
+    down = plan("--no-scale-up", "--skip-nodes-with-local-storage", "false")["scaleDown"]
+    assert {c["node"] for c in down["candidates"]} == {"general-4", "general-5"}
+
+
+def test_min_size_is_respected(tmp_path: Path) -> None:
+    groups = tmp_path / "g.yaml"
+    groups.write_text(Path(GROUPS).read_text().replace("minSize: 1", "minSize: 5"), encoding="utf-8")
+    code, out, err = run("autoscale", "--cluster", CLUSTER, "--node-groups", str(groups), "--no-scale-up",
+                         "--output", "json")
+    assert code == 0, err
+    down = json.loads(out)["scaleDown"]
+    assert down["candidates"] == []
+    assert {b["node"]: b["rule"] for b in down["blocked"]}["general-5"] == "NodeGroupMinSizeReached"
+
+
+@pytest.mark.parametrize(("argv", "flag", "words"), [
+    pytest.param(["--expander", "cheapest"], "--expander", "unknown expander(s) cheapest", id="unknown-expander"),
+    pytest.param(["--scale-down-utilization-threshold", "1.5"], "--scale-down-utilization-threshold",
+                 "between 0 and 1", id="threshold"),
+    pytest.param(["--max-nodes-total", "-1"], "--max-nodes-total", "non-negative", id="max-nodes"),
+])
+def test_bad_flags_are_named(argv: list[str], flag: str, words: str) -> None:
+    code, _, err = run("autoscale", "--cluster", CLUSTER, "--node-groups", GROUPS, *argv)
+    assert code == 2 and err.startswith(f"error: {flag}") and words in err, err
+
+
+@pytest.mark.parametrize(("content", "words"), [
+    pytest.param(None, "no/such", id="missing"),
+    pytest.param("nodeGroups: [{name: g, maxSize: 1}]\n", "nodeGroups[0]: give one of template", id="no-template"),
+    pytest.param("a: [\n", "--node-groups", id="malformed"),
+    pytest.param("nodeGroups: []\n---\nnodeGroups: []\n", "expected one YAML document", id="two-documents"),
+])
+def test_bad_node_groups_name_the_flag(tmp_path: Path, content: str | None, words: str) -> None:
+    path = "no/such/groups.yaml"
+    if content is not None:
+        path = str(tmp_path / "g.yaml")
+        Path(path).write_text(content, encoding="utf-8")
+    code, _, err = run("autoscale", "--cluster", CLUSTER, "--node-groups", path)
+    assert code == 2 and err.startswith("error: --node-groups") and words in err, err
+    assert "Traceback" not in err
