@@ -106,11 +106,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                            skip_nodes_with_local_storage=args.skip_nodes_with_local_storage,
                            scale_down_utilization_threshold=args.scale_down_utilization_threshold,
                            ignore_daemonsets_utilization=args.ignore_daemonsets_utilization)
-    priorities: dict[int, list[str]] = {}
-    for g in groups:
-        if g.priority is not None:
-            priorities.setdefault(g.priority, []).append(f"^{g.name}$")
-    plan = autoscale(cluster, groups, config=cfg, seed=args.seed, expanders=expanders, priorities=priorities or None,
+    plan = autoscale(cluster, groups, config=cfg, seed=args.seed, expanders=expanders,
                      max_nodes_total=args.max_nodes_total, options=options, why=args.why,
                      scale_up_enabled=args.scale_up, scale_down_enabled=args.scale_down)
     notes = list(plan.notes)

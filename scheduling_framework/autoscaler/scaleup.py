@@ -71,9 +71,11 @@ def scale_up(sim: Simulator, pending: Sequence[Pod], groups: Sequence[NodeGroup]
             continue
         note = f"capped at {room} node(s)" if est.capped else ""
         options.append(ScaleUpOption(g.name, est.node_count, placed, note))
-        candidates.append(Option(g.name, est.node_count, placed, g.template, g.price_per_hour, g.priority,
-                                 est.pod_requests()))
-    chosen_opt = choose(candidates, expanders, seed=seed, priorities=priorities) if candidates else None
+        candidates.append(Option(node_group=g.name, node_count=est.node_count, pods=list(placed), template=g.template,
+                                 price_per_hour=g.price_per_hour, priority=g.priority,
+                                 pod_requests=est.pod_requests()))
+    chosen_opt = choose(candidates, expanders, seed=seed, priorities=priorities,
+                        cluster_size=total) if candidates else None
     chosen = next((o for o in options if chosen_opt is not None and o.node_group == chosen_opt.node_group),
                   None)
     helped = {k for o in options for k in o.pods}

@@ -79,3 +79,61 @@ def test_bad_node_groups_name_the_flag(tmp_path: Path, content: str | None, word
     code, _, err = run("autoscale", "--cluster", CLUSTER, "--node-groups", path)
     assert code == 2 and err.startswith("error: --node-groups") and words in err, err
     assert "Traceback" not in err
+
+
+# --- scale-up -------------------------------------------------------------------------------------------------
+
+
+def test_scale_up_options_and_unhelpable_pods() -> None:
+    up = plan("--no-scale-down", "--expander", "least-waste")["scaleUp"]
+    assert up["schedulableOnExistingNodes"] == {}
+    options = {o["nodeGroup"]: (o["nodes"], len(o["pods"])) for o in up["options"]}
+    assert options == {"large": (2, 6), "highcpu": (2, 6), "gpu": (2, 4)}
+    assert [u["pod"] for u in up["unhelpable"]] == ["shop/eu-report"]
+    assert set(up["unhelpable"][0]["nodeGroups"]) == {"general", "large", "highcpu", "gpu"}
+
+
+@pytest.mark.parametrize(("expander", "group"), [
+    pytest.param("least-waste", "highcpu", id="least-waste"),  # 32Gi nodes: less memory left idle
+    pytest.param("price", "large", id="price"),  # the cheaper node
+])
+def test_least_waste_and_price_choose_differently(expander: str, group: str) -> None:
+    chosen = plan("--no-scale-down", "--expander", expander)["scaleUp"]["chosen"]
+    assert (chosen["nodeGroup"], chosen["nodes"]) == (group, 2)
+
+
+def test_a_gpu_pool_scale_up() -> None:
+    doc = plan("--no-scale-down", "--expander", "priority,least-waste", "--max-nodes-total", "7")["scaleUp"]
+    gpu = next(o for o in doc["options"] if o["nodeGroup"] == "gpu")
+    assert {"shop/train-0", "shop/train-1"} <= set(gpu["pods"])
+
+
+def test_max_size_reached(tmp_path: Path) -> None:
+    groups = tmp_path / "g.yaml"
+    groups.write_text(Path(GROUPS).read_text().replace("maxSize: 5", "maxSize: 0"), encoding="utf-8")
+    code, out, err = run("autoscale", "--cluster", CLUSTER, "--node-groups", str(groups), "--no-scale-down",
+                         "--output", "json", "--seed", "1")
+    assert code == 0, err
+    up = json.loads(out)["scaleUp"]
+    assert {o["nodeGroup"] for o in up["options"]} == {"gpu"}
+    report = next(u for u in up["unhelpable"] if u["pod"] == "shop/eu-report")
+    assert report["nodeGroups"]["large"] == report["nodeGroups"]["highcpu"] == "max size reached"
+
+
+def test_why_adds_remedies_to_unhelpable_pods() -> None:
+    up = plan("--no-scale-down", "--why")["scaleUp"]
+    [u] = up["unhelpable"]
+    assert u["remedies"][0] == "drop nodeSelector topology.kubernetes.io/zone=eu-west-1a"
+
+
+def test_the_plan_leaves_the_cluster_as_it_was() -> None:
+    from scheduling_framework.autoscaler.groups import load_node_groups
+    from scheduling_framework.autoscaler.plan import autoscale
+    from scheduling_framework.cluster import load_cluster
+    from tests import yamlio
+
+    cluster = load_cluster(CLUSTER)
+    groups = load_node_groups(yamlio.load(Path(GROUPS).read_text()), cluster.nodes)
+    first = autoscale(cluster, groups, seed=1, expanders=["least-waste"]).to_dict()
+    again = autoscale(cluster, groups, seed=1, expanders=["least-waste"]).to_dict()
+    assert first == again
