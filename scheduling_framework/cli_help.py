@@ -45,6 +45,10 @@ EXAMPLES: dict[str, str] = {
   scheduling-framework replay examples/scenarios/scale-down.yaml""",
     "sweep": """examples:
   scheduling-framework sweep examples/scenarios/node-sizes.yaml""",
+    "autoscale": """examples:
+  scheduling-framework autoscale --cluster dump.yaml --node-groups groups.yaml --expander least-waste
+  scheduling-framework autoscale --cluster dump.yaml --node-groups groups.yaml --expander priority,price --output json
+  scheduling-framework autoscale --cluster dump.yaml --node-groups groups.yaml --no-scale-up  # removable nodes""",
     "compare": """examples:
   scheduling-framework compare --cluster dump.yaml --a-kubernetes-version 1.35 --b-kubernetes-version 1.37
   scheduling-framework compare --cluster dump.yaml --b-config binpack.yaml --seed 1 --output json

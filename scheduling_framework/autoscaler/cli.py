@@ -142,11 +142,14 @@ def print_plan(plan: Plan, out: TextIO, notes: list[str], up: bool = True, down:
         if plan.unhelpable:
             out.write(f"\n{len(plan.unhelpable)} pod(s) no node group helps:\n")
             for u in plan.unhelpable:
-                out.write(f"  {u.pod}: {u.reason}\n")
+                reasons = {r for _g, r in u.groups}
+                text = f"every node group: {reasons.pop()}" if len(u.groups) > 1 and len(reasons) == 1 else u.reason
+                _wrapped(out, f"{u.pod}: {text}", "  ", "    ")
                 for r in u.remedies:
-                    out.write(f"    - {r}\n")
+                    _wrapped(out, r, "    - ", "      ")
     if down:
-        out.write(f"\nscale-down: {len(plan.candidates)} candidate(s), {len(plan.blocked)} blocked\n")
+        out.write(("\n" if up else "") + f"scale-down: {len(plan.candidates)} candidate(s), {len(plan.blocked)} "
+                                           "blocked\n")
         if plan.candidates:
             out.write("\n")
             table([("NODE", "NODE GROUP", "UTILIZATION", "PODS MOVE TO")] +
@@ -156,9 +159,17 @@ def print_plan(plan: Plan, out: TextIO, notes: list[str], up: bool = True, down:
             out.write("\n")
             table([("BLOCKED NODE", "NODE GROUP", "RULE", "DETAIL")] +
                   [(b.node, b.node_group or "-", b.rule, b.detail) for b in plan.blocked], out)
-    for n in notes:
-        out.write(f"\nnote: {n}")
     out.write("\n")
+    for n in notes:
+        _wrapped(out, n, "note: ", "  ")
+
+
+def _wrapped(out: TextIO, text: str, first: str, rest: str, width: int = 120) -> None:
+    import textwrap
+
+    for line in textwrap.wrap(text, width=width, initial_indent=first, subsequent_indent=rest,
+                              break_long_words=False, break_on_hyphens=False):
+        out.write(line + "\n")
 
 
 __all__ = ["EXPANDERS", "add_parser", "print_plan", "run"]
