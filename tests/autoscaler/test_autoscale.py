@@ -103,9 +103,10 @@ def test_least_waste_and_price_choose_differently(expander: str, group: str) -> 
 
 
 def test_a_gpu_pool_scale_up() -> None:
-    doc = plan("--no-scale-down", "--expander", "priority,least-waste", "--max-nodes-total", "7")["scaleUp"]
+    doc = plan("--no-scale-down", "--expander", "priority,least-waste")["scaleUp"]
     gpu = next(o for o in doc["options"] if o["nodeGroup"] == "gpu")
     assert {"shop/train-0", "shop/train-1"} <= set(gpu["pods"])
+    assert doc["chosen"]["nodeGroup"] == "gpu"  # the highest priority among the groups that help
 
 
 def test_max_size_reached(tmp_path: Path) -> None:
