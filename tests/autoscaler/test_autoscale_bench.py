@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from benchmarks.autoscale import measure, prepare
 
 
@@ -22,3 +24,29 @@ def test_the_benchmark_measures_scale_up_and_scale_down(tmp_path: Path) -> None:
     res = measure(dump, groups, 1)
     assert n == 4 and res["schedulableOnExisting"] == 4 and res["chosen"] is not None
     assert all(len(v) == 1 and v[0] > 0 for v in res["runs"].values())
+
+
+GEN_DUMP = Path(__file__).resolve().parents[3] / "shared" / "upstream-go" / "gen_dump.py"
+
+
+@pytest.mark.skipif(not GEN_DUMP.is_file(), reason=f"{GEN_DUMP} is not on this machine")
+def test_a_realistic_dump_end_to_end(tmp_path: Path) -> None:
+    """The real generator's 40-node dump (four node groups, DaemonSets, Deployments), 30 big pods added: every
+    pending pod the current nodes take is placed there, the others go to the groups that help, and the scan
+    finds candidates or says what blocks each node."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    p = subprocess.run([sys.executable, str(GEN_DUMP), "--nodes", "40", "--format", "yaml", "--no-managed-fields"],
+                       capture_output=True, text=True, check=True, timeout=120)
+    src = tmp_path / "c40.json"
+    src.write_text(json.dumps(yaml.load(p.stdout, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)), indent=1))
+    dump, groups, n = prepare(str(src), 30, str(tmp_path))
+    res = measure(dump, groups, 1)
+    assert n == 40
+    helped = sum(count for _g, _nodes, count in res["options"])
+    assert res["chosen"] in {g for g, _n, _c in res["options"]}
+    assert helped >= 30 and res["unhelpable"] == 0
+    assert res["candidates"] + res["blocked"] > 0
