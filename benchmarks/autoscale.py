@@ -16,9 +16,7 @@ import argparse
 import json
 import os
 import re
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -26,12 +24,7 @@ from typing import Any
 
 import yaml
 
-CLI = [sys.executable, "-m", "scheduling_framework"]
-
-
-def _cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
+from benchmarks.cli_cpu import timed, with_items
 
 
 def prepare(src: str, n: int, out_dir: str) -> tuple[str, str, int]:
@@ -60,24 +53,14 @@ def prepare(src: str, n: int, out_dir: str) -> tuple[str, str, int]:
              "spec": {"containers": [{"name": "c", "image": "registry.example/batch:1",
                                       "resources": {"requests": {"cpu": "14", "memory": "48Gi"}}}]}}
             for i in range(n)]
-    end = text.rstrip()
-    close = end.rfind("]")
     dump = os.path.join(out_dir, f"{os.path.basename(src)}.autoscale{n}.json")
     with open(dump, "w", encoding="utf-8") as fh:
-        fh.write(end[:close] + "".join("," + json.dumps(p) for p in pods) + end[close:])
+        fh.write(with_items(text, pods, src))
     gpath = os.path.join(out_dir, "groups.yaml")
     with open(gpath, "w", encoding="utf-8") as fh:
         yaml.safe_dump({"nodeGroups": groups}, fh, sort_keys=False)
     return dump, gpath, text.count('"kind": "Node"')
 
-
-def timed(argv: Sequence[str]) -> tuple[float, dict[str, Any]]:
-    before = _cpu()
-    p = subprocess.run([*CLI, *argv], capture_output=True, text=True, check=False)
-    cpu = _cpu() - before
-    if p.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed ({p.returncode}): {p.stderr[-2000:]}")
-    return cpu, json.loads(p.stdout)
 
 
 def measure(dump: str, groups: str, repeat: int) -> dict[str, Any]:

@@ -20,29 +20,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
-import subprocess
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-CLI = [sys.executable, "-m", "scheduling_framework"]
-
-
-def _child_cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
-def timed(argv: Sequence[str]) -> tuple[float, dict[str, Any]]:
-    """CPU seconds of one CLI process and its JSON output."""
-    before = _child_cpu()
-    p = subprocess.run([*CLI, *argv], capture_output=True, text=True, check=False)
-    cpu = _child_cpu() - before
-    if p.returncode not in (0, 3):
-        raise SystemExit(f"{' '.join(argv)} failed ({p.returncode}): {p.stderr[-2000:]}")
-    return cpu, json.loads(p.stdout)
+from benchmarks.cli_cpu import timed
 
 
 def measure(cluster: str, a: str, b: str, repeat: int, mode: str) -> dict[str, Any]:
@@ -52,11 +35,11 @@ def measure(cluster: str, a: str, b: str, repeat: int, mode: str) -> dict[str, A
     for _ in range(repeat):
         for side, release in (("A", a), ("B", b)):
             cpu, doc = timed(["schedule", "--cluster", cluster, "--kubernetes-version", release, "--seed", "1",
-                              "--output", "json"])
+                              "--output", "json"], ok=(0, 3))
             runs[f"schedule{side}"].append(cpu)
             runs[f"loop{side}"].append(float(doc["stats"]["seconds"]))
         cpu, doc = timed(["compare", "--cluster", cluster, "--a-kubernetes-version", a, "--b-kubernetes-version", b,
-                          "--seed", "1", "--output", "json", "--mode", mode])
+                          "--seed", "1", "--output", "json", "--mode", mode], ok=(0, 3))
         runs["compare"].append(cpu)
         runs["compareLoops"].append(float(doc["seconds"]))
         summary = doc["summary"]

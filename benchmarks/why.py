@@ -29,21 +29,16 @@ import argparse
 import json
 import os
 import re
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
 from typing import Any
 
-CLI = [sys.executable, "-m", "scheduling_framework"]
+from benchmarks.cli_cpu import timed, with_items
+
 KINDS = ("gpu", "zone", "too-big", "taint", "spread", "anti-affinity")
 
-
-def _child_cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
 
 
 def _tainted_node(text: str) -> str:
@@ -95,24 +90,11 @@ def with_pods(src: str, n: int, out_dir: str, distinct: bool = True) -> str:
     with open(src, encoding="utf-8") as fh:
         text = fh.read()
     tainted = _tainted_node(text)
-    end = text.rstrip()
-    close = end.rfind("]")
-    if not end.endswith("}") or close < 0:
-        raise SystemExit(f"{src}: expected a JSON kind: List")
-    extra = ",".join(json.dumps(unschedulable_pod(i, tainted, distinct)) for i in range(n))
     path = os.path.join(out_dir, f"{os.path.basename(src)}.why{n}{'' if distinct else 'r'}.json")
     with open(path, "w", encoding="utf-8") as fh:
-        fh.write(end[:close] + ("," if n else "") + extra + end[close:])
+        fh.write(with_items(text, (unschedulable_pod(i, tainted, distinct) for i in range(n)), src))
     return path
 
-
-def timed(argv: Sequence[str]) -> tuple[float, dict[str, Any]]:
-    before = _child_cpu()
-    p = subprocess.run([*CLI, *argv], capture_output=True, text=True, check=False)
-    cpu = _child_cpu() - before
-    if p.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed ({p.returncode}): {p.stderr[-2000:]}")
-    return cpu, json.loads(p.stdout)
 
 
 def measure(cluster: str, repeat: int) -> dict[str, Any]:
