@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
-from scheduling_framework.cli_help import add_release_flags
+from scheduling_framework.cli_help import add_max_input_bytes, add_release_flags, byte_size
 from scheduling_framework.errors import InputError, SchedulingFrameworkError
 
 EXIT_OK = 0
@@ -51,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
                         "smallest first (repeatable)")
     add_release_flags(s)
     _add_focus_arguments(s)
-    _add_max_input_bytes(s)
+    add_max_input_bytes(s)
     _add_strict(s)
     d = sub.add_parser("demo", help="schedule the README's demo cluster (shipped with the package): pending pods, "
                                     "a PriorityClass that preempts, a DaemonSet; same as schedule --cluster "
@@ -70,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     cap.add_argument("--output", choices=("table", "json"), default="table")
     cap.add_argument("--seed", type=int, default=None, help="seed for tie-breaking among equal top scores")
     add_release_flags(cap)
-    _add_max_input_bytes(cap)
+    add_max_input_bytes(cap)
     _add_strict(cap)
     c = sub.add_parser("config", help="configuration commands")
     csub = c.add_subparsers(dest="config_command", required=True)
@@ -80,7 +80,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="json/yaml: the effective profiles; config: a KubeSchedulerConfiguration that --config "
                         "accepts and that yields the same effective profiles")
     add_release_flags(v)
-    _add_max_input_bytes(v)
+    add_max_input_bytes(v)
     from scheduling_framework.scenario import cli as scenario_cli
 
     scenario_cli.add_parsers(sub)
@@ -103,7 +103,7 @@ def _parser() -> argparse.ArgumentParser:
                                       "bound to each node")
     se.add_argument("--request-timeout", type=float, default=30.0, metavar="SECONDS",
                     help="answer each request within this time (default 30)")
-    se.add_argument("--max-request-bytes", type=_max_bytes, default=32 * 1024 * 1024, metavar="N",
+    se.add_argument("--max-request-bytes", type=byte_size, default=32 * 1024 * 1024, metavar="N",
                     help="refuse request bodies larger than N bytes (default 32Mi)")
     se.add_argument("--read-timeout", type=float, default=10.0, metavar="SECONDS",
                     help="a request's line, headers and body must arrive within this time of its first byte "
@@ -166,25 +166,10 @@ def load_config_for(args: argparse.Namespace) -> Any:
                        feature_gates=getattr(args, "feature_gates", None))
 
 
-def _max_bytes(text: str) -> int:
-    from scheduling_framework._input import parse_byte_size
-
-    try:
-        return parse_byte_size(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
 def _add_strict(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strict", action="store_true",
                    help="fields the Kubernetes API does not define (e.g. spec.node_selector) are errors, as with "
                         "kubectl --validate=strict (default: a warning naming each, which the run ignores)")
-
-
-def _add_max_input_bytes(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--max-input-bytes", type=_max_bytes, default=None, metavar="N",
-                   help="refuse input files larger than N bytes (suffixes Ki, Mi, Gi, K, M, G; default 64Gi for the "
-                        "cluster, which is streamed, after decompression for .gz; 256Mi for other files)")
 
 
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:

@@ -148,3 +148,19 @@ def add_release_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--feature-gates", metavar="NAME=BOOL,...", default=None,
                         help="feature gates to set, checked against the chosen release "
                              "(e.g. StorageCapacityScoring=true)")
+
+
+def byte_size(text: str) -> int:
+    """argparse type of the byte-size flags (``256Mi``, ``2G``, ``1000``)."""
+    from scheduling_framework._input import parse_byte_size
+
+    try:
+        return parse_byte_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_max_input_bytes(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-input-bytes", type=byte_size, default=None, metavar="N",
+                   help="refuse input files larger than N bytes (suffixes Ki, Mi, Gi, K, M, G; default 64Gi for the "
+                        "cluster, which is streamed, after decompression for .gz; 256Mi for other files)")

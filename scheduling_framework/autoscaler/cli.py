@@ -14,7 +14,7 @@ EXPANDERS = ("random", "most-pods", "least-waste", "price", "priority")
 
 
 def add_parser(sub: Any) -> None:
-    from scheduling_framework.cli_help import add_release_flags
+    from scheduling_framework.cli_help import add_max_input_bytes, add_release_flags
 
     a = sub.add_parser("autoscale", help="cluster-autoscaler's decisions for a cluster file: which node group to "
                                          "grow for the pending pods, and which nodes could be removed")
@@ -46,8 +46,7 @@ def add_parser(sub: Any) -> None:
     a.add_argument("--config", help="KubeSchedulerConfiguration YAML (default: the upstream default profile)")
     a.add_argument("--seed", type=int, default=None, help="seed of the random expander and of tie-breaking")
     a.add_argument("--output", choices=("table", "json"), default="table")
-    a.add_argument("--max-input-bytes", default=None, metavar="N",
-                   help="refuse input files larger than N bytes (suffixes Ki, Mi, Gi, K, M, G)")
+    add_max_input_bytes(a)
     a.add_argument("--strict", action="store_true",
                    help="fields the Kubernetes API does not define are errors (default: a warning naming each)")
     add_release_flags(a)
@@ -80,14 +79,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                                                "fraction between 0 and 1")
     if args.max_nodes_total is not None and args.max_nodes_total < 0:
         raise InputError("--max-nodes-total", "--max-nodes-total: expected a non-negative integer")
-    max_bytes = None
-    if args.max_input_bytes is not None:
-        from scheduling_framework._input import parse_byte_size
-
-        try:
-            max_bytes = parse_byte_size(args.max_input_bytes)
-        except ValueError as e:
-            raise InputError("--max-input-bytes", f"--max-input-bytes: {e}") from None
+    max_bytes = args.max_input_bytes
     if args.cluster == "-" and args.node_groups == "-":
         raise InputError("--node-groups", "only one of --cluster and --node-groups can read standard input ('-')")
     cfg = load_config(args.config, max_input_bytes=max_bytes, kubernetes_version=args.kubernetes_version,

@@ -22,6 +22,7 @@ _FLAG = {"kubernetes_version": "kubernetes-version", "config": "config", "featur
 
 
 def add_parser(sub: Any) -> None:
+    from scheduling_framework.cli_help import add_max_input_bytes
     from scheduling_framework.versions import NEWEST_RELEASE, SUPPORTED_RELEASES
 
     c = sub.add_parser("compare", help="the same cluster under two releases or configurations: which pods land "
@@ -59,17 +60,7 @@ def add_parser(sub: Any) -> None:
                    help=f"exit {EXIT_CHANGED} when a pod lands differently (ties not counted): a CI gate")
     c.add_argument("--strict", action="store_true",
                    help="fields the Kubernetes API does not define are errors (default: a warning naming each)")
-    c.add_argument("--max-input-bytes", type=_max_bytes, default=None, metavar="N",
-                   help="refuse input files larger than N bytes (suffixes Ki, Mi, Gi, K, M, G)")
-
-
-def _max_bytes(text: str) -> int:
-    from scheduling_framework._input import parse_byte_size
-
-    try:
-        return parse_byte_size(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+    add_max_input_bytes(c)
 
 
 def sides_from_args(args: argparse.Namespace) -> tuple[Any, Any, dict[str, str]]:
