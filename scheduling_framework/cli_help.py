@@ -48,7 +48,8 @@ EXAMPLES: dict[str, str] = {
     "autoscale": """examples:
   scheduling-framework autoscale --cluster dump.yaml --node-groups groups.yaml --expander least-waste
   scheduling-framework autoscale --cluster dump.yaml --node-groups groups.yaml --expander priority,price --output json
-  scheduling-framework autoscale --cluster dump.yaml --node-groups groups.yaml --no-scale-up  # removable nodes""",
+  scheduling-framework autoscale --cluster dump.yaml --node-groups groups.yaml --no-scale-up  # removable nodes
+  scheduling-framework autoscale --cluster dump.yaml --node-groups groups.yaml --why --report plan.html""",
     "compare": """examples:
   scheduling-framework compare --cluster dump.yaml --a-kubernetes-version 1.35 --b-kubernetes-version 1.37
   scheduling-framework compare --cluster dump.yaml --b-config binpack.yaml --seed 1 --output json

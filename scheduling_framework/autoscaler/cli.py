@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from typing import Any, TextIO
 
 from scheduling_framework.autoscaler.model import Plan
@@ -46,6 +47,9 @@ def add_parser(sub: Any) -> None:
     a.add_argument("--config", help="KubeSchedulerConfiguration YAML (default: the upstream default profile)")
     a.add_argument("--seed", type=int, default=None, help="seed of the random expander and of tie-breaking")
     a.add_argument("--output", choices=("table", "json"), default="table")
+    a.add_argument("--report", metavar="FILE.html", default=None,
+                   help="also write a self-contained HTML report: the plan, the pending pods' outcomes, node "
+                        "utilization with scale-down candidates and blocked nodes marked")
     add_max_input_bytes(a)
     a.add_argument("--strict", action="store_true",
                    help="fields the Kubernetes API does not define are errors (default: a warning naming each)")
@@ -98,13 +102,20 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                            skip_nodes_with_local_storage=args.skip_nodes_with_local_storage,
                            scale_down_utilization_threshold=args.scale_down_utilization_threshold,
                            ignore_daemonsets_utilization=args.ignore_daemonsets_utilization)
+    started = time.perf_counter()
     plan = autoscale(cluster, groups, config=cfg, seed=args.seed, expanders=expanders,
                      max_nodes_total=args.max_nodes_total, options=options, why=args.why,
                      scale_up_enabled=args.scale_up, scale_down_enabled=args.scale_down)
     notes = list(plan.notes)
     if args.scale_down_unneeded_time is not None:
         notes.insert(0, f"--scale-down-unneeded-time {args.scale_down_unneeded_time} ignored: a dump has no history")
+    seconds = time.perf_counter() - started
     doc = {**plan.to_dict(), "notes": notes, "warnings": list(cluster.warnings) + list(plan.warnings)}
+    if args.report:
+        from scheduling_framework.autoscaler.report import report_data, write_report
+
+        write_report(args.report, report_data(cluster, plan, notes=notes, warnings=doc["warnings"],
+                                              seconds=seconds))
     if args.output == "json":
         json.dump(doc, out, indent=2)
         out.write("\n")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
@@ -43,14 +43,12 @@ def _node_usage(ni: NodeInfo) -> dict[str, int]:
     return used
 
 
-def report_data(nodes: Sequence[Node], bound_before: Iterable[Pod], run: Any, results: Sequence[Any],
-                stats: dict[str, Any], warnings: Sequence[str], pending: Iterable[Pod] = (),
-                remedies: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The report's data: ``run`` is the Scheduler after ``run()``; ``bound_before`` the pods running when
-    the run started; ``results`` the PodResults to show (explanations where recorded, under ``explain``
-    compressed: see :func:`explain_blob`); ``pending`` the pending pods, whose requests an unschedulable
-    pod's row compares with the free room of the nodes closest to fitting it; ``remedies`` (``--why``: pod key
-    -> PodRemedies) adds ``facts``, ``remedies`` and ``why`` to a pod's record, as ``--output json`` has them."""
+def node_rows(nodes: Sequence[Node], bound_before: Iterable[Pod], after: Callable[[str], NodeInfo | None],
+              rules: Any = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """The report's node table: per node its allocatable, its requests before (the pods bound when the run
+    started, resizes counted by ``rules``) and after (``after(name)``, the node's state once the run is over),
+    and the resources over-committed before; with the resources to show (cpu, memory, pods, then each extended
+    resource some node has)."""
     before: dict[str, NodeInfo] = {}
     for n in nodes:
         ni = NodeInfo()
@@ -59,16 +57,15 @@ def report_data(nodes: Sequence[Node], bound_before: Iterable[Pod], run: Any, re
     for p in bound_before:
         ni_b = before.get(p.spec.node_name)
         if ni_b is not None and p.status.phase not in ("Succeeded", "Failed"):
-            ni_b.add_pod(PodInfo(p, run.cache.rules))  # resizes counted as the run counts them
+            ni_b.add_pod(PodInfo(p, rules) if rules is not None else PodInfo(p))
     resources = ["cpu", "memory", "pods"]
     rows = []
     for n in nodes:
         alloc = _amounts(before[n.name].allocatable)
         alloc["pods"] = int(before[n.name].allocatable.allowed_pod_number)
-        after_ni = run.cache.node_info(n.name)
-        after = _node_usage(after_ni) if after_ni is not None else {}
+        after_ni = after(n.name)
         row: dict[str, Any] = {"name": n.name, "allocatable": alloc, "before": _node_usage(before[n.name]),
-                               "after": after}
+                               "after": _node_usage(after_ni) if after_ni is not None else {}}
         over = overcommitted(before[n.name])
         if over:
             row["overcommitted"] = [r for r, _, _ in over]
@@ -76,6 +73,18 @@ def report_data(nodes: Sequence[Node], bound_before: Iterable[Pod], run: Any, re
         for k, v in alloc.items():
             if k not in resources and k != "ephemeral-storage" and v > 0:
                 resources.append(k)
+    return rows, resources
+
+
+def report_data(nodes: Sequence[Node], bound_before: Iterable[Pod], run: Any, results: Sequence[Any],
+                stats: dict[str, Any], warnings: Sequence[str], pending: Iterable[Pod] = (),
+                remedies: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The report's data: ``run`` is the Scheduler after ``run()``; ``bound_before`` the pods running when
+    the run started; ``results`` the PodResults to show (explanations where recorded, under ``explain``
+    compressed: see :func:`explain_blob`); ``pending`` the pending pods, whose requests an unschedulable
+    pod's row compares with the free room of the nodes closest to fitting it; ``remedies`` (``--why``: pod key
+    -> PodRemedies) adds ``facts``, ``remedies`` and ``why`` to a pod's record, as ``--output json`` has them."""
+    rows, resources = node_rows(nodes, bound_before, run.cache.node_info, run.cache.rules)
     pods = []
     explain: dict[str, str] = {}
     reasons: dict[str, dict[str, int]] = {}
