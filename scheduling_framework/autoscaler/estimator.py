@@ -235,7 +235,10 @@ class Estimate:
     and fast-path nodes). ``nodes`` maps each of them to the pods placed there, in placement order;
     ``scheduled`` lists the placed pods in the order the estimator placed them; ``unplaced`` gives every
     other pod and why. ``capped`` is True when the limiter refused a node. ``added`` names the nodes the
-    estimate simulated or counted (new nodes; existing nodes are absent).
+    estimate simulated or counted (new nodes; existing nodes are absent). ``rejected`` holds the pods (also in
+    ``unplaced``) whose equivalence group an empty template node refuses, with the Filter message: the
+    scale-up orchestrator's scheduling errors for the group; every other pod is schedulable on the group in its
+    sense, placed or not.
     """
 
     node_count: int
@@ -244,6 +247,7 @@ class Estimate:
     unplaced: Mapping[str, str]
     capped: bool = False
     added: tuple[str, ...] = ()
+    rejected: Mapping[str, str] = attrs.field(factory=dict)
 
     def placed_pods(self) -> list[str]:
         """Keys of the pods placed, in placement order."""
@@ -409,6 +413,7 @@ def estimate(sim: Simulator, pods: Sequence[Pod], template: Node, *, max_nodes: 
     all_groups = [list(g) for g in (groups if groups is not None else equivalence_groups(pods))]
     unplaced: dict[str, str] = {}
     fitting = _fitting_groups(sim, all_groups, template, daemon_sets, unplaced)
+    rejected = _in_order(all_groups, unplaced)
     resume = sim._last_index  # find_node_for_pod's round-robin start: restored, as the fork restores the rest
     limiter.start()
     try:
@@ -420,7 +425,7 @@ def estimate(sim: Simulator, pods: Sequence[Pod], template: Node, *, max_nodes: 
                 for g in fitting:
                     for p in g:
                         unplaced[p.key] = f"estimation failed: {e}"
-                return Estimate(0, {}, (), _in_order(all_groups, unplaced), limiter.denied)
+                return Estimate(0, {}, (), _in_order(all_groups, unplaced), limiter.denied, rejected=rejected)
     finally:
         limiter.end()
         sim._last_index = resume
@@ -434,7 +439,17 @@ def estimate(sim: Simulator, pods: Sequence[Pod], template: Node, *, max_nodes: 
                                              else "not placed on the new nodes")
     nodes = {n: tuple(keys) for n, keys in packing.used.items()}
     return Estimate(len(nodes), nodes, tuple(packing.scheduled), _in_order(all_groups, unplaced), limiter.denied,
-                    tuple(packing.added))
+                    tuple(packing.added), rejected)
+
+
+def template_rejections(sim: Simulator, pods: Sequence[Pod], template: Node, *, daemon_sets: bool = True,
+                        groups: Sequence[Sequence[Pod]] | None = None) -> dict[str, str]:
+    """The pods an empty copy of ``template`` refuses (their equivalence group's first pod fails Filter), with
+    the Filter message: :attr:`Estimate.rejected` without the binpacking. The simulator is left as it was."""
+    all_groups = [list(g) for g in (groups if groups is not None else equivalence_groups(pods))]
+    out: dict[str, str] = {}
+    _fitting_groups(sim, all_groups, template, daemon_sets, out)
+    return _in_order(all_groups, out)
 
 
 def _in_order(groups: Sequence[Sequence[Pod]], unplaced: Mapping[str, str]) -> dict[str, str]:
@@ -476,4 +491,5 @@ def _pack(packing: _Packing, groups: list[Sequence[Pod]], fastpath: bool) -> Non
 
 
 __all__ = ["MAX_GROUPS_PER_CONTROLLER", "Estimate", "StaticThreshold", "Threshold", "ThresholdLimiter",
-           "equivalence_groups", "estimate", "fastpath_group", "min_limit", "order_groups", "pod_score"]
+           "equivalence_groups", "estimate", "fastpath_group", "min_limit", "order_groups", "pod_score",
+           "template_rejections"]

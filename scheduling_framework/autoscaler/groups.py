@@ -7,6 +7,7 @@ nodeGroups:
   maxSize: 10
   pricePerHour: 2.48          # optional, for the price expander
   priority: 10                # optional, for the priority expander
+  zeroOrMaxNodeScaling: true  # optional: grows from empty straight to maxSize, or not at all
   template:                   # a Node manifest new nodes copy ...
     apiVersion: v1
     kind: Node
@@ -55,6 +56,8 @@ class NodeGroup:
     node_selector: Mapping[str, str] = attrs.field(factory=dict)
     price_per_hour: float | None = None
     priority: int | None = None
+    #: cluster-autoscaler's ZeroOrMaxNodeScaling option: a scale-up takes the group to its max size at once
+    zero_or_max_node_scaling: bool = False
 
     def owns(self, node: Node) -> bool:
         if not self.node_selector:
@@ -100,7 +103,7 @@ def load_node_groups(doc: Any, nodes: Sequence[Node], source: str = "node groups
         if not isinstance(g, Mapping):
             raise ConfigError(f"{path}: expected a mapping")
         unknown = sorted(set(g) - {"name", "minSize", "maxSize", "pricePerHour", "priority", "template",
-                                   "templateNode", "nodeSelector"})
+                                   "templateNode", "nodeSelector", "zeroOrMaxNodeScaling"})
         if unknown:
             raise ConfigError(f"{path}: unknown field(s) {', '.join(unknown)}")
         name = g.get("name")
@@ -140,7 +143,11 @@ def load_node_groups(doc: Any, nodes: Sequence[Node], source: str = "node groups
         prio = g.get("priority")
         if prio is not None and (isinstance(prio, bool) or not isinstance(prio, int)):
             raise ConfigError(f"{path}.priority: expected an integer, got {prio!r}")
-        out.append(NodeGroup(name, lo, hi, template, dict(sel), None if price is None else float(price), prio))
+        atomic = g.get("zeroOrMaxNodeScaling", False)
+        if not isinstance(atomic, bool):
+            raise ConfigError(f"{path}.zeroOrMaxNodeScaling: expected true or false, got {atomic!r}")
+        out.append(NodeGroup(name, lo, hi, template, dict(sel), None if price is None else float(price), prio,
+                             atomic))
     return out
 
 

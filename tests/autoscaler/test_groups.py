@@ -40,6 +40,13 @@ def test_groups_from_templates_and_existing_nodes() -> None:
     assert [t.key for t in copy.spec.taints] == ["dedicated"]  # the node's own condition taints are not copied
     assert (gpu.min_size, gpu.priority) == (0, 5)
     assert big.node_selector == {"pool": "big"} and not big.owns(NODES[0])
+    assert not big.zero_or_max_node_scaling
+
+
+def test_zero_or_max_node_scaling_is_read() -> None:
+    doc = {"nodeGroups": [{"name": "tpu", "maxSize": 4, "template": TEMPLATE, "zeroOrMaxNodeScaling": True}]}
+    [tpu] = load_node_groups(doc, NODES)
+    assert tpu.zero_or_max_node_scaling
 
 
 @pytest.mark.parametrize(("groups", "words"), [
@@ -63,6 +70,8 @@ def test_groups_from_templates_and_existing_nodes() -> None:
                  "nodeGroups[0].pricePerHour", id="bad-price"),
     pytest.param({"nodeGroups": [{"name": "g", "maxSize": 1, "template": TEMPLATE, "maxsize": 3}]},
                  "unknown field(s) maxsize", id="unknown-field"),
+    pytest.param({"nodeGroups": [{"name": "g", "maxSize": 1, "template": TEMPLATE, "zeroOrMaxNodeScaling": "yes"}]},
+                 "nodeGroups[0].zeroOrMaxNodeScaling: expected true or false", id="bad-zero-or-max"),
 ])
 def test_bad_groups_name_the_field(groups: dict[str, Any], words: str) -> None:
     with pytest.raises(ConfigError) as e:
