@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import pluggy
-
-if TYPE_CHECKING:
-    from scheduling_framework.registry import Registry
 
 PROJECT = "scheduling_framework"
 ENTRY_POINT_GROUP = "scheduling_framework"
@@ -16,8 +14,16 @@ hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
+class PluginRegistry(Protocol):
+    """What a plugin package's hook gets: :class:`scheduling_framework.registry.Registry` (which imports this
+    module to discover the packages; the hook names it by what it offers)."""
+
+    def register(self, name: str, factory: Callable[[Any, Any], Any] | str, *, origin: str | None = None) -> None:
+        ...
+
+
 @hookspec
-def register_plugins(registry: Registry) -> None:
+def register_plugins(registry: PluginRegistry) -> None:
     """Register plugin factories: ``registry.register("MyPlugin", MyPlugin)``.
 
     Called once per discovered package when a registry is built. A factory is ``factory(args, handle)``;

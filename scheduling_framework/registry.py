@@ -7,7 +7,7 @@ import importlib.metadata
 import inspect
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -188,3 +188,8 @@ def default_registry() -> Registry:
         if _default is None:
             _default = discover()
         return _default
+
+
+if TYPE_CHECKING:  # the hook's parameter type (hooks.PluginRegistry) is what a Registry offers
+    def _registry_is_a_plugin_registry(r: Registry) -> hooks.PluginRegistry:
+        return r

@@ -1,5 +1,6 @@
-"""The package's module structure: no import circles (imports under ``if TYPE_CHECKING:`` are types only and do
-not count; ``from package import submodule`` counts as an import of the submodule)."""
+"""The package's module structure: no import circles, whether the imports run when the module loads, inside a
+function (a lazy import hides a circle from Python, not from a reader) or only for the type checker (``if
+TYPE_CHECKING:``); ``from package import submodule`` counts as an import of the submodule."""
 
 from __future__ import annotations
 
@@ -22,13 +23,26 @@ def _modules() -> dict[str, Path]:
 
 
 class _Imports(ast.NodeVisitor):
-    def __init__(self) -> None:
+    """Every import of a module: at its top, inside functions and classes, and (``types_too``) under ``if
+    TYPE_CHECKING:``."""
+
+    def __init__(self, types_too: bool = False, load_time_only: bool = False) -> None:
         self.found: list[tuple[int, str, list[str]]] = []
+        self.types_too = types_too
+        self.load_time_only = load_time_only
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        if not self.load_time_only:
+            self.generic_visit(node)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        if not self.load_time_only:
+            self.generic_visit(node)
 
     def visit_If(self, node: ast.If) -> None:
         t = node.test
-        if (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
-                isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING"):
+        if not self.types_too and ((isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
+                isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")):
             for n in node.orelse:
                 self.visit(n)
             return
@@ -41,7 +55,11 @@ class _Imports(ast.NodeVisitor):
         self.found.append((node.level, node.module or "", [a.name for a in node.names]))
 
 
-def _graph() -> dict[str, set[str]]:
+def _graph(types_too: bool = False, load_time_only: bool = False) -> dict[str, set[str]]:
+    """Module -> the modules it imports. ``load_time_only``: the imports that run when the module loads (not in
+    functions, not for the type checker), each also importing the packages above its target that are not above
+    the importer (Python runs a package's ``__init__`` before any of its modules): the graph of what loading
+    one module first pulls in."""
     mods = _modules()
 
     def resolve(name: str) -> str:
@@ -51,7 +69,7 @@ def _graph() -> dict[str, set[str]]:
 
     edges: dict[str, set[str]] = {m: set() for m in mods}
     for m, path in mods.items():
-        visitor = _Imports()
+        visitor = _Imports(types_too, load_time_only)
         visitor.visit(ast.parse(path.read_text(encoding="utf-8")))
         pkg = m if path.name == "__init__.py" else m.rsplit(".", 1)[0]
         for level, module, names in visitor.found:
@@ -65,6 +83,12 @@ def _graph() -> dict[str, set[str]]:
                 r = resolve(target)
                 if r and r != m:
                     edges[m].add(r)
+                    if load_time_only:
+                        parts = r.split(".")
+                        for k in range(1, len(parts)):
+                            parent = ".".join(parts[:k])
+                            if parent in mods and parent != m and not m.startswith(parent + "."):
+                                edges[m].add(parent)
     return edges
 
 
@@ -111,6 +135,26 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_import_circles() -> None:
     assert _cycles(_graph()) == []
+
+
+def test_no_import_circles_through_type_only_imports() -> None:
+    """A module that names another's type while that one imports it back (hooks and registry, a sweep and its
+    Ray backend, the Simulator and the services built on it) is a circle for a reader: the lower module takes
+    what it needs by shape (a Protocol, a type variable) or the higher one holds the link (Simulator over
+    SimulatorCore)."""
+    assert _cycles(_graph(types_too=True)) == []
+
+
+def test_loading_any_module_first_meets_no_circle() -> None:
+    """What loading a module first pulls in, packages' ``__init__`` included, never comes back to it (it would
+    find it half-initialized: the ImportError only one import order shows)."""
+    assert _cycles(_graph(load_time_only=True)) == []
+
+
+def test_function_level_imports_are_seen() -> None:
+    """The graph holds an import made inside a function (the structure test would miss a lazy circle otherwise)."""
+    assert "scheduling_framework.simulation.capacity" in _graph()["scheduling_framework.simulation.simulator"]
+    assert "scheduling_framework.scheduler" in _graph()["scheduling_framework.simulation.core"]  # in _from_cluster
 
 
 def test_the_ingest_pipeline_reads_in_order() -> None:

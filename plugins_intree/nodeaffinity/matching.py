@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from scheduling_framework.api import _field as f
 from scheduling_framework.api.names import is_qualified_name, is_valid_label_value
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.selectors import (
@@ -18,7 +19,6 @@ from scheduling_framework.api.selectors import (
     NodeSelectorTerm,
     PreferredSchedulingTerm,
 )
-from scheduling_framework.config import _field as f
 
 NODE_NAME_FIELD = "metadata.name"
 _SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")

@@ -11,18 +11,22 @@ not otherwise keep, from the manifest, with errors that name the field path.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, Protocol
 
 import attrs
 
+from scheduling_framework.api._field import duplicate, go_quote, invalid
 from scheduling_framework.api._parse import as_bool, as_list, as_map, as_str
 from scheduling_framework.api.packed import PackedManifest
-from scheduling_framework.config._field import duplicate, go_quote, invalid
 from scheduling_framework.errors import ValidationError
 
-if TYPE_CHECKING:  # (api.pod reads this module when it packs a pod's manifest)
-    from scheduling_framework.api.pod import Pod
+
+class Manifested(Protocol):
+    """What this module reads of a pod: its manifest (api.pod imports this module to pack a pod's manifest, so the
+    pod is taken by what it offers, not by its class)."""
+
+    def raw_manifest(self) -> Mapping[str, Any]: ...
 
 #: ``restartPolicyRules[].action`` that restarts every container of the pod (ContainerRestartRules).
 RESTART_ALL_CONTAINERS: Final = "RestartAllContainers"
@@ -53,7 +57,7 @@ _GROUPS: Final = ("initContainers", "containers", "ephemeralContainers")
 _DERIVED = "declared-features/use"
 
 
-def keep_feature_use(pod: Pod, packed: PackedManifest) -> None:
+def keep_feature_use(pod: Manifested, packed: PackedManifest) -> None:
     """Read ``pod``'s feature use from its manifest (not yet packed) and keep it in ``packed``: it depends on
     spec.containers, initContainers, ephemeralContainers (restartPolicyRules, volumeMounts), spec.hostUsers
     and spec.hostNetwork."""
@@ -63,7 +67,7 @@ def keep_feature_use(pod: Pod, packed: PackedManifest) -> None:
         packed.derived[_DERIVED] = e
 
 
-def pod_feature_use(pod: Pod) -> PodFeatureUse:
+def pod_feature_use(pod: Manifested) -> PodFeatureUse:
     """What ``pod``'s spec uses of the fields features are inferred from; ValidationError (naming the field
     path) when one of them has the wrong shape."""
     raw = pod.raw_manifest()
@@ -76,7 +80,7 @@ def pod_feature_use(pod: Pod) -> PodFeatureUse:
     return _read_feature_use(pod)
 
 
-def _read_feature_use(pod: Pod) -> PodFeatureUse:
+def _read_feature_use(pod: Manifested) -> PodFeatureUse:
     spec = as_map(pod.raw_manifest().get("spec"), "spec")
     restart_all = False
     bind_mounts = False
@@ -101,14 +105,15 @@ def _read_feature_use(pod: Pod) -> PodFeatureUse:
                 opts = as_list(as_map(vm, f"{vpath}[{j}]").get("bindMountOptions"), f"{vpath}[{j}].bindMountOptions")
                 bind_mounts = bind_mounts or bool(opts)
     host_users_raw = spec.get("hostUsers")
-    host_network = pod.spec.host_network
+    host_network_raw = spec.get("hostNetwork")
+    host_network = False if host_network_raw is None else as_bool(host_network_raw, "spec.hostNetwork")
     host_users = None if host_users_raw is None else as_bool(host_users_raw, "spec.hostUsers")
     if not (restart_all or bind_mounts or host_network or host_users is not None):
         return _NONE
     return PodFeatureUse(restart_all, host_network, host_users, bind_mounts)
 
 
-def pod_feature_use_errors(pod: Pod) -> list[str]:
+def pod_feature_use_errors(pod: Manifested) -> list[str]:
     """The shape problem :func:`pod_feature_use` would raise for ``pod``, as ``path: problem`` lines."""
     try:
         pod_feature_use(pod)

@@ -21,6 +21,7 @@ from scheduling_framework.api._parse import (
     str_tuple,
 )
 from scheduling_framework.api._requests import aggregate_spec_requests, is_supported_pod_level_resource
+from scheduling_framework.api.declared_features import keep_feature_use
 from scheduling_framework.api.frozen import deep_freeze, freeze_map
 from scheduling_framework.api.meta import MetadataAccessors, ObjectMeta, check_kind, reraise_for
 from scheduling_framework.api.packed import PackedManifest, unpacked
@@ -533,8 +534,6 @@ class Pod(MetadataAccessors):
         """The same pod, its manifest kept packed (:mod:`~scheduling_framework.api.packed`): for big dumps. What
         is read from the manifest alone besides the parsed fields (the node declared features' spec fields) is
         read first, so reading it later unpacks nothing."""
-        from scheduling_framework.api.declared_features import keep_feature_use
-
         packed = PackedManifest.pack(self._raw)
         keep_feature_use(self, packed)
         return Pod(self.metadata, self.spec, self.status, packed)

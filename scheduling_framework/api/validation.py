@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from scheduling_framework.api._field import duplicate, invalid, not_supported, required
 from scheduling_framework.api.declared_features import declared_features_errors, pod_feature_use_errors
 from scheduling_framework.api.names import is_qualified_name, is_valid_label_value
 from scheduling_framework.api.node import Node
@@ -23,7 +24,6 @@ from scheduling_framework.api.quantity import Quantity
 from scheduling_framework.api.resources import is_extended_resource_name, is_native_resource
 from scheduling_framework.api.selectors import PreferredSchedulingTerm
 from scheduling_framework.api.taints import TAINT_EFFECTS, Taint, Toleration
-from scheduling_framework.config._field import duplicate, invalid, not_supported, required
 
 _NEGATIVE = "must be greater than or equal to 0"
 _NOT_POSITIVE = "must be greater than zero"

@@ -16,8 +16,8 @@ from typing import Any, ClassVar, Self
 
 import attrs
 
+from scheduling_framework.api import _field as f
 from scheduling_framework.api.names import is_qualified_name, is_valid_label_value
-from scheduling_framework.config import _field as f
 from scheduling_framework.config.types import API_VERSION
 from scheduling_framework.errors import ConfigError
 from scheduling_framework.features import FeatureGates

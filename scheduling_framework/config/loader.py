@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from scheduling_framework._input import STDIN, load_yaml_documents, read_input
-from scheduling_framework.config import _field as f
+from scheduling_framework.api import _field as f
 from scheduling_framework.config.args import ARGS_TYPES, args_to_dict, decode_args
 from scheduling_framework.config.defaults import default_plugin_configs, default_plugins, merge_plugins
 from scheduling_framework.config.types import (

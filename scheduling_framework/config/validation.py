@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from scheduling_framework.api import _field as f
 from scheduling_framework.api.names import is_qualified_name
-from scheduling_framework.config import _field as f
 from scheduling_framework.config.args import args_to_dict
 from scheduling_framework.config.intree import REMOVED_PLUGINS
 from scheduling_framework.config.types import API_VERSION, POINTS, KubeSchedulerConfiguration, PluginSet, Profile

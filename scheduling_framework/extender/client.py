@@ -119,7 +119,7 @@ class ExtenderConfig:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], path: str = "extenders[0]") -> ExtenderConfig:
         """From the (loaded, validated) camelCase entry; ``path`` names it in errors."""
-        from scheduling_framework.config._field import parse_duration
+        from scheduling_framework.api._field import parse_duration
 
         timeout = DEFAULT_EXTENDER_TIMEOUT
         raw_timeout = d.get("httpTimeout")

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from scheduling_framework.api import resource as r
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.errors import SchedulingFrameworkError
 from scheduling_framework.resource_claims import DEVICE_CLASS, RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE, RESOURCE_SLICE
-
-if TYPE_CHECKING:
-    from scheduling_framework.simulation.simulator import Simulator
+from scheduling_framework.simulation.core import SimulatorCore
 
 
-def _requests(sim: Simulator, pod: Pod) -> Iterator[tuple[str, r.ExactDeviceRequest]]:
+def _requests(sim: SimulatorCore, pod: Pod) -> Iterator[tuple[str, r.ExactDeviceRequest]]:
     """(claim/request, request) of every device request of the pod's claims (each firstAvailable alternative)."""
     for c in pod.spec.resource_claims:
         spec: r.ResourceClaimSpec | None = None
@@ -33,7 +31,7 @@ def _requests(sim: Simulator, pod: Pod) -> Iterator[tuple[str, r.ExactDeviceRequ
                 yield f"{c.name}/{req.name}/{sub.name}", sub.request
 
 
-def dra_facts(sim: Simulator, pod: Pod) -> list[str]:
+def dra_facts(sim: SimulatorCore, pod: Pod) -> list[str]:
     """What no device of the cluster offers the pod's claims, in plain words (empty when the pod has none)."""
     if not pod.spec.resource_claims:
         return []

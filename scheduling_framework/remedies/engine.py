@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
@@ -56,10 +56,8 @@ from scheduling_framework.remedies.model import (
 )
 from scheduling_framework.remedies.patch import escape
 from scheduling_framework.runtime.algorithm import num_feasible_nodes_to_find
+from scheduling_framework.simulation.core import SimulatorCore
 from scheduling_framework.status import Code, Status
-
-if TYPE_CHECKING:
-    from scheduling_framework.simulation.simulator import Simulator
 
 #: Nodes verified per candidate (nodesOpened counts at most this many).
 MAX_VERIFIED = 100
@@ -153,7 +151,7 @@ class _Examination:
         self.total = 0
 
 
-def _first_failures(sim: Simulator, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo],
+def _first_failures(sim: SimulatorCore, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo],
                     allowed: set[str] | None) -> dict[tuple[str, str], list[NodeInfo]]:
     fwk = sim.framework
     plan = fwk.filter_plugins_for(state)
@@ -170,7 +168,7 @@ def _first_failures(sim: Simulator, state: CycleState, pod: Pod, nodes: Sequence
     return groups
 
 
-def examine(sim: Simulator, pod: Pod) -> _Examination:
+def examine(sim: SimulatorCore, pod: Pod) -> _Examination:
     """Run PreFilter, then every Filter plugin on the examined nodes (see the module's step 1)."""
     fwk = sim.framework
     nodes = fwk.snapshot.list()
@@ -225,7 +223,7 @@ def _taint_text(t: Taint) -> str:
     return f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}"
 
 
-def facts(sim: Simulator, pod: Pod) -> list[str]:
+def facts(sim: SimulatorCore, pod: Pod) -> list[str]:
     """Plain-language facts about the whole cluster that explain the pod's rejection."""
     infos = [ni for ni in sim.framework.snapshot.list() if ni.node is not None]
     out: list[str] = []
@@ -300,7 +298,7 @@ def _tolerate(m: Any, taints: Sequence[Taint]) -> _Candidate:
                       frozenset({TAINT_TOLERATION}), ops)
 
 
-def _taint_candidates(sim: Simulator, m: Any, pod: Pod, ex: _Examination) -> list[_Candidate]:
+def _taint_candidates(sim: SimulatorCore, m: Any, pod: Pod, ex: _Examination) -> list[_Candidate]:
     counts: Counter[Taint] = Counter()
     for name in ex.order:
         if TAINT_TOLERATION in ex.failing[name]:
@@ -377,7 +375,7 @@ def _port_candidates(pod: Pod) -> list[_Candidate]:
     return out
 
 
-def _uncordon(sim: Simulator, names: Sequence[str]) -> _Candidate:
+def _uncordon(sim: SimulatorCore, names: Sequence[str]) -> _Candidate:
     node_ops = []
     for name in names:
         node = sim.cluster.get(name).node
@@ -393,7 +391,7 @@ def _uncordon(sim: Simulator, names: Sequence[str]) -> _Candidate:
                       tuple(node_ops), frozenset(names))
 
 
-def _only_cordoned(sim: Simulator, pod: Pod, ex: _Examination, name: str) -> bool:
+def _only_cordoned(sim: SimulatorCore, pod: Pod, ex: _Examination, name: str) -> bool:
     """Node ``name`` rejects the pod for being cordoned alone (its cordon taint included)."""
     fails = set(ex.failing[name])
     if NODE_UNSCHEDULABLE not in fails or not fails <= {NODE_UNSCHEDULABLE, TAINT_TOLERATION}:
@@ -464,7 +462,7 @@ def _shortfall(pod: Pod, ni: NodeInfo) -> dict[str, int]:
 class _Verifier:
     """Applies candidates on forks of the simulator and re-runs the plugins."""
 
-    def __init__(self, sim: Simulator, pod: Pod, ex: _Examination) -> None:
+    def __init__(self, sim: SimulatorCore, pod: Pod, ex: _Examination) -> None:
         self.sim, self.pod, self.ex = sim, pod, ex
         self.manifest = pod.to_dict()
 
@@ -573,7 +571,7 @@ def _spread(v: _Verifier, pod: Pod) -> list[Remedy]:
     return out
 
 
-def _node_specific(sim: Simulator, m: Any, pod: Pod, ex: _Examination, name: str) -> list[_Candidate] | None:
+def _node_specific(sim: SimulatorCore, m: Any, pod: Pod, ex: _Examination, name: str) -> list[_Candidate] | None:
     """Changes that answer every plugin rejecting examined node ``name``; None when one has none."""
     parts: list[_Candidate] = []
     ni = sim.cluster.get(name)
@@ -615,7 +613,7 @@ def _node_specific(sim: Simulator, m: Any, pod: Pod, ex: _Examination, name: str
     return parts or None
 
 
-def remedies_for(sim: Simulator, pod: Pod | Any, *, message: str = "",
+def remedies_for(sim: SimulatorCore, pod: Pod | Any, *, message: str = "",
                  templates: Iterable[Node] = ()) -> PodRemedies:
     """What would make ``pod`` fit on ``sim``'s cluster (see the module's docstring); ``message`` is upstream's
     message for it, kept in the result. The simulator is left as it was (every change is made on a fork)."""
@@ -693,7 +691,7 @@ def remedies_for(sim: Simulator, pod: Pod | Any, *, message: str = "",
                        tuple(sorted(rejected.items(), key=lambda kv: (-kv[1], kv[0]))), len(ex.order), ex.total)
 
 
-def _preemption(sim: Simulator, m: Any, pod: Pod, v: _Verifier) -> Remedy | None:
+def _preemption(sim: SimulatorCore, m: Any, pod: Pod, v: _Verifier) -> Remedy | None:
     """A higher PriorityClass with which upstream's preemption (DefaultPreemption's dry run: its choice of node and
     of the fewest, least important victims, PodDisruptionBudgets counted) makes room, the lowest that does; the
     victims evicted on a fork, then a full cycle says where the pod lands."""
@@ -770,7 +768,7 @@ def _first_reason(ex: _Examination, plugin: str) -> str:
     return ""
 
 
-def _shortfalls(sim: Simulator, pod: Pod, ex: _Examination) -> list[NodeShortfall]:
+def _shortfalls(sim: SimulatorCore, pod: Pod, ex: _Examination) -> list[NodeShortfall]:
     rows = []
     want = {res: _amount(res, q) for res, q in pod_requests(pod).items()}
     infos = sim.framework.snapshot.list()
@@ -792,7 +790,7 @@ def _shortfalls(sim: Simulator, pod: Pod, ex: _Examination) -> list[NodeShortfal
             for _, _, n, short, also in rows[:SHORTFALLS]]
 
 
-def _combinations(sim: Simulator, m: Any, pod: Pod, ex: _Examination, v: _Verifier) -> list[Remedy]:
+def _combinations(sim: SimulatorCore, m: Any, pod: Pod, ex: _Examination, v: _Verifier) -> list[Remedy]:
     order = sorted((n for n in ex.order if ex.failing[n]), key=lambda n: (len(ex.failing[n]), ex.order.index(n)))
     tried: set[tuple[str, ...]] = set()
     for name in order:
@@ -812,7 +810,7 @@ def _combinations(sim: Simulator, m: Any, pod: Pod, ex: _Examination, v: _Verifi
     return []
 
 
-def _templates(sim: Simulator, pod: Pod, templates: Iterable[Node]) -> list[Remedy]:
+def _templates(sim: SimulatorCore, pod: Pod, templates: Iterable[Node]) -> list[Remedy]:
     fits = []
     for i, t in enumerate(templates):
         with sim.fork():

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Sized
+from typing import Any, TypeVar
 
 from scheduling_framework.errors import SchedulingFrameworkError
 
-if TYPE_CHECKING:
-    from scheduling_framework.scenario.sweep import Sweep
+#: The sweep (scenario.sweep.Sweep, which imports this module when asked for Ray): only its size is read here.
+S = TypeVar("S", bound=Sized)
 
 #: tasks in flight per CPU of the cluster (enough to keep every CPU busy between two ray.wait calls)
 IN_FLIGHT_PER_CPU = 4
@@ -53,10 +53,10 @@ def _restore(handlers: dict[int, Any]) -> None:
             signal.signal(sig, handler)
 
 
-def run_ray(sweep: Sweep, todo: Iterator[int], address: str | None, workers: int,
-            run: Callable[[Sweep, list[int]], list[dict[str, Any]]], failed: Callable[[int, str], dict[str, Any]],
+def run_ray(sweep: S, todo: Iterator[int], address: str | None, workers: int,
+            run: Callable[[S, list[int]], list[dict[str, Any]]], failed: Callable[[int, str], dict[str, Any]],
             notify: Callable[[str], None] | None = None,
-            ship: Callable[[Sweep], Sweep] | None = None) -> Iterator[dict[str, Any]]:
+            ship: Callable[[S], S] | None = None) -> Iterator[dict[str, Any]]:
     """Yield ``run(sweep, chunk)``'s rows for every index of ``todo``, run as Ray tasks, in completion order;
     ``failed(index, cause)`` stands for a scenario whose worker died on every try. ``ship(sweep)`` gives the
     sweep as it travels to a runtime this process did not start (with its cluster files' bytes)."""

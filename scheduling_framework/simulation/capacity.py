@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
@@ -33,11 +33,9 @@ from scheduling_framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, Node
 from scheduling_framework.podgroups import group_name, is_member, lookup_policy, uses_pod_group_api
 from scheduling_framework.runtime.algorithm import num_feasible_nodes_to_find
 from scheduling_framework.runtime.framework import batch_normalizer
+from scheduling_framework.simulation.core import SimulatorCore
 from scheduling_framework.simulation.placement import Placement
 from scheduling_framework.status import Code
-
-if TYPE_CHECKING:  # the search reads a Simulator it is given; only the type is named here
-    from scheduling_framework.simulation.simulator import Simulator
 
 #: Copies placed at most when no ``max`` is given (a profile without resource or pod-count checks would
 #: otherwise place copies forever).
@@ -113,7 +111,7 @@ def pod_copy(template: Pod, index: int) -> Pod:
                attrs.evolve(template.status, nominated_node_name=""), raw)
 
 
-def capacity(sim: Simulator, pod: Pod, max: int | None = None, *, fast: bool = True) -> CapacityResult:
+def capacity(sim: SimulatorCore, pod: Pod, max: int | None = None, *, fast: bool = True) -> CapacityResult:
     """How many copies of ``pod`` fit in ``sim``'s cluster, where, and what then limits each node.
 
     Copies go through priority admission and PreEnqueue like any pod (a gated pod fits zero times), then
@@ -152,7 +150,7 @@ def capacity(sim: Simulator, pod: Pod, max: int | None = None, *, fast: bool = T
     return CapacityResult(pod.key, len(placements), per_node, reasons, stop, final.message, tuple(placements))
 
 
-def _gang_capacity(sim: Simulator, template: Pod, max: int | None) -> CapacityResult:
+def _gang_capacity(sim: SimulatorCore, template: Pod, max: int | None) -> CapacityResult:
     """How many more copies of the pod's gang fit: each copy is ``minCount`` pods of the template in a group
     of its own — a pod group replica (``spec.workloadRef.podGroupReplicaKey: copy-N``, 1.35) or a PodGroup
     ``<name>-copy-N`` made from the template's (1.36+) — placed whole or not at all by
@@ -200,7 +198,7 @@ def _gang_capacity(sim: Simulator, template: Pod, max: int | None) -> CapacityRe
     return CapacityResult(template.key, count, per_node, reasons, stop, message, tuple(placements), size)
 
 
-def _add_pod_group_copy(sim: Simulator, template: Pod, copy: int) -> None:
+def _add_pod_group_copy(sim: SimulatorCore, template: Pod, copy: int) -> None:
     """PodGroup ``<name>-copy-<copy>``: the template's PodGroup under another name (undone with the fork)."""
     name = template.spec.scheduling_group
     assert name is not None
@@ -233,7 +231,7 @@ def _gang_member(template: Pod, copy: int, i: int, size: int, v2: bool) -> Pod:
     return Pod(attrs.evolve(p.metadata, name=name), new_spec, p.status, raw)
 
 
-def _run(sim: Simulator, template: Pod, limit: int, placements: list[str], fast: bool) -> Placement | None:
+def _run(sim: SimulatorCore, template: Pod, limit: int, placements: list[str], fast: bool) -> Placement | None:
     """Place copies until one fails (its Placement is returned) or ``limit`` are placed (None)."""
     fastpath = _FastPath.try_build(sim, template) if fast and limit > 1 else None
     i = 0
@@ -264,7 +262,7 @@ class _FastPath:
     The feasible nodes are kept as their sorted positions in the search order, so that finding the nodes
     a cycle's round-robin search would reach is a bisection and a slice rather than a walk."""
 
-    def __init__(self, sim: Simulator, template: Pod, state: CycleState, names: list[str],
+    def __init__(self, sim: SimulatorCore, template: Pod, state: CycleState, names: list[str],
                  num_all: int, score_plugins: list[Any]) -> None:
         self.sim = sim
         self.template = template
@@ -294,7 +292,7 @@ class _FastPath:
                 self.normalizers.append((ext, batch_normalizer(ext), weights[pl.name]))
 
     @classmethod
-    def try_build(cls, sim: Simulator, template: Pod) -> _FastPath | None:
+    def try_build(cls, sim: SimulatorCore, template: Pod) -> _FastPath | None:
         """The shortcut when it provably decides as full cycles do for this pod and profile, else None."""
         fwk = sim.framework
         if len(fwk.nominator) or not fwk.has_filter_plugins():

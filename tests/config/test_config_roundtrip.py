@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from scheduling_framework.api._field import parse_duration
 from scheduling_framework.config import DefaultPreemptionArgs, load_config
-from scheduling_framework.config._field import parse_duration
 from scheduling_framework.errors import ConfigError
 
 V1 = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
