@@ -46,6 +46,7 @@ from typing import Any
 
 from benchmarks import cpu_model
 from benchmarks.workloads import (
+    WORKLOADS,
     AllocClaims,
     Barrier,
     Churn,
@@ -55,7 +56,6 @@ from benchmarks.workloads import (
     CreatePods,
     CreateResourceDriver,
     DeletePods,
-    WORKLOADS,
     SteadyState,
     Workload,
     select,

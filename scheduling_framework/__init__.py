@@ -27,9 +27,9 @@ from scheduling_framework.interfaces import (
     PreFilterResult,
     QueuedPodInfo,
 )
-from scheduling_framework.node_info import NodeInfo, PodInfo, Resource
 from scheduling_framework.registry import Registry
-from scheduling_framework.snapshot import Snapshot
+from scheduling_framework.state.node_info import NodeInfo, PodInfo, Resource
+from scheduling_framework.state.snapshot import Snapshot
 from scheduling_framework.status import Code, Status
 
 if TYPE_CHECKING:

@@ -250,7 +250,7 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with _collector_off_then_frozen():
         cluster = load_cluster_with_progress(args.cluster, args.max_input_bytes, err, args.progress, args.strict)
     if args.expand_workloads:
-        from scheduling_framework.workloads import expand_workloads
+        from scheduling_framework.ingest.workloads import expand_workloads
 
         cluster = expand_workloads(cluster, seed=args.seed)
     from scheduling_framework.report.focus import pod_matcher
@@ -325,7 +325,7 @@ def _why(args: argparse.Namespace, sched: Any, results: Sequence[Any], pending: 
 
     templates = []
     for path in args.node_template:
-        from scheduling_framework.cluster import load_cluster
+        from scheduling_framework.ingest.cluster import load_cluster
 
         try:
             nodes = load_cluster(path, max_input_bytes=args.max_input_bytes, strict=args.strict).nodes
@@ -343,7 +343,7 @@ def load_cluster_with_progress(path: str, max_input_bytes: int | None, err: Text
                                strict: bool = False) -> Any:
     """``load_cluster``, with a bar of the megabytes read on ``err`` when it is a terminal (or ``--progress``):
     a big dump takes a while to read."""
-    from scheduling_framework.cluster import load_cluster
+    from scheduling_framework.ingest.cluster import load_cluster
     from scheduling_framework.report.progress import Progress, should_show
 
     if not should_show(err, flag):
@@ -444,7 +444,7 @@ def _capacity(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                           warnings=cluster.warnings)
     sim = Simulator.from_cluster(cluster, cfg, seed=args.seed)
     if args.workload:
-        from scheduling_framework.cluster import load_cluster
+        from scheduling_framework.ingest.cluster import load_cluster
 
         for obj in load_cluster(args.workload, max_input_bytes=args.max_input_bytes).objects:
             if obj.kind == "Workload":

@@ -153,7 +153,7 @@ def add_release_flags(parser: argparse.ArgumentParser) -> None:
 
 def byte_size(text: str) -> int:
     """argparse type of the byte-size flags (``256Mi``, ``2G``, ``1000``)."""
-    from scheduling_framework._input import parse_byte_size
+    from scheduling_framework.ingest.untrusted import parse_byte_size
 
     try:
         return parse_byte_size(text)

@@ -43,7 +43,7 @@ import attrs
 
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cycle_state import CycleState
-from scheduling_framework.node_info import NodeInfo, PodInfo
+from scheduling_framework.state.node_info import NodeInfo, PodInfo
 from scheduling_framework.status import Status
 
 if TYPE_CHECKING:

@@ -13,13 +13,6 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from scheduling_framework.admission import (
-    ADMISSION_KINDS,
-    WARN_BOUND_REFUSED,
-    WARN_REFUSED,
-    Admission,
-    refused_item,
-)
 from scheduling_framework.api.coerce import coerce_node, coerce_object, coerce_pod, iter_objects
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
@@ -27,40 +20,10 @@ from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.resize import RequestRules
 from scheduling_framework.api.resource import UNMODELLED_FIELDS, has_device_taints, unmodelled_fields
 from scheduling_framework.api.workload import POD_GROUP, WORKLOAD, is_kubernetes_pod_group
-from scheduling_framework.cache import Cache
 from scheduling_framework.config import KubeSchedulerConfiguration, expand_profile, resolve_config
 from scheduling_framework.config.defaults import GANG_SCHEDULING
 from scheduling_framework.cycle_state import CycleState
-from scheduling_framework.errors import ConfigError, PluginError, SchedulerBusyError, SchedulingFrameworkError
-from scheduling_framework.extender.client import HTTPExtender, build_extenders, ignored_resources
-from scheduling_framework.extender.config import apply_ignored_resources
-from scheduling_framework.features import UnreproducedInput, taint_rules_enabled
-from scheduling_framework.interfaces import QueuedPodInfo
-from scheduling_framework.overcommit import report_overcommitted
-from scheduling_framework.podgroups import (
-    GROUP_UNSCHEDULABLE,
-    PodGroupManager,
-    group_name,
-    is_member,
-    lookup_policy,
-    summarize_group,
-    uses_pod_group_api,
-    workload_warnings,
-)
-from scheduling_framework.queue import (
-    ASSIGNED_POD_ADD,
-    ASSIGNED_POD_DELETE,
-    ASSIGNED_POD_UPDATE,
-    NODE_ADD,
-    NODE_DELETE,
-    NODE_UPDATE,
-    OBJECT_CHANGE,
-    UNSCHEDULED_POD_UPDATE,
-    SchedulingQueue,
-)
-from scheduling_framework.registry import Registry, default_registry
-from scheduling_framework.report.notebook import RunResults
-from scheduling_framework.resource_claims import (
+from scheduling_framework.dra.claims import (
     DEVICE_TAINT_RULE,
     POD_CLAIM_NAME_ANNOTATION,
     RESOURCE_CLAIM,
@@ -74,9 +37,46 @@ from scheduling_framework.resource_claims import (
     needs_generated_claims,
     release_pod_claims,
 )
+from scheduling_framework.errors import ConfigError, PluginError, SchedulerBusyError, SchedulingFrameworkError
+from scheduling_framework.extender.client import HTTPExtender, build_extenders, ignored_resources
+from scheduling_framework.extender.config import apply_ignored_resources
+from scheduling_framework.features import UnreproducedInput, taint_rules_enabled
+from scheduling_framework.ingest.admission import (
+    ADMISSION_KINDS,
+    WARN_BOUND_REFUSED,
+    WARN_REFUSED,
+    Admission,
+    refused_item,
+)
+from scheduling_framework.ingest.overcommit import report_overcommitted
+from scheduling_framework.interfaces import QueuedPodInfo
+from scheduling_framework.registry import Registry, default_registry
+from scheduling_framework.report.notebook import RunResults
 from scheduling_framework.runtime.algorithm import Algorithm, CycleError, FitError, ScheduleResult, explain_scores
 from scheduling_framework.runtime.framework import Framework, Nominator
-from scheduling_framework.snapshot import ObjectStore, Snapshot
+from scheduling_framework.state.cache import Cache
+from scheduling_framework.state.podgroups import (
+    GROUP_UNSCHEDULABLE,
+    PodGroupManager,
+    group_name,
+    is_member,
+    lookup_policy,
+    summarize_group,
+    uses_pod_group_api,
+    workload_warnings,
+)
+from scheduling_framework.state.queue import (
+    ASSIGNED_POD_ADD,
+    ASSIGNED_POD_DELETE,
+    ASSIGNED_POD_UPDATE,
+    NODE_ADD,
+    NODE_DELETE,
+    NODE_UPDATE,
+    OBJECT_CHANGE,
+    UNSCHEDULED_POD_UPDATE,
+    SchedulingQueue,
+)
+from scheduling_framework.state.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code, Status
 from scheduling_framework.versions import at_least
 from scheduling_framework.warning_list import Warnings
@@ -498,7 +498,7 @@ class Scheduler:
         self.warnings.add_item(warning_group, item or r.pod)
 
     def admit(self, pod: Pod) -> tuple[Pod, str]:
-        """Priority admission (see scheduling_framework.admission) with the PriorityClasses loaded so far:
+        """Priority admission (see scheduling_framework.ingest.admission) with the PriorityClasses loaded so far:
         the admitted pod and "", or the pod and why the API server would refuse it."""
         if pod.spec.priority is not None and not pod.spec.priority_class_name:
             return pod, ""  # admitted already, nothing to check

@@ -19,8 +19,8 @@ from __future__ import annotations
 import pathlib
 from typing import Any
 
-from scheduling_framework.cluster import cluster_from_documents
 from scheduling_framework.config import load_config
+from scheduling_framework.ingest.cluster import cluster_from_documents
 from scheduling_framework.scheduler import Scheduler
 from tests import yamlio
 

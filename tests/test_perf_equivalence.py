@@ -24,10 +24,10 @@ from scheduling_framework.api.pod import Pod
 from scheduling_framework.config.args import ResourceSpec
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import NodeScore
-from scheduling_framework.node_info import NodeInfo, PodInfo, Resource
 from scheduling_framework.runtime.framework import batch_normalizer, batch_scorer
 from scheduling_framework.scheduler import Scheduler
-from scheduling_framework.snapshot import Snapshot
+from scheduling_framework.state.node_info import NodeInfo, PodInfo, Resource
+from scheduling_framework.state.snapshot import Snapshot
 
 ZONES = ("z1", "z2", "z3")
 APPS = ("a", "b", "c")
@@ -550,7 +550,7 @@ def test_domain_counts_journal_equals_generation_scan(seed: int) -> None:
     from plugins_intree.podtopologyspread.common import CountKey
     from plugins_intree.podtopologyspread.domains import DomainCounts
     from scheduling_framework.api.selectors import LabelSelector
-    from scheduling_framework.node_info import CHANGES
+    from scheduling_framework.state.node_info import CHANGES
 
     rng = random.Random(seed)
     infos = _spread_infos(rng, 25, 40)
@@ -600,7 +600,7 @@ def test_domain_counts_journal_equals_generation_scan(seed: int) -> None:
 def _spread_run(seed: int, plain: bool, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     from plugins_intree.podtopologyspread import plugin as pts
     from plugins_intree.podtopologyspread.scoring import normalize_scores, score_node
-    from scheduling_framework.node_info import ChangedNodes
+    from scheduling_framework.state.node_info import ChangedNodes
 
     if plain:
         def plain_filter(self: Any, state: CycleState, pod: Pod, node_info: NodeInfo) -> Any:
@@ -754,7 +754,7 @@ def test_interpodaffinity_filter_fast_equals_plain(seed: int) -> None:
 def test_changed_nodes_equal_a_generation_scan(seed: int) -> None:
     """ChangedNodes names exactly the positions holding another NodeInfo or a changed one since the previous
     call (or asks for all of them), whatever happens to the list in between."""
-    from scheduling_framework.node_info import CHANGES, ChangedNodes
+    from scheduling_framework.state.node_info import CHANGES, ChangedNodes
 
     rng = random.Random(seed)
     lst = _spread_infos(rng, 25, 40)
@@ -1807,8 +1807,8 @@ def _dra_cluster_docs(rng: random.Random) -> list[dict[str, Any]]:
 
 
 def _dra_schedule(docs: list[dict[str, Any]], seed: int) -> list[Any]:
-    from scheduling_framework.cluster import cluster_from_documents
     from scheduling_framework.config import load_config
+    from scheduling_framework.ingest.cluster import cluster_from_documents
 
     c = cluster_from_documents(docs)
     s = Scheduler(load_config(None), seed=seed, explain=True)
@@ -1878,8 +1878,8 @@ def test_spec_with_node_name_equals_evolve(seed: int) -> None:
 def test_renamed_pod_info_equals_a_fresh_one(seed: int) -> None:
     """ClusterSnapshot.add_pod of a pod without spec.nodeName derives its PodInfo from the one made when the
     same Pod object was added before: every field equals a PodInfo computed afresh for the stored pod."""
-    from scheduling_framework.node_info import PodInfo
     from scheduling_framework.simulation import ClusterSnapshot
+    from scheduling_framework.state.node_info import PodInfo
 
     rng = random.Random(seed)
     nodes, running, _ = _cluster(seed, nodes=5, bound=3, pending=0)
@@ -1960,7 +1960,7 @@ def test_dra_incremental_allocated_state_equals_rebuilt(seed: int) -> None:
     allocator's own grouping of the allocated devices."""
     from plugins_intree.dynamicresources.state import DraManager
     from scheduling_framework.dra.allocator import _allocated_by_pool
-    from scheduling_framework.snapshot import ObjectStore
+    from scheduling_framework.state.snapshot import ObjectStore
 
     rng = random.Random(seed)
     store = ObjectStore()
@@ -1987,9 +1987,9 @@ def test_dra_claims_changes_since_equal_a_full_diff(seed: int, monkeypatch: pyte
     """DraManager.allocated_state catches up from the store's change log (ObjectStore.changes_since): claims added,
     replaced, removed and restored by an undo journal, sometimes more changes than the log keeps (then it compares
     every claim), equal the state rebuilt from every claim and the manager that always compares every claim."""
-    import scheduling_framework.snapshot as snapshot_mod
+    import scheduling_framework.state.snapshot as snapshot_mod
     from plugins_intree.dynamicresources.state import DraManager
-    from scheduling_framework.snapshot import ObjectStore
+    from scheduling_framework.state.snapshot import ObjectStore
 
     monkeypatch.setattr(snapshot_mod, "MAX_CHANGES_KEPT", 5)
     rng = random.Random(seed)
@@ -2019,7 +2019,7 @@ def test_dra_claims_changes_since_equal_a_full_diff(seed: int, monkeypatch: pyte
 
 
 def test_object_store_changes_since() -> None:
-    from scheduling_framework.snapshot import MAX_CHANGES_KEPT, ObjectStore
+    from scheduling_framework.state.snapshot import MAX_CHANGES_KEPT, ObjectStore
 
     store = ObjectStore()
     mark = store.change_mark("ResourceClaim")
@@ -2068,8 +2068,8 @@ def test_preemption_importance_key_sort_equals_cmp_sort(seed: int) -> None:
 
 
 def _explained_run(docs: list[dict[str, Any]], seed: int) -> list[Any]:
-    from scheduling_framework.cluster import cluster_from_documents
     from scheduling_framework.config import load_config
+    from scheduling_framework.ingest.cluster import cluster_from_documents
 
     c = cluster_from_documents(docs)
     s = Scheduler(load_config(None), seed=seed, explain=True)
@@ -2234,7 +2234,7 @@ def test_inline_reservoir_draws_exactly_as_randrange(seed: int) -> None:
         assert a.getstate() == b.getstate()
 
 
-# --- the scheduling queue: PrioritySort's order as a key (scheduling_framework/queue.py) ------------------------
+# --- the scheduling queue: PrioritySort's order as a key (scheduling_framework/state/queue.py) ------------------------
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -2242,7 +2242,7 @@ def test_queue_sort_key_order_equals_less(seed: int) -> None:
     """A queue ordering by PrioritySort.sort_key pops the pods in the order of the queue asking PrioritySort.less:
     priorities and timestamps with ties, pods re-added after failures, interleaved pushes and pops."""
     from plugins_intree.queuesort.plugin import PrioritySort
-    from scheduling_framework.queue import SchedulingQueue
+    from scheduling_framework.state.queue import SchedulingQueue
 
     rng = random.Random(seed)
     sort = PrioritySort()
@@ -2378,7 +2378,7 @@ def test_declared_features_kept_per_pod_equal_plain(seed: int, release: str) -> 
 
 
 def _dra_whatif(docs: list[dict[str, Any]], seed: int, fast: bool) -> list[Any]:
-    from scheduling_framework.cluster import cluster_from_documents
+    from scheduling_framework.ingest.cluster import cluster_from_documents
     from scheduling_framework.simulation import Simulator
 
     c = cluster_from_documents(docs)
@@ -2531,7 +2531,7 @@ def test_filter_runs_read_each_run_once_when_no_verdict_is_kept(monkeypatch: pyt
     assert reads[0] <= 400 // algorithm_mod._RUN + 2
 
 
-# --- the snapshot's pods by label (scheduling_framework/pod_index.py) ------------------------------------
+# --- the snapshot's pods by label (scheduling_framework/state/pod_index.py) ------------------------------------
 
 _IDX_KEYS = ("app", "tier", "team")
 
@@ -2585,7 +2585,7 @@ def test_pod_index_counts_equal_a_full_pass(seed: int) -> None:
     while the list changes as snapshots do: clones swapped in, NodeInfos changed in place, old NodeInfos put
     back, nodes relabelled or renamed, the order shuffled, nodes added and removed; and ``position`` names
     exactly the NodeInfos of the list."""
-    from scheduling_framework.pod_index import PodIndex
+    from scheduling_framework.state.pod_index import PodIndex
 
     rng = random.Random(seed)
     nodes = [_spread_node(rng, i) for i in range(rng.randint(1, 25))]
@@ -2674,7 +2674,7 @@ def test_spread_index_counts_equal_plain_passes(seed: int) -> None:
     changes."""
     from plugins_intree.podtopologyspread.common import SCHEDULE_ANYWAY
     from plugins_intree.podtopologyspread.scoring import calc_pre_score_state, score_domains, score_node
-    from scheduling_framework.pod_index import PodIndex
+    from scheduling_framework.state.pod_index import PodIndex
 
     rng = random.Random(seed)
     infos = _spread_infos(rng, rng.randint(5, 40), rng.randint(0, 80))
@@ -2706,7 +2706,7 @@ def test_interpodaffinity_index_scores_equal_plain(seed: int) -> None:
     hard affinity weight varies."""
     from plugins_intree.interpodaffinity import _terms
     from plugins_intree.interpodaffinity.scoring import ExistingTermSums, topology_scores
-    from scheduling_framework.pod_index import PodIndex
+    from scheduling_framework.state.pod_index import PodIndex
 
     rng = random.Random(seed)
     nodes, running, waiting = _cluster(seed, nodes=rng.randint(4, 20), bound=rng.randint(5, 80), pending=30)
@@ -2781,7 +2781,7 @@ def test_interpodaffinity_index_prefilter_equals_plain(seed: int) -> None:
         incoming_affinity_anti_affinity_counts,
         incoming_counts_from_index,
     )
-    from scheduling_framework.pod_index import PodIndex
+    from scheduling_framework.state.pod_index import PodIndex
 
     rng = random.Random(seed)
     nodes, running, waiting = _cluster(seed, nodes=rng.randint(4, 20), bound=rng.randint(5, 80), pending=30)
@@ -2815,7 +2815,7 @@ def test_spread_index_prefilter_equals_plain(seed: int) -> None:
     from plugins_intree.podtopologyspread.common import DO_NOT_SCHEDULE
     from plugins_intree.podtopologyspread.domains import DomainLayoutCache
     from plugins_intree.podtopologyspread.filtering import calc_pre_filter_state
-    from scheduling_framework.pod_index import PodIndex
+    from scheduling_framework.state.pod_index import PodIndex
 
     rng = random.Random(seed)
     infos = _spread_infos(rng, rng.randint(5, 40), rng.randint(0, 80))

@@ -158,12 +158,16 @@ def test_function_level_imports_are_seen() -> None:
 
 
 def test_the_ingest_pipeline_reads_in_order() -> None:
-    """source → jsonstream / yamlstream → model: no stage imports a later one, and the reader (cluster) is the
-    only module that puts them together."""
-    edges = _graph()
-    order = ["scheduling_framework.ingest.source", "scheduling_framework.ingest.jsonstream",
-             "scheduling_framework.ingest.yamlstream", "scheduling_framework.ingest.model"]
+    """untrusted → source → notes → jsonstream / yamlstream → model → admission → workloads → overcommit → cluster:
+    no stage imports a later one; the reader (cluster) is the one module that puts them together, and the
+    package's ``__init__`` holds the read and parse stages only."""
+    edges = _graph(types_too=True)
+    order = [f"scheduling_framework.ingest.{m}" for m in ("untrusted", "source", "notes", "jsonstream", "yamlstream",
+                                                          "model", "admission", "workloads", "overcommit", "cluster")]
     for i, stage in enumerate(order):
-        later = set(order[i + 1:]) | {"scheduling_framework.cluster", "scheduling_framework.workloads"}
+        # the package's own names are the read and parse stages': it comes after them
+        later = set(order[i + 1:]) | ({"scheduling_framework.ingest"} if i < 5 else set())
         assert not edges[stage] & later, (stage, edges[stage] & later)
-    assert "scheduling_framework.cluster" not in edges["scheduling_framework.workloads"]
+    assert not edges["scheduling_framework.ingest"] & set(order[5:])
+    ingest = {m for m in edges if m.startswith("scheduling_framework.ingest.")}
+    assert ingest == set(order), "a new ingest module: give it its place in the pipeline"

@@ -20,9 +20,9 @@ from scheduling_framework.config.args import DefaultPreemptionArgs
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ConfigError
 from scheduling_framework.interfaces import PostFilterResult
-from scheduling_framework.node_info import NodeInfo, PodInfo
 from scheduling_framework.runtime.framework import Framework
 from scheduling_framework.runtime.signatures import defining_class
+from scheduling_framework.state.node_info import NodeInfo, PodInfo
 from scheduling_framework.status import Code, Status
 
 NAME = "DefaultPreemption"

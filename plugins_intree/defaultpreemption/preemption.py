@@ -24,8 +24,8 @@ from scheduling_framework.api.selectors import LabelSelector
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import SchedulingFrameworkError
 from scheduling_framework.interfaces import PostFilterResult
-from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.runtime.algorithm import Diagnosis, FitError
+from scheduling_framework.state.node_info import NodeInfo
 from scheduling_framework.status import Code, Status
 
 #: Added to every victim priority when summing, so sums of negative priorities compare sensibly.

@@ -36,21 +36,7 @@ from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.selectors import NodeSelector
 from scheduling_framework.config.args import DynamicResourcesArgs
 from scheduling_framework.cycle_state import CycleState
-from scheduling_framework.dra.extended import (
-    SPECIAL_CLAIM_NAME,
-    find_extended_resource_claim,
-    node_claim,
-    pod_scalar_requests,
-    requests_and_mappings,
-    requests_dra_candidate,
-    resolver_for,
-    special_claim,
-)
-from scheduling_framework.errors import ConfigError, PluginError, SchedulingFrameworkError, ValidationError
-from scheduling_framework.features import dra_allocator_flags, features_of
-from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore, PostFilterResult, PreFilterResult
-from scheduling_framework.node_info import NodeInfo
-from scheduling_framework.resource_claims import (
+from scheduling_framework.dra.claims import (
     DEVICE_CLASS,
     RESOURCE_CLAIM,
     ClaimLookupError,
@@ -65,8 +51,22 @@ from scheduling_framework.resource_claims import (
     reserved_for,
     with_status,
 )
+from scheduling_framework.dra.extended import (
+    SPECIAL_CLAIM_NAME,
+    find_extended_resource_claim,
+    node_claim,
+    pod_scalar_requests,
+    requests_and_mappings,
+    requests_dra_candidate,
+    resolver_for,
+    special_claim,
+)
+from scheduling_framework.errors import ConfigError, PluginError, SchedulingFrameworkError, ValidationError
+from scheduling_framework.features import dra_allocator_flags, features_of
+from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore, PostFilterResult, PreFilterResult
 from scheduling_framework.runtime.signatures import KeptPerPod
-from scheduling_framework.snapshot import ObjectStore
+from scheduling_framework.state.node_info import NodeInfo
+from scheduling_framework.state.snapshot import ObjectStore
 from scheduling_framework.status import Code, Status
 from scheduling_framework.versions import at_least, release_of
 

@@ -23,7 +23,7 @@ import attrs
 
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.dra.cel import CELCompileError, CELRuntimeError
-from scheduling_framework.resource_claims import (
+from scheduling_framework.dra.claims import (
     DEVICE_CLASS,
     DEVICE_TAINT_RULE,
     RESOURCE_CLAIM,
@@ -31,7 +31,7 @@ from scheduling_framework.resource_claims import (
     allocated_devices,
     claim_key,
 )
-from scheduling_framework.snapshot import ObjectStore
+from scheduling_framework.state.snapshot import ObjectStore
 
 
 class DraManager:

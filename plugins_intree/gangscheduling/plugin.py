@@ -22,7 +22,7 @@ from typing import Any
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.features import features_of
-from scheduling_framework.podgroups import PodGroupManager, is_member, lookup_policy, uses_pod_group_api
+from scheduling_framework.state.podgroups import PodGroupManager, is_member, lookup_policy, uses_pod_group_api
 from scheduling_framework.status import Code, Status
 
 NAME = "GangScheduling"

@@ -15,8 +15,8 @@ from typing import Any
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import MAX_NODE_SCORE
-from scheduling_framework.node_info import NodeInfo
-from scheduling_framework.snapshot import normalized_image_name
+from scheduling_framework.state.node_info import NodeInfo
+from scheduling_framework.state.snapshot import normalized_image_name
 from scheduling_framework.status import Code, Status
 from scheduling_framework.versions import at_least, release_of
 

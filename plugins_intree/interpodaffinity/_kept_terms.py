@@ -4,7 +4,7 @@ PreScore adds the weights of the existing pods' terms that the incoming pod matc
 existing pods' required anti-affinity terms that it matches. Both are sums, per topology pair (key, value) of
 the nodes the pods run on, over the terms that match. A :class:`KeptTerms` keeps, per canonical term key, those
 sums (and on how many nodes each pair occurs) for a whole node list, following the list with
-:class:`~scheduling_framework.node_info.ChangedNodes` (re-reading only the nodes that changed), and lists each
+:class:`~scheduling_framework.state.node_info.ChangedNodes` (re-reading only the nodes that changed), and lists each
 term under one label its selector requires, so that a pod is matched only against the terms it can match.
 """
 
@@ -16,7 +16,7 @@ from typing import cast
 
 from plugins_intree.interpodaffinity._terms import term_id
 from scheduling_framework.api.pod import Pod
-from scheduling_framework.node_info import AffinityTerm, ChangedNodes, NodeInfo
+from scheduling_framework.state.node_info import AffinityTerm, ChangedNodes, NodeInfo
 
 #: One grouped term of a node: (canonical term key, a term of that key, topology key, topology value, amount).
 NodeTerm = tuple[str, AffinityTerm, str, str, int]

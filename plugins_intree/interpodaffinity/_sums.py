@@ -3,7 +3,7 @@
 PreFilter's counts of existing anti-affinity pairs and PreScore's topology scores add, over a whole node
 list, what each node's pods contribute for the incoming pod. From one cycle to the next only a few
 NodeInfos change, so a :class:`KeptSums` remembers each position's contribution and evaluates again only
-the positions :class:`~scheduling_framework.node_info.ChangedNodes` names. The sums equal those of a full
+the positions :class:`~scheduling_framework.state.node_info.ChangedNodes` names. The sums equal those of a full
 pass; the keys of the maps built from them may come in another order (nothing reads that order).
 """
 
@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
-from scheduling_framework.node_info import ChangedNodes, NodeInfo
+from scheduling_framework.state.node_info import ChangedNodes, NodeInfo
 
 #: What a node contributes: (key, amount) additions.
 Contribution = tuple[tuple[Hashable, int], ...]

@@ -17,7 +17,7 @@ from typing import Protocol
 from scheduling_framework.api.names import is_qualified_name, is_valid_label_value
 from scheduling_framework.api.pod import Pod, PodAffinity, PodAffinityTerm
 from scheduling_framework.api.selectors import LabelSelector
-from scheduling_framework.node_info import AffinityTerm, WeightedAffinityTerm
+from scheduling_framework.state.node_info import AffinityTerm, WeightedAffinityTerm
 
 #: Namespace labels to pass when upstream passes nil: an empty selector still matches them.
 NO_LABELS: Mapping[str, str] = MappingProxyType({})

@@ -19,8 +19,8 @@ from plugins_intree.interpodaffinity._kept_terms import KeptTerms, NodeTerm, gro
 from plugins_intree.interpodaffinity._sums import Contribution, KeptSumsCache
 from plugins_intree.interpodaffinity._terms import MEMO_LIMIT, NO_LABELS, memo_key, term_key, term_namespaces
 from scheduling_framework.api.pod import Pod
-from scheduling_framework.node_info import AffinityTerm, NodeInfo, PodInfo
-from scheduling_framework.pod_index import KEPT_BEYOND, PodIndex
+from scheduling_framework.state.node_info import AffinityTerm, NodeInfo, PodInfo
+from scheduling_framework.state.pod_index import KEPT_BEYOND, PodIndex
 from scheduling_framework.status import Code, Status
 
 PRE_FILTER_STATE_KEY = "PreFilterInterPodAffinity"

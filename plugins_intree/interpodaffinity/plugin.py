@@ -44,7 +44,7 @@ from scheduling_framework.api.pod import Pod
 from scheduling_framework.config.args import InterPodAffinityArgs
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import NodeScore, PreFilterResult
-from scheduling_framework.node_info import (
+from scheduling_framework.state.node_info import (
     AffinityTerm,
     NodeInfo,
     PodInfo,

@@ -29,8 +29,8 @@ from plugins_intree.interpodaffinity._terms import (
 )
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore
-from scheduling_framework.node_info import AffinityTerm, NodeInfo, WeightedAffinityTerm
-from scheduling_framework.pod_index import KEPT_BEYOND, PodIndex
+from scheduling_framework.state.node_info import AffinityTerm, NodeInfo, WeightedAffinityTerm
+from scheduling_framework.state.pod_index import KEPT_BEYOND, PodIndex
 
 PRE_SCORE_STATE_KEY = "PreScoreInterPodAffinity"
 

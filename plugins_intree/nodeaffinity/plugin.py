@@ -20,7 +20,7 @@ from scheduling_framework.config.args import NodeAffinityArgs
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ConfigError, PluginError, ValidationError
 from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore, PreFilterResult
-from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.state.node_info import NodeInfo
 from scheduling_framework.status import Code, Status
 
 NAME = "NodeAffinity"

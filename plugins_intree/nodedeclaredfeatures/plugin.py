@@ -20,8 +20,8 @@ from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ValidationError
 from scheduling_framework.features import features_of
 from scheduling_framework.interfaces import PreFilterResult
-from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.runtime.signatures import KeptPerPod
+from scheduling_framework.state.node_info import NodeInfo
 from scheduling_framework.status import Code, Status
 from scheduling_framework.versions import at_least, release_of
 

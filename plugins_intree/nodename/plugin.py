@@ -6,7 +6,7 @@ from typing import Any
 
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cycle_state import CycleState
-from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.state.node_info import NodeInfo
 from scheduling_framework.status import Code, Status
 
 NAME = "NodeName"

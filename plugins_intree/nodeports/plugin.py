@@ -8,7 +8,7 @@ from typing import Any
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import PreFilterResult
-from scheduling_framework.node_info import HostPortInfo, NodeInfo
+from scheduling_framework.state.node_info import HostPortInfo, NodeInfo
 from scheduling_framework.status import Code, Status
 
 NAME = "NodePorts"

@@ -25,7 +25,7 @@ from scheduling_framework.config.args import NodeResourcesBalancedAllocationArgs
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.features import features_of, gate_enabled
 from scheduling_framework.interfaces import MAX_NODE_SCORE
-from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.state.node_info import NodeInfo
 from scheduling_framework.status import Code, Status
 from scheduling_framework.versions import at_least, release_of
 

@@ -16,11 +16,11 @@ from plugins_intree.dynamicresources.state import manager_for
 from scheduling_framework.api.node import Node
 from scheduling_framework.dra.allocator import DeviceID, node_matches
 from scheduling_framework.dra.cel import CELCompileError, CELRuntimeError
+from scheduling_framework.dra.claims import DEVICE_CLASS
 from scheduling_framework.dra.extended import DeviceClassResolver, is_dra_extended_resource_name, resolver_for
 from scheduling_framework.errors import SchedulingFrameworkError
-from scheduling_framework.node_info import NodeInfo
-from scheduling_framework.resource_claims import DEVICE_CLASS
-from scheduling_framework.snapshot import ObjectStore
+from scheduling_framework.state.node_info import NodeInfo
+from scheduling_framework.state.snapshot import ObjectStore
 
 
 class DraCapacity:

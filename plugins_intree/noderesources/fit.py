@@ -37,13 +37,13 @@ from scheduling_framework.config.args import (
     ScoringStrategy,
 )
 from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.dra.claims import DEVICE_CLASS
 from scheduling_framework.dra.extended import DeviceClassResolver, is_dra_extended_resource_name, resolver_for
 from scheduling_framework.errors import PluginError
 from scheduling_framework.features import features_of, gate_enabled
 from scheduling_framework.interfaces import PreFilterResult
-from scheduling_framework.node_info import NodeInfo, Resource
-from scheduling_framework.resource_claims import DEVICE_CLASS
-from scheduling_framework.snapshot import ObjectStore
+from scheduling_framework.state.node_info import NodeInfo, Resource
+from scheduling_framework.state.snapshot import ObjectStore
 from scheduling_framework.status import Code, Status
 
 NAME: Final = "NodeResourcesFit"

@@ -12,7 +12,7 @@ from plugins_intree.noderesources.resource_allocation import (
 )
 from scheduling_framework.config.args import ResourceSpec
 from scheduling_framework.interfaces import MAX_NODE_SCORE
-from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.state.node_info import NodeInfo
 
 
 def least_requested_score(requested: int, capacity: int) -> int:

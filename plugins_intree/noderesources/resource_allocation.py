@@ -27,7 +27,7 @@ from scheduling_framework.api.resources import (
     pod_requests,
 )
 from scheduling_framework.config.args import ResourceSpec
-from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.state.node_info import NodeInfo
 from scheduling_framework.status import Code, Status
 
 #: A scoring strategy: ``scorer(requested, allocated, allocatable) -> score``. ``requested`` includes the

@@ -55,7 +55,7 @@ from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import PreFilterResult
-from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.state.node_info import NodeInfo
 from scheduling_framework.status import Code, Status
 
 NAME: Final = "NodeVolumeLimits"

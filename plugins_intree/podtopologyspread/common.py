@@ -11,7 +11,7 @@ from scheduling_framework.api.pod import Pod, TopologySpreadConstraint
 from scheduling_framework.api.selectors import LabelSelector, LabelSelectorRequirement, NodeSelector
 from scheduling_framework.api.taints import does_not_schedule_or_execute, find_matching_untolerated_taint
 from scheduling_framework.errors import SchedulingFrameworkError, ValidationError
-from scheduling_framework.node_info import NodeInfo, PodInfo
+from scheduling_framework.state.node_info import NodeInfo, PodInfo
 
 NAME = "PodTopologySpread"
 

@@ -10,7 +10,7 @@ the same (first-seen) order.
 
 Finding the changed NodeInfos by reading every node's ``generation`` costs more than the rest of a cycle's
 counting (5000 scattered objects), so they are found as InterPodAffinity's kept sums find them, by
-``scheduling_framework.node_info.ChangedNodes``: the NodeInfo change journal first, and the generation scan
+``scheduling_framework.state.node_info.ChangedNodes``: the NodeInfo change journal first, and the generation scan
 only when the list does not hold, everywhere else, the very NodeInfos of the last count. Pinned by
 tests/test_perf_equivalence.py::test_domain_counts_kept_across_changes_equal_a_fresh_count and
 ::test_domain_counts_journal_equals_generation_scan.
@@ -25,7 +25,7 @@ from typing import Generic, TypeVar
 
 from plugins_intree.podtopologyspread.common import CountKey, count_matching_pods
 from scheduling_framework.api.node import Node
-from scheduling_framework.node_info import ChangedNodes, NodeInfo
+from scheduling_framework.state.node_info import ChangedNodes, NodeInfo
 
 _node = operator.attrgetter("node")
 T = TypeVar("T")

@@ -27,8 +27,8 @@ from plugins_intree.podtopologyspread.common import (
 from plugins_intree.podtopologyspread.domains import DomainCountsCache, DomainLayoutCache
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.pod import Pod
-from scheduling_framework.node_info import NodeInfo
-from scheduling_framework.pod_index import KEPT_BEYOND, PodIndex
+from scheduling_framework.state.node_info import NodeInfo
+from scheduling_framework.state.pod_index import KEPT_BEYOND, PodIndex
 from scheduling_framework.status import Code, Status
 
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME

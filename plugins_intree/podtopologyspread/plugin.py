@@ -43,7 +43,7 @@ from scheduling_framework.config.args import SYSTEM_DEFAULTING, PodTopologySprea
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import PluginError, ValidationError
 from scheduling_framework.interfaces import NodeScore, PreFilterResult
-from scheduling_framework.node_info import NodeInfo, PodInfo
+from scheduling_framework.state.node_info import NodeInfo, PodInfo
 from scheduling_framework.status import Code, Status
 
 

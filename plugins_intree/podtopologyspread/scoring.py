@@ -28,8 +28,8 @@ from plugins_intree.podtopologyspread.common import (
 from plugins_intree.podtopologyspread.domains import DomainCountsCache
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore
-from scheduling_framework.node_info import NodeInfo
-from scheduling_framework.pod_index import KEPT_BEYOND, PodIndex
+from scheduling_framework.state.node_info import NodeInfo
+from scheduling_framework.state.pod_index import KEPT_BEYOND, PodIndex
 
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 _node = operator.attrgetter("node")

@@ -16,7 +16,7 @@ from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.taints import Toleration
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore
-from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.state.node_info import NodeInfo
 from scheduling_framework.status import Code, Status
 
 NAME = "TaintToleration"

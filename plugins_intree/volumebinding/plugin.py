@@ -42,7 +42,7 @@ from scheduling_framework.config.args import DEFAULT_VOLUME_BINDING_SHAPE, Volum
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ConfigError, PluginError
 from scheduling_framework.interfaces import PreFilterResult
-from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.state.node_info import NodeInfo
 from scheduling_framework.status import Code, Status
 
 NAME: Final = "VolumeBinding"

@@ -15,7 +15,7 @@ from plugins_intree.volumebinding.storage import PVC, not_found, pvc_info
 from scheduling_framework.api.pod import Pod, Volume
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import PreFilterResult
-from scheduling_framework.node_info import NodeInfo, PodInfo
+from scheduling_framework.state.node_info import NodeInfo, PodInfo
 from scheduling_framework.status import Code, Status
 
 NAME: Final = "VolumeRestrictions"

@@ -21,6 +21,7 @@ from scheduling_framework.api.meta import object_ref
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
+from scheduling_framework.api.resource import PARSERS
 from scheduling_framework.errors import ManifestValidationError
 from scheduling_framework.warning_list import Warnings
 
@@ -67,9 +68,7 @@ def coerce_object(obj: Any, *, strict: bool = False, warnings: Warnings | None =
     kind = m.get("kind")
     if isinstance(kind, str):
         report_unknown_fields(m, kind, strict=strict, warnings=warnings)
-        from scheduling_framework.cluster import _DRA_PARSERS
-
-        parse = _DRA_PARSERS.get(kind)
+        parse = PARSERS.get(kind)
         if parse is not None:
             parse(m, strict=None)
     return KubeObject.from_dict(m, strict=None)

@@ -1077,7 +1077,16 @@ def has_device_taints(manifest: Any) -> bool:
     return _present(manifest, ["spec", "devices[]", "basic", "taints"] if beta1 else ["spec", "devices[]", "taints"])
 
 
+
+#: The DRA kinds' parsers by kind: loading a cluster (and coercing an object) parses each such object strictly once,
+#: so that a malformed one is refused at load, naming the field.
+PARSERS: dict[str, Any] = {"DeviceClass": DeviceClass.from_dict, "ResourceSlice": ResourceSlice.from_dict,
+                           "ResourceClaim": ResourceClaim.from_dict,
+                           "ResourceClaimTemplate": ResourceClaimTemplate.from_dict,
+                           "DeviceTaintRule": DeviceTaintRule.from_dict}
+
 __all__ = [
+    "PARSERS",
     "ALLOCATION_MODE_ALL", "ALLOCATION_MODE_EXACT_COUNT", "API_VERSION", "AllocationResult", "CapacityRequirements",
     "CounterSet", "Device", "DeviceAllocationConfiguration", "DeviceAttribute", "DeviceCapacity", "DeviceClaim",
     "DeviceClass", "DeviceClassSpec", "DeviceConfiguration", "DeviceConstraint", "DeviceCounterConsumption",

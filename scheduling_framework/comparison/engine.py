@@ -121,13 +121,13 @@ def compare(cluster: Cluster | str | os.PathLike[str], a: Side | None = None, b:
     cfg_a = load_side(a, "a", labels)
     cfg_b = load_side(b, "b", labels)
     if not isinstance(cluster, Cluster):
-        from scheduling_framework.cluster import load_cluster
         from scheduling_framework.ingest import gc_paused
+        from scheduling_framework.ingest.cluster import load_cluster
 
         with gc_paused():
             cluster = load_cluster(cluster, max_input_bytes=max_input_bytes, strict=strict)
     if expand_workloads:
-        from scheduling_framework.workloads import expand_workloads as expand
+        from scheduling_framework.ingest.workloads import expand_workloads as expand
 
         cluster = expand(cluster, seed=seed)
     side_a = _SideRunner(cluster, cfg_a, seed, CycleBook(), mode)

@@ -16,7 +16,6 @@ from typing import Any
 
 import attrs
 
-from scheduling_framework._input import STDIN, load_yaml_documents, read_input
 from scheduling_framework.api import _field as f
 from scheduling_framework.config.args import ARGS_TYPES, args_to_dict, decode_args
 from scheduling_framework.config.defaults import default_plugin_configs, default_plugins, merge_plugins
@@ -41,6 +40,7 @@ from scheduling_framework.config.validation import (
 )
 from scheduling_framework.errors import ConfigError, InputError, brief_str
 from scheduling_framework.features import FeatureGates
+from scheduling_framework.ingest.untrusted import STDIN, load_yaml_documents, read_input
 
 _TOP_FIELDS = (
     "apiVersion",

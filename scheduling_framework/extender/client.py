@@ -54,7 +54,7 @@ from scheduling_framework.extender.types import (
     WireVictims,
     host_priority_list_from_json,
 )
-from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.state.node_info import NodeInfo
 from scheduling_framework.warning_list import Warnings
 
 #: upstream DefaultExtenderTimeout

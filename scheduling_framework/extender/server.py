@@ -62,10 +62,10 @@ from scheduling_framework.extender.types import (
     host_priority_list_to_json,
 )
 from scheduling_framework.interfaces import MAX_NODE_SCORE
-from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.registry import Registry, default_registry
 from scheduling_framework.runtime.framework import Framework
-from scheduling_framework.snapshot import ObjectStore
+from scheduling_framework.state.node_info import NodeInfo
+from scheduling_framework.state.snapshot import ObjectStore
 from scheduling_framework.status import Code
 
 log = logging.getLogger("scheduling_framework.extender.server")
@@ -467,7 +467,7 @@ class ExtenderServer:
                 raise ExtenderServerError(f"--{name.replace('_', '-')}: {value!r}: must be "
                                           f"{'a positive number' if isinstance(least, float) else f'at least {least}'}")
         if cluster is not None and isinstance(cluster, str):
-            from scheduling_framework.cluster import load_cluster
+            from scheduling_framework.ingest.cluster import load_cluster
 
             cluster = load_cluster(cluster, strict=strict)
             for w in cluster.warnings:

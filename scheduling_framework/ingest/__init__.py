@@ -1,11 +1,21 @@
-"""Reading cluster dumps of any size: bounded chunked reading, then one item at a time from JSON or YAML.
+"""Reading a cluster: from untrusted bytes to a :class:`~.model.Cluster`, in pipeline order.
 
-The pipeline, in module order: :mod:`.source` (file, standard input or ``.gz``, size-capped, restartable,
-UTF-16/32 transcoded to UTF-8 as it is read), :mod:`.jsonstream` / :mod:`.yamlstream` (``(where, item)``
-pairs, one List item at a time, with the nesting, alias and object-size checks; what they notice besides items
-goes to :class:`~.notes.Notes`), then ``cluster.cluster_from_items`` builds each object and drops its dict.
+1. **read**: :mod:`.untrusted` (files, standard input, encodings, size, YAML nesting and alias expansion checked
+   before any loader sees the input), :mod:`.source` (file, standard input or ``.gz``, size-capped, restartable,
+   UTF-16/32 transcoded to UTF-8 as it is read);
+2. **parse**: :mod:`.jsonstream` / :mod:`.yamlstream` (``(where, item)`` pairs, one List item at a time, with the
+   nesting, alias and object-size checks; what they notice besides items goes to :class:`~.notes.Notes`);
+3. **objects**: :mod:`.model` (the Cluster: nodes, pods, other objects, warnings);
+4. **what the API server and the controllers would do**: :mod:`.admission` (LimitRanger, Priority,
+   RuntimeClass, ...), :mod:`.workloads` (Deployments, ReplicaSets, StatefulSets, Jobs, DaemonSets into pods),
+   :mod:`.overcommit` (nodes whose bound pods exceed allocatable, named in a warning);
+5. **the reader**: :mod:`.cluster` (``load_cluster``: ``cluster_from_items`` builds each object and drops its
+   dict), the one module that puts the stages together.
+
 No input is ever held whole: a document whose top-level ``items`` turns out not to be a List's (its kind comes
-after them) is read again from the start with that one document built whole, as one object.
+after them) is read again from the start with that one document built whole, as one object. This package's own
+names are the read and parse stages' (``stream_items``, ``gc_paused``, ...); tests/test_structure.py keeps the
+order.
 """
 
 from __future__ import annotations
@@ -16,11 +26,11 @@ import gc
 from collections.abc import Iterator
 from typing import Any
 
-from scheduling_framework._input import ALIAS_EXPANSION_BUDGET, MAX_NESTING_DEPTH, recheck_nesting
 from scheduling_framework.errors import InputError
 from scheduling_framework.ingest.jsonstream import JsonItems, NotJson, RereadWhole
 from scheduling_framework.ingest.notes import Notes
 from scheduling_framework.ingest.source import Source, Utf8Checked, open_source, text_source
+from scheduling_framework.ingest.untrusted import ALIAS_EXPANSION_BUDGET, MAX_NESTING_DEPTH, recheck_nesting
 from scheduling_framework.ingest.yamlstream import NestingRefusedByParser, yaml_items
 
 #: Largest cluster dump read by default: a 15,000-node dump with managedFields is ~12 GB of JSON. Cluster
@@ -84,7 +94,7 @@ def stream_items(source: Source, notes: Notes, *, max_depth: int = MAX_NESTING_D
 
 
 def _recheck_nesting(source: Source, e: NestingRefusedByParser, max_depth: int, alias_budget: int) -> None:
-    """:func:`~scheduling_framework._input.recheck_nesting` on the source's text up to the refusal."""
+    """:func:`~scheduling_framework.ingest.untrusted.recheck_nesting` on the source's text up to the refusal."""
     with source.open() as r:
         data = r.read_up_to((e.index + 2) * 4)  # at most 4 bytes a character
     recheck_nesting(data.decode("utf-8", "ignore")[: e.index + 1], source.name, max_depth, alias_budget)

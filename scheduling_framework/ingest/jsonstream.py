@@ -26,10 +26,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from scheduling_framework._input import too_deep, undecodable
 from scheduling_framework.errors import InputError
 from scheduling_framework.ingest.notes import Notes, join_path
 from scheduling_framework.ingest.source import CHUNK, CappedReader
+from scheduling_framework.ingest.untrusted import too_deep, undecodable
 
 _WS = re.compile(r"[ \t\n\r]*")
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')

@@ -25,8 +25,8 @@ import zlib
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-from scheduling_framework._input import STDIN, open_regular_file, regular_file_size, too_large, undecodable
 from scheduling_framework.errors import InputError
+from scheduling_framework.ingest.untrusted import STDIN, open_regular_file, regular_file_size, too_large, undecodable
 
 CHUNK = 1 << 20
 #: Free space left in the temporary folder when standard input is spooled there.
@@ -221,7 +221,7 @@ class Utf8Checked:
 def detect_encoding(head: bytes) -> tuple[str, int]:
     """(encoding, length of its byte-order mark) from the first four bytes: a byte-order mark, or BOM-less
     UTF-16/32 told by where the NUL bytes of the first (ASCII, as YAML and JSON start) character are."""
-    from scheduling_framework._input import BOMS, sniff_encoding
+    from scheduling_framework.ingest.untrusted import BOMS, sniff_encoding
 
     for bom, enc in BOMS:
         if head.startswith(bom):

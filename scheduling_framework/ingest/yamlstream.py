@@ -22,11 +22,11 @@ from typing import Any
 import yaml
 from yaml.nodes import ScalarNode
 
-from scheduling_framework._input import YamlLoader, alias_bomb, mark_location, recursive_alias, too_deep
 from scheduling_framework.errors import InputError, brief_str
 from scheduling_framework.ingest import jsonstream
 from scheduling_framework.ingest.jsonstream import RereadWhole, is_list_kind, size_label
 from scheduling_framework.ingest.notes import Notes, join_path
+from scheduling_framework.ingest.untrusted import YamlLoader, alias_bomb, mark_location, recursive_alias, too_deep
 
 _RESOLVER = yaml.resolver.Resolver()
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
@@ -498,7 +498,7 @@ class NestingRefusedByParser(Exception):
 
 def _yaml_error(e: yaml.YAMLError, source: str, reader: Any, stack: list[_Frame], doc_no: int, item_no: int,
                 item_line: int) -> Exception:
-    from scheduling_framework._input import parser_nesting_refusal, yaml_error
+    from scheduling_framework.ingest.untrusted import parser_nesting_refusal, yaml_error
 
     err = yaml_error(e, source)
     index = parser_nesting_refusal(e)

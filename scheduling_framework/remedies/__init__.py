@@ -1,7 +1,7 @@
 """What would make a pending pod fit: verified remedies (docs/remedies.md).
 
 ```python
-from scheduling_framework.cluster import load_cluster
+from scheduling_framework.ingest.cluster import load_cluster
 from scheduling_framework.simulation import Simulator
 from scheduling_framework.remedies import remedies_for
 

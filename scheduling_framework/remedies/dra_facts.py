@@ -7,8 +7,8 @@ from typing import Any
 
 from scheduling_framework.api import resource as r
 from scheduling_framework.api.pod import Pod
+from scheduling_framework.dra.claims import DEVICE_CLASS, RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE, RESOURCE_SLICE
 from scheduling_framework.errors import SchedulingFrameworkError
-from scheduling_framework.resource_claims import DEVICE_CLASS, RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE, RESOURCE_SLICE
 from scheduling_framework.simulation.core import SimulatorCore
 
 

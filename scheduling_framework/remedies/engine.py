@@ -35,7 +35,6 @@ from scheduling_framework.api.resources import pod_requests
 from scheduling_framework.api.taints import Taint, does_not_schedule_or_execute, tolerations_tolerate_taint
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import SchedulingFrameworkError
-from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.remedies import patch
 from scheduling_framework.remedies.model import (
     COMBINATION,
@@ -57,6 +56,7 @@ from scheduling_framework.remedies.model import (
 from scheduling_framework.remedies.patch import escape
 from scheduling_framework.runtime.algorithm import num_feasible_nodes_to_find
 from scheduling_framework.simulation.core import SimulatorCore
+from scheduling_framework.state.node_info import NodeInfo
 from scheduling_framework.status import Code, Status
 
 #: Nodes verified per candidate (nodesOpened counts at most this many).
@@ -695,7 +695,7 @@ def _preemption(sim: SimulatorCore, m: Any, pod: Pod, v: _Verifier) -> Remedy | 
     """A higher PriorityClass with which upstream's preemption (DefaultPreemption's dry run: its choice of node and
     of the fewest, least important victims, PodDisruptionBudgets counted) makes room, the lowest that does; the
     victims evicted on a fork, then a full cycle says where the pod lands."""
-    from scheduling_framework.admission import PRIORITY_CLASS_KIND, PriorityAdmission
+    from scheduling_framework.ingest.admission import PRIORITY_CLASS_KIND, PriorityAdmission
 
     fwk = sim.framework
     plugin = fwk.plugins.get("DefaultPreemption")

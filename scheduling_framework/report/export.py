@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from scheduling_framework.api.pod import Pod
-from scheduling_framework.cluster import Cluster
-from scheduling_framework.resource_claims import RESOURCE_CLAIM
+from scheduling_framework.dra.claims import RESOURCE_CLAIM
+from scheduling_framework.ingest.cluster import Cluster
 
 if TYPE_CHECKING:
     from scheduling_framework.scheduler import Scheduler

@@ -51,7 +51,7 @@ def load_single_pod(path: str | os.PathLike[str], *, max_input_bytes: int | None
     """The one Pod in a YAML file (a Pod manifest, or a stream / ``kind: List`` holding exactly one Pod).
     Raises InputError when the file holds no Pod or several. Reading the file warns into ``warnings``
     (unknown fields: errors with ``strict``)."""
-    from scheduling_framework.cluster import load_cluster
+    from scheduling_framework.ingest.cluster import load_cluster
 
     c = load_cluster(path, max_input_bytes=max_input_bytes, strict=strict)
     if warnings is not None:

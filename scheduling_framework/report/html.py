@@ -19,8 +19,8 @@ from typing import Any
 
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.pod import Pod
-from scheduling_framework.node_info import NodeInfo, PodInfo
-from scheduling_framework.overcommit import overcommitted
+from scheduling_framework.ingest.overcommit import overcommitted
+from scheduling_framework.state.node_info import NodeInfo, PodInfo
 
 #: Nodes shown beside an unschedulable pod's requests: the ones closest to fitting it.
 CLOSEST_NODES = 5

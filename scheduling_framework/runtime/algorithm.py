@@ -14,9 +14,9 @@ from typing import Any
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import SchedulingFrameworkError
-from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.runtime.framework import Framework, NodePluginScores, ScoreDetail, raised_status
 from scheduling_framework.runtime.signatures import MAX_MEMO_ENTRIES
+from scheduling_framework.state.node_info import NodeInfo
 from scheduling_framework.status import Code, Status
 
 MIN_FEASIBLE_NODES_TO_FIND = 100

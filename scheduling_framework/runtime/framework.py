@@ -29,8 +29,6 @@ from scheduling_framework.interfaces import (
     PreFilterResult,
     QueuedPodInfo,
 )
-from scheduling_framework.node_info import NodeInfo, PodInfo
-from scheduling_framework.podgroups import PodGroupManager
 from scheduling_framework.registry import Registry, default_registry
 from scheduling_framework.runtime.parallelize import Parallelizer
 from scheduling_framework.runtime.signatures import (
@@ -43,7 +41,9 @@ from scheduling_framework.runtime.signatures import (
     signer,
 )
 from scheduling_framework.runtime.waiting_pods import WaitingPod, WaitingPodsMap
-from scheduling_framework.snapshot import ObjectStore, Snapshot
+from scheduling_framework.state.node_info import NodeInfo, PodInfo
+from scheduling_framework.state.podgroups import PodGroupManager
+from scheduling_framework.state.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code, Status
 
 MAX_PERMIT_TIMEOUT = 15 * 60.0

@@ -18,16 +18,16 @@ from typing import Any
 
 import attrs
 
-from scheduling_framework._input import (
+from scheduling_framework.errors import InputError, SchedulingFrameworkError
+from scheduling_framework.ingest.cluster import cluster_from_source, load_cluster
+from scheduling_framework.ingest.model import Cluster
+from scheduling_framework.ingest.untrusted import (
     DEFAULT_MAX_INPUT_BYTES,
     load_yaml_documents,
     open_regular_file,
     read_input,
     regular_file_size,
 )
-from scheduling_framework.cluster import cluster_from_source, load_cluster
-from scheduling_framework.errors import InputError, SchedulingFrameworkError
-from scheduling_framework.ingest.model import Cluster
 from scheduling_framework.warning_list import Warnings
 
 
@@ -174,7 +174,7 @@ def load_cluster_file(ref: ClusterFile, strict: bool = False) -> Cluster:
     """The cluster of the file ``ref``, parsed once per process (per file version and strictness): a new
     Cluster whose lists and warnings the caller may change (the objects themselves are immutable and shared).
 
-    Raises what :func:`~scheduling_framework.cluster.load_cluster` raises (InputError naming the file,
+    Raises what :func:`~scheduling_framework.ingest.cluster.load_cluster` raises (InputError naming the file,
     ManifestValidationError listing every invalid object), and InputError when the file changed after ``ref``
     was taken (the scenario holds the file as it was read). An empty file is an empty cluster.
     """

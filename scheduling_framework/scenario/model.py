@@ -216,7 +216,7 @@ def _cluster(v: Any, base_dir: str, problems: list[str],
             problems.append(f"cluster[{i}]: Invalid value: expected an object manifest")
         else:
             out.append(d)
-    from scheduling_framework.cluster import cluster_from_documents
+    from scheduling_framework.ingest.cluster import cluster_from_documents
 
     try:
         cluster_from_documents(out, strict=strict)

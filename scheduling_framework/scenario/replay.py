@@ -18,8 +18,8 @@ import attrs
 from scheduling_framework.api.fields import SNAKE_CASE_HINT, snake_case_hint
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.pod import Pod
-from scheduling_framework.cluster import cluster_from_documents
 from scheduling_framework.errors import ManifestValidationError, SchedulingFrameworkError, brief_str
+from scheduling_framework.ingest.cluster import cluster_from_documents
 from scheduling_framework.ingest.model import Cluster
 from scheduling_framework.scenario.io import cluster_problem, load_cluster_file
 from scheduling_framework.scenario.model import Scenario, ScenarioError, Step, template_unknown_fields

@@ -20,8 +20,8 @@ import stat
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from scheduling_framework._input import MAX_NESTING_DEPTH
 from scheduling_framework.errors import SchedulingFrameworkError
+from scheduling_framework.ingest.untrusted import MAX_NESTING_DEPTH
 
 CSV_FIELDS = ("index", "id", "scenario", "seed", "scheduled", "unschedulable", "pending", "errors", "evicted",
               "nodes", "nodesUsed", "cpuUtilization", "memoryUtilization", "cycles", "p50Ms", "p99Ms", "seconds",

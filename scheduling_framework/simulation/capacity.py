@@ -30,11 +30,11 @@ from scheduling_framework.config.defaults import GANG_SCHEDULING
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ValidationError
 from scheduling_framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeScore
-from scheduling_framework.podgroups import group_name, is_member, lookup_policy, uses_pod_group_api
 from scheduling_framework.runtime.algorithm import num_feasible_nodes_to_find
 from scheduling_framework.runtime.framework import batch_normalizer
 from scheduling_framework.simulation.core import SimulatorCore
 from scheduling_framework.simulation.placement import Placement
+from scheduling_framework.state.podgroups import group_name, is_member, lookup_policy, uses_pod_group_api
 from scheduling_framework.status import Code
 
 #: Copies placed at most when no ``max`` is given (a profile without resource or pod-count checks would

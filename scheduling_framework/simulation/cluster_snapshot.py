@@ -28,9 +28,9 @@ from scheduling_framework.api.node import Node
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.resize import DEFAULT_RULES, RequestRules
 from scheduling_framework.errors import SnapshotError
-from scheduling_framework.node_info import ImageStateSummary, NodeInfo, PodInfo
 from scheduling_framework.simulation.templates import node_from_template, pod_for_node, template_node_names
-from scheduling_framework.snapshot import Snapshot, zone_key
+from scheduling_framework.state.node_info import ImageStateSummary, NodeInfo, PodInfo
+from scheduling_framework.state.snapshot import Snapshot, zone_key
 
 OPEN = "open"
 COMMITTED = "committed"
@@ -93,7 +93,7 @@ class Fork:
 class ClusterSnapshot:
     """Nodes and the pods bound to them, with fork / revert / commit, read by a Framework through ``snapshot``.
 
-    ``snapshot`` is one :class:`~scheduling_framework.snapshot.Snapshot` object that stays current:
+    ``snapshot`` is one :class:`~scheduling_framework.state.snapshot.Snapshot` object that stays current:
     give it to a Framework once (``Framework(..., snapshot=cs.snapshot)``) and every change, fork and
     revert is visible to the next cycle. Node order is upstream's node-tree order (zones round-robin,
     nodes in the order they were added). Treat the NodeInfos it holds as read-only; change the cluster

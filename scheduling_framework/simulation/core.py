@@ -19,33 +19,16 @@ from typing import Any, Self
 
 import attrs
 
-from scheduling_framework.admission import (
-    ADMISSION_KINDS,
-    WARN_BOUND_REFUSED,
-    WARN_REFUSED,
-    Admission,
-    refused_item,
-)
 from scheduling_framework.api.coerce import coerce_node, coerce_object, coerce_pod, iter_objects
 from scheduling_framework.api.meta import ObjectMeta
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.resize import RequestRules
-from scheduling_framework.cluster import Cluster
 from scheduling_framework.config import KubeSchedulerConfiguration, resolve_config
 from scheduling_framework.config.defaults import GANG_SCHEDULING
 from scheduling_framework.cycle_state import CycleState
-from scheduling_framework.dra.extended import requests_dra_candidate
-from scheduling_framework.errors import SimulatorBusyError, SnapshotError
-from scheduling_framework.features import UnreproducedInput
-from scheduling_framework.interfaces import QueuedPodInfo
-from scheduling_framework.node_info import NodeInfo, PodInfo
-from scheduling_framework.overcommit import report_overcommitted
-from scheduling_framework.podgroups import PodGroupManager, group_name, is_member, lookup_policy, uses_pod_group_api
-from scheduling_framework.registry import Registry, default_registry
-from scheduling_framework.report.notebook import ResultsMixin
-from scheduling_framework.resource_claims import (
+from scheduling_framework.dra.claims import (
     RESOURCE_CLAIM,
     RESOURCE_SLICE,
     claim_summaries,
@@ -55,12 +38,35 @@ from scheduling_framework.resource_claims import (
     needs_generated_claims,
     release_pod_claims,
 )
+from scheduling_framework.dra.extended import requests_dra_candidate
+from scheduling_framework.errors import SimulatorBusyError, SnapshotError
+from scheduling_framework.features import UnreproducedInput
+from scheduling_framework.ingest.admission import (
+    ADMISSION_KINDS,
+    WARN_BOUND_REFUSED,
+    WARN_REFUSED,
+    Admission,
+    refused_item,
+)
+from scheduling_framework.ingest.cluster import Cluster
+from scheduling_framework.ingest.overcommit import report_overcommitted
+from scheduling_framework.interfaces import QueuedPodInfo
+from scheduling_framework.registry import Registry, default_registry
+from scheduling_framework.report.notebook import ResultsMixin
 from scheduling_framework.runtime.algorithm import Algorithm, CycleError, Diagnosis, FitError
 from scheduling_framework.runtime.framework import Framework, Nominator
 from scheduling_framework.runtime.signatures import KeptPerPod
 from scheduling_framework.simulation.cluster_snapshot import ClusterSnapshot, Fork
 from scheduling_framework.simulation.placement import Placement as Placement
-from scheduling_framework.snapshot import ObjectStore
+from scheduling_framework.state.node_info import NodeInfo, PodInfo
+from scheduling_framework.state.podgroups import (
+    PodGroupManager,
+    group_name,
+    is_member,
+    lookup_policy,
+    uses_pod_group_api,
+)
+from scheduling_framework.state.snapshot import ObjectStore
 from scheduling_framework.status import Code, Status
 from scheduling_framework.warning_list import Warnings
 
@@ -295,7 +301,7 @@ class SimulatorCore:
         return sim
 
     def admit(self, pod: Pod) -> tuple[Pod, str]:
-        """Priority admission with the simulator's PriorityClasses (see scheduling_framework.admission):
+        """Priority admission with the simulator's PriorityClasses (see scheduling_framework.ingest.admission):
         the admitted pod and "", or the pod and why the API server would refuse it."""
         self._unreproduced.saw_pod(pod)
         if pod.spec.priority is not None and not pod.spec.priority_class_name:
@@ -396,8 +402,8 @@ class SimulatorCore:
             names = self.cluster.add_node_from_template(template, count, name_prefix, pods)
             self._clone_slices(template, names, resource_slices)
             return names
+        from scheduling_framework.ingest.workloads import daemonset_pods_for_node
         from scheduling_framework.simulation.templates import node_from_template, pod_for_node, template_node_names
-        from scheduling_framework.workloads import daemonset_pods_for_node
 
         prefix = name_prefix if name_prefix is not None else f"template-{template.name}"
         pod_list = list(pods)

@@ -18,8 +18,8 @@ from typing import Any, Self, TypeAlias
 
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.pod import Pod
-from scheduling_framework.node_info import NodeInfo
-from scheduling_framework.snapshot import Snapshot
+from scheduling_framework.state.node_info import NodeInfo
+from scheduling_framework.state.snapshot import Snapshot
 
 #: The image of containers the builders add for resources (upstream uses the pause image too).
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"

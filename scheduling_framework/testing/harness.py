@@ -23,11 +23,11 @@ from scheduling_framework.config.types import API_VERSION, KIND
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ConfigError, PluginError, SchedulingFrameworkError, SnapshotError
 from scheduling_framework.interfaces import points_of_class
-from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.registry import Registry, default_registry
 from scheduling_framework.runtime.algorithm import CycleError
 from scheduling_framework.runtime.framework import Framework, ScoreDetail
 from scheduling_framework.scheduler import Scheduler
+from scheduling_framework.state.node_info import NodeInfo
 from scheduling_framework.status import Code, Status
 from scheduling_framework.testing.builders import NodeBuilder, NodeLike, PodLike, as_node, as_pod
 
@@ -495,7 +495,7 @@ class FakeCluster:
     @classmethod
     def from_yaml(cls, text: str) -> FakeCluster:
         """Nodes, Pods and other objects from multi-document YAML (or ``kind: List``)."""
-        from scheduling_framework.cluster import cluster_from_text
+        from scheduling_framework.ingest.cluster import cluster_from_text
 
         c = cluster_from_text(text)
         return cls(c.nodes, c.pods, c.objects)

@@ -18,8 +18,8 @@ import pytest
 from scheduling_framework import Scheduler
 from scheduling_framework.api import KubeObject, Node, Pod
 from scheduling_framework.api.clients import ACCEPTED, UnsupportedObjectError, as_manifest, client_of
-from scheduling_framework.cluster import cluster_from_documents
 from scheduling_framework.errors import ManifestError
+from scheduling_framework.ingest.cluster import cluster_from_documents
 from scheduling_framework.simulation import Simulator
 from scheduling_framework.testing import make_snapshot
 

@@ -186,7 +186,7 @@ def _calculate_pod(pod_level: dict[str, str] | None, pod_level_status: dict[str,
 @pytest.mark.parametrize("release", ["1.36", "1.37"])
 @pytest.mark.parametrize("case", [pytest.param(c, id=c[0]) for c in CALCULATE_CASES])
 def test_calculate_pod_resources_with_resize(case: tuple[Any, ...], release: str) -> None:
-    from scheduling_framework.node_info import PodInfo
+    from scheduling_framework.state.node_info import PodInfo
 
     *fields, (cpu, mem) = case[1:]
     pi = PodInfo(_calculate_pod(*fields), RequestRules.for_gates(FeatureGates.for_release(release)))

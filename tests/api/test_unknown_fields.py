@@ -16,8 +16,8 @@ import yaml
 from scheduling_framework import Scheduler
 from scheduling_framework.api import KubeObject, Node, Pod, ResourceSlice
 from scheduling_framework.api.fields import SNAKE_CASE_HINT, UnknownFieldWarning, unknown_fields
-from scheduling_framework.cluster import cluster_from_documents, load_cluster
 from scheduling_framework.errors import ManifestValidationError
+from scheduling_framework.ingest.cluster import cluster_from_documents, load_cluster
 from scheduling_framework.simulation import Simulator
 from tests.fixture_runner import ROOT
 

@@ -9,8 +9,8 @@ import pytest
 
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.workload import PodGroupObject, Workload
-from scheduling_framework.cluster import cluster_from_documents
 from scheduling_framework.errors import ManifestError, ManifestValidationError
+from scheduling_framework.ingest.cluster import cluster_from_documents
 
 
 def wl(groups: Any, **extra: Any) -> dict[str, Any]:

@@ -140,7 +140,7 @@ def test_config_view_output_config_round_trips_through_the_cli(tmp_path: Path) -
 
 
 def test_resulting_cluster_writes_the_nomination_of_a_pod_left_pending() -> None:
-    from scheduling_framework.cluster import cluster_from_documents
+    from scheduling_framework.ingest.cluster import cluster_from_documents
     from scheduling_framework.report import resulting_cluster
 
     class Result:

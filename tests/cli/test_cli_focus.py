@@ -66,7 +66,7 @@ def test_pod_limits_table_and_json_but_everything_is_scheduled() -> None:
 
 
 def test_only_focused_pods_are_explained() -> None:
-    from scheduling_framework.cluster import load_cluster
+    from scheduling_framework.ingest.cluster import load_cluster
     from scheduling_framework.scheduler import Scheduler
 
     c = load_cluster(EXAMPLE)

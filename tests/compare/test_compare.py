@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from scheduling_framework.api import Node, Pod
-from scheduling_framework.cluster import load_cluster
 from scheduling_framework.comparison import Comparison, Side, compare
 from scheduling_framework.errors import ConfigError
+from scheduling_framework.ingest.cluster import load_cluster
 from scheduling_framework.ingest.model import Cluster
 from scheduling_framework.scheduler import Scheduler
 from scheduling_framework.testing import make_node, make_pod

@@ -1,4 +1,4 @@
-"""Reading clusters from YAML (scheduling_framework.cluster): multi-document files, ``kind: List`` and typed
+"""Reading clusters from YAML (scheduling_framework.ingest.cluster): multi-document files, ``kind: List`` and typed
 lists (``kubectl get nodes,pods -A -o yaml``), errors naming document + object + field path, malformed
 YAML naming the line, and safe loading only.
 """
@@ -13,14 +13,14 @@ import yaml
 
 from scheduling_framework.api import Node, Pod
 from scheduling_framework.api.quantity import Quantity
-from scheduling_framework.cluster import (
+from scheduling_framework.errors import ManifestError, ValidationError
+from scheduling_framework.ingest.cluster import (
     Cluster,
     cluster_from_documents,
     cluster_from_text,
     load_cluster,
     load_yaml_documents,
 )
-from scheduling_framework.errors import ManifestError, ValidationError
 
 MULTI_DOC = textwrap.dedent("""\
     apiVersion: v1

@@ -1,4 +1,4 @@
-"""NodeInfo, PodInfo, Resource, HostPortInfo and AffinityTerm (scheduling_framework.node_info).
+"""NodeInfo, PodInfo, Resource, HostPortInfo and AffinityTerm (scheduling_framework.state.node_info).
 
 Ported from pkg/scheduler/framework/types_test.go: TestNewResource, TestResourceClone, TestSetMaxResource,
 TestNewNodeInfo, TestNodeInfoClone, TestNodeInfoAddPod, TestNodeInfoRemovePod; and from
@@ -19,7 +19,7 @@ from scheduling_framework.api import Node, Pod
 from scheduling_framework.api.quantity import Quantity, new_quantity, new_scaled_quantity
 from scheduling_framework.api.resources import DEFAULT_MEMORY_REQUEST
 from scheduling_framework.api.selectors import LabelSelector
-from scheduling_framework.node_info import (
+from scheduling_framework.state.node_info import (
     AffinityTerm,
     HostPortInfo,
     NodeInfo,

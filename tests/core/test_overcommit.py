@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from scheduling_framework import Scheduler
-from scheduling_framework.cluster import cluster_from_documents
-from scheduling_framework.overcommit import WARN_OVERCOMMITTED
+from scheduling_framework.ingest.cluster import cluster_from_documents
+from scheduling_framework.ingest.overcommit import WARN_OVERCOMMITTED
 from scheduling_framework.simulation import Simulator
 from scheduling_framework.testing import make_node, make_pod
 

@@ -1,4 +1,4 @@
-"""Snapshot, node-tree order, image states and ObjectStore (scheduling_framework.snapshot).
+"""Snapshot, node-tree order, image states and ObjectStore (scheduling_framework.state.snapshot).
 
 Node order follows upstream's node tree (pkg/scheduler/backend/cache/node_tree.go): zones in first-seen
 order, one node from each in turn. The zone keys and the round-robin expectation come from
@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from scheduling_framework.api import KubeObject, Node, Pod
 from scheduling_framework.errors import SchedulingFrameworkError, SnapshotError
-from scheduling_framework.node_info import ImageStateSummary, Resource
-from scheduling_framework.snapshot import (
+from scheduling_framework.state.node_info import ImageStateSummary, Resource
+from scheduling_framework.state.snapshot import (
     ObjectStore,
     Snapshot,
     node_tree_order,

@@ -13,9 +13,9 @@ import yaml
 from plugins_intree.dynamicresources.state import apply_taint_rules
 from scheduling_framework.api.resource import DeviceClass, DeviceTaintRule, ResourceSlice
 from scheduling_framework.cli import main
-from scheduling_framework.cluster import cluster_from_documents
 from scheduling_framework.dra.cel import CELCache
 from scheduling_framework.errors import ManifestValidationError
+from scheduling_framework.ingest.cluster import cluster_from_documents
 from tests.fixture_runner import ROOT
 
 TABLE = yaml.safe_load((ROOT / "tests/fixtures/upstream/dra-device-taint-rules.yaml").read_text())

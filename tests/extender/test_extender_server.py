@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from scheduling_framework.api import Node, Pod
-from scheduling_framework.cluster import Cluster
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.extender.server import ExtenderServer, ExtenderServerError, PluginExtender, parse_address
+from scheduling_framework.ingest.cluster import Cluster
 from scheduling_framework.registry import Registry, default_registry
 from scheduling_framework.runtime.framework import Framework
 from scheduling_framework.scheduler import Scheduler

@@ -15,8 +15,8 @@ import yaml
 from scheduling_framework import cli
 from scheduling_framework.api import Node, Pod
 from scheduling_framework.api.validation import validate_node, validate_pod
-from scheduling_framework.cluster import cluster_from_documents, cluster_from_text
 from scheduling_framework.errors import ManifestError, ManifestValidationError, SchedulingFrameworkError
+from scheduling_framework.ingest.cluster import cluster_from_documents, cluster_from_text
 from tests.fixture_runner import ROOT, fixture_cases
 
 

@@ -26,11 +26,11 @@ from scheduling_framework.api.celcost import MAX_COST, UNKNOWN, estimate_cost, e
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.resource import DeviceClass, DeviceSelector, ResourceClaim
 from scheduling_framework.cli import main
-from scheduling_framework.cluster import cluster_from_documents
 from scheduling_framework.config import load_config
 from scheduling_framework.dra import AllocatedState, Allocator, AllocatorError, Features
 from scheduling_framework.dra.cel import CELCache, CELRuntimeError, CompiledExpression, compile_expression
 from scheduling_framework.errors import ValidationError, brief_str
+from scheduling_framework.ingest.cluster import cluster_from_documents
 from scheduling_framework.scheduler import Scheduler
 from tests.dra.test_allocator import NODE, V1, claim, gpu_class, gpu_slice
 from tests.dra.test_cel import make_device

@@ -21,9 +21,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scheduling_framework.cluster import load_cluster
 from scheduling_framework.dra.cel import CELCache, CELCompileError, CELRuntimeError
 from scheduling_framework.errors import SchedulingFrameworkError
+from scheduling_framework.ingest.cluster import load_cluster
 from tests.dra.test_cel import make_device
 from tests.hardening.test_input_fuzz import VALID, _check_error, _edited
 

@@ -23,9 +23,9 @@ import pytest
 import yaml
 
 from scheduling_framework import cli
-from scheduling_framework.cluster import cluster_from_text, load_cluster
 from scheduling_framework.errors import InputError, ManifestValidationError
 from scheduling_framework.ingest import Counter, stream_items, text_source
+from scheduling_framework.ingest.cluster import cluster_from_text, load_cluster
 from scheduling_framework.ingest.source import Source
 from tests.hardening.test_ingest_stream import _new, _old
 
@@ -47,7 +47,7 @@ def run(*args: str) -> tuple[int, str, str]:
 @pytest.fixture()
 def no_whole_document_path(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fail the test if anything reads the whole input into memory (the path items 4 removes)."""
-    from scheduling_framework import cluster
+    from scheduling_framework.ingest import cluster
 
     def refuse(*_: Any, **__: Any) -> Any:
         raise AssertionError("the whole-document path was taken")
@@ -147,9 +147,9 @@ def test_a_utf16_dump_is_read_in_bounded_memory(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml.gz"
     path.write_bytes(_gzip_of(codecs.BOM_UTF16_LE + CLUSTER_YAML.encode("utf-16-le"), "\n".encode("utf-16-le"),
                               96 << 20))
-    rss, out = _peak_rss_mib("from scheduling_framework.cluster import load_cluster\n"
+    rss, out = _peak_rss_mib("from scheduling_framework.ingest.cluster import load_cluster\n"
                              f"c = load_cluster({str(path)!r})\nprint('PODS', [p.key for p in c.pods])")
-    baseline, _ = _peak_rss_mib("from scheduling_framework.cluster import load_cluster\n"
+    baseline, _ = _peak_rss_mib("from scheduling_framework.ingest.cluster import load_cluster\n"
                                 f"load_cluster({str(ROOT / 'examples' / 'tiny-cluster.yaml')!r})")
     assert "PODS ['d/p']" in out
     assert rss - baseline < 60, (rss, baseline)

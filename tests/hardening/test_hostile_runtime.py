@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from scheduling_framework.cluster import cluster_from_documents
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import SchedulingFrameworkError, SimulatorBusyError
+from scheduling_framework.ingest.cluster import cluster_from_documents
 from scheduling_framework.scheduler import ERROR, SCHEDULED, Scheduler, decides_from_state
 from scheduling_framework.simulation import ClusterSnapshot, Simulator
 from scheduling_framework.status import Code, Status

@@ -18,9 +18,9 @@ import pytest
 import yaml
 
 from scheduling_framework.cli import main
-from scheduling_framework.cluster import cluster_from_documents, cluster_from_text, load_cluster
 from scheduling_framework.config import load_config
 from scheduling_framework.errors import ConfigError, ManifestValidationError
+from scheduling_framework.ingest.cluster import cluster_from_documents, cluster_from_text, load_cluster
 from scheduling_framework.scenario import ScenarioError, run_scenario, scenario_from_dict
 from scheduling_framework.scenario import sweep as sw
 from scheduling_framework.scenario.rowfiles import RowFileError, read_rows

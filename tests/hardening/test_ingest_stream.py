@@ -21,11 +21,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scheduling_framework._input import MAX_NESTING_DEPTH, YamlLoader, load_yaml_documents
-from scheduling_framework.cluster import _flatten, cluster_from_text, load_cluster
 from scheduling_framework.errors import InputError
 from scheduling_framework.ingest import Counter, RereadWhole, stream_items, text_source
+from scheduling_framework.ingest.cluster import _flatten, cluster_from_text, load_cluster
 from scheduling_framework.ingest.source import open_source
+from scheduling_framework.ingest.untrusted import MAX_NESTING_DEPTH, YamlLoader, load_yaml_documents
 
 # Plain scalars whose YAML 1.1 meaning is not a string, or nearly so.
 TRICKY = ["yes", "No", "ON", "off", "y", "n", "true", "False", "~", "null", "Null", "NULL", "0", "00", "0777", "0o17",
@@ -264,7 +264,7 @@ def test_gzip_input_and_stdin(tmp_path: Path, fmt: str) -> None:
     assert [n.name for n in c.nodes] == ["n1"] and [p.key for p in c.pods] == ["d/p"]
     with open_source("-", what="cluster file", max_bytes=1 << 20, stdin=io.BytesIO(gzip.compress(text.encode()))) \
             as src:
-        from scheduling_framework.cluster import cluster_from_source
+        from scheduling_framework.ingest.cluster import cluster_from_source
 
         c2 = cluster_from_source(src)
     assert [p.key for p in c2.pods] == ["d/p"]
@@ -288,7 +288,7 @@ def test_corrupt_gzip_is_an_input_error(tmp_path: Path) -> None:
 def test_a_huge_limit_allocates_nothing_up_front(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(NODE))
-    from scheduling_framework._input import read_input
+    from scheduling_framework.ingest.untrusted import read_input
 
     assert "n1" in read_input(path, max_bytes=30 << 30)
     assert [n.name for n in load_cluster(path, max_input_bytes=30 << 30).nodes] == ["n1"]

@@ -27,10 +27,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scheduling_framework._input import MAX_NESTING_DEPTH
-from scheduling_framework.cluster import cluster_from_documents, cluster_from_text
 from scheduling_framework.config import load_config
 from scheduling_framework.errors import ConfigError, InputError, SchedulingFrameworkError
+from scheduling_framework.ingest.cluster import cluster_from_documents, cluster_from_text
+from scheduling_framework.ingest.untrusted import MAX_NESTING_DEPTH
 from scheduling_framework.scheduler import Scheduler
 
 EXAMPLES = int(os.environ.get("SF_FUZZ_EXAMPLES", "25"))
@@ -271,7 +271,7 @@ def test_alias_bombs_are_refused_fast(levels: int, fanout: int, leaf: str, flow:
 
         def load() -> None:
             with pytest.raises(InputError, match="aliases expand"):
-                from scheduling_framework._input import load_yaml_documents
+                from scheduling_framework.ingest.untrusted import load_yaml_documents
 
                 load_yaml_documents(text, "k.yaml")
     else:

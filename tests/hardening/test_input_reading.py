@@ -19,15 +19,6 @@ from typing import Any
 import pytest
 
 from scheduling_framework import cli
-from scheduling_framework._input import (
-    ALIAS_EXPANSION_BUDGET,
-    DEFAULT_MAX_INPUT_BYTES,
-    MAX_NESTING_DEPTH,
-    decode_bytes,
-    parse_byte_size,
-    read_input,
-)
-from scheduling_framework.cluster import cluster_from_text, load_cluster
 from scheduling_framework.config import load_config
 from scheduling_framework.errors import (
     ConfigError,
@@ -35,6 +26,15 @@ from scheduling_framework.errors import (
     ManifestValidationError,
     SchedulingFrameworkError,
     brief,
+)
+from scheduling_framework.ingest.cluster import cluster_from_text, load_cluster
+from scheduling_framework.ingest.untrusted import (
+    ALIAS_EXPANSION_BUDGET,
+    DEFAULT_MAX_INPUT_BYTES,
+    MAX_NESTING_DEPTH,
+    decode_bytes,
+    parse_byte_size,
+    read_input,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -387,7 +387,7 @@ def test_deep_flow_nesting_names_our_level_whatever_the_parser(monkeypatch: pyte
     ahead, before our walker sees the 129th level; the refusal must still be ours, at the 129th level."""
     import yaml
 
-    from scheduling_framework import _input
+    from scheduling_framework.ingest import untrusted as _input
 
     if loader == "pure":
         monkeypatch.setattr(_input, "YamlLoader", yaml.SafeLoader)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from scheduling_framework.cluster import cluster_from_documents
+from scheduling_framework.ingest.cluster import cluster_from_documents
 from scheduling_framework.scheduler import Scheduler
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "oracle"))

@@ -25,16 +25,16 @@ from plugins_intree.defaultpreemption.preemption import (
 )
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
-from scheduling_framework.cluster import cluster_from_documents
 from scheduling_framework.config import load_config
 from scheduling_framework.config.args import DefaultPreemptionArgs
 from scheduling_framework.cycle_state import CycleState
+from scheduling_framework.ingest.cluster import cluster_from_documents
 from scheduling_framework.interfaces import PostFilterResult
-from scheduling_framework.node_info import NodeInfo, PodInfo
 from scheduling_framework.registry import Registry, default_registry
 from scheduling_framework.runtime import Framework
 from scheduling_framework.scheduler import Scheduler
-from scheduling_framework.snapshot import ObjectStore, Snapshot
+from scheduling_framework.state.node_info import NodeInfo, PodInfo
+from scheduling_framework.state.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code, Status
 from tests.fixture_runner import case_config, fixture_cases
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from scheduling_framework.cli import main
-from scheduling_framework.cluster import cluster_from_documents
 from scheduling_framework.config import DynamicResourcesArgs, load_config
+from scheduling_framework.dra.claims import generated_claim_name
 from scheduling_framework.errors import ConfigError, ManifestError
-from scheduling_framework.resource_claims import generated_claim_name
+from scheduling_framework.ingest.cluster import cluster_from_documents
 from scheduling_framework.scheduler import Scheduler
 from tests.plugins.dra_standin import allocator_module  # noqa: F401 - fixture
 

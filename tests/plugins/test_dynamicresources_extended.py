@@ -15,8 +15,8 @@ from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.dra.extended import EXTENDED_RESOURCE_CLAIM_ANNOTATION
-from scheduling_framework.node_info import NodeInfo
-from scheduling_framework.snapshot import ObjectStore
+from scheduling_framework.state.node_info import NodeInfo
+from scheduling_framework.state.snapshot import ObjectStore
 from scheduling_framework.status import Code, Status
 from tests import yamlio
 from tests.fixture_runner import ROOT

@@ -16,9 +16,9 @@ from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.features import FeatureGates
-from scheduling_framework.podgroups import DEFAULT_SCHEDULING_TIMEOUT_SECONDS, PodGroupManager
 from scheduling_framework.runtime.waiting_pods import WaitingPod, WaitingPodsMap
-from scheduling_framework.snapshot import ObjectStore
+from scheduling_framework.state.podgroups import DEFAULT_SCHEDULING_TIMEOUT_SECONDS, PodGroupManager
+from scheduling_framework.state.snapshot import ObjectStore
 from scheduling_framework.status import Code, Status
 from scheduling_framework.testing import make_pod
 from tests import yamlio

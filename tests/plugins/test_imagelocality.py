@@ -14,7 +14,7 @@ from plugins_intree.imagelocality import ImageLocality, calculate_priority, norm
 from plugins_intree.imagelocality.plugin import MB, pod_images
 from scheduling_framework.api import Node, Pod
 from scheduling_framework.cycle_state import CycleState
-from scheduling_framework.snapshot import Snapshot
+from scheduling_framework.state.snapshot import Snapshot
 from tests import yamlio
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"

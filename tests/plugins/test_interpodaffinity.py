@@ -28,8 +28,8 @@ from scheduling_framework.api import KubeObject, Node, Pod
 from scheduling_framework.config.args import InterPodAffinityArgs
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import NodeScore
-from scheduling_framework.node_info import PodInfo
-from scheduling_framework.snapshot import ObjectStore, Snapshot
+from scheduling_framework.state.node_info import PodInfo
+from scheduling_framework.state.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code, Status
 from tests import yamlio
 
@@ -193,7 +193,7 @@ def exists(key: str, tk: str) -> dict[str, Any]:
 def test_filter_without_pre_filter_state_is_an_error() -> None:
     plugin = InterPodAffinity(InterPodAffinityArgs(), Handle(Snapshot()))
     node = make_node("n", {})
-    from scheduling_framework.node_info import NodeInfo
+    from scheduling_framework.state.node_info import NodeInfo
 
     status = plugin.filter(CycleState(), make_pod("p"), NodeInfo(node))
     assert status is not None and status.code == Code.ERROR
@@ -202,7 +202,7 @@ def test_filter_without_pre_filter_state_is_an_error() -> None:
 
 def test_score_without_pre_score_state_is_an_error() -> None:
     plugin = InterPodAffinity(InterPodAffinityArgs(), Handle(Snapshot()))
-    from scheduling_framework.node_info import NodeInfo
+    from scheduling_framework.state.node_info import NodeInfo
 
     score, status = plugin.score(CycleState(), make_pod("p"), NodeInfo(make_node("n", {})))
     assert score == 0 and status is not None and status.code == Code.ERROR

@@ -19,8 +19,8 @@ from scheduling_framework.config.args import NodeAffinityArgs
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import PluginError
 from scheduling_framework.interfaces import NodeScore, PreFilterResult
-from scheduling_framework.node_info import NodeInfo
-from scheduling_framework.snapshot import Snapshot
+from scheduling_framework.state.node_info import NodeInfo
+from scheduling_framework.state.snapshot import Snapshot
 from scheduling_framework.status import Code, Status
 from tests import yamlio
 

@@ -21,7 +21,7 @@ from scheduling_framework.config.defaults import default_multi_point
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ValidationError
 from scheduling_framework.features import FeatureGates
-from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.state.node_info import NodeInfo
 from scheduling_framework.status import Code
 from scheduling_framework.testing import make_node, make_pod
 

@@ -15,8 +15,8 @@ from plugins_intree.nodename.plugin import ERR_REASON, fits
 from scheduling_framework.api import Node, Pod
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import points_of_class
-from scheduling_framework.node_info import NodeInfo
-from scheduling_framework.snapshot import Snapshot
+from scheduling_framework.state.node_info import NodeInfo
+from scheduling_framework.state.snapshot import Snapshot
 from scheduling_framework.status import Code, Status
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"

@@ -13,8 +13,8 @@ from plugins_intree.nodeports import NodePorts, fits, host_ports
 from plugins_intree.nodeports.plugin import ERR_REASON
 from scheduling_framework.api import Node, Pod
 from scheduling_framework.cycle_state import CycleState
-from scheduling_framework.node_info import NodeInfo
-from scheduling_framework.snapshot import Snapshot
+from scheduling_framework.state.node_info import NodeInfo
+from scheduling_framework.state.snapshot import Snapshot
 from scheduling_framework.status import Code, Status
 from tests import yamlio
 

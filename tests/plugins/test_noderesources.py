@@ -19,7 +19,7 @@ from scheduling_framework.api.pod import Pod
 from scheduling_framework.config.args import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.features import FeatureGates
-from scheduling_framework.snapshot import ObjectStore, Snapshot
+from scheduling_framework.state.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code, Status
 from scheduling_framework.versions import NEWEST_RELEASE
 from tests import yamlio

@@ -15,8 +15,8 @@ from plugins_intree.noderesources.resource_allocation import ResourceAllocationS
 from scheduling_framework.api.node import Node
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.config.args import ResourceSpec
-from scheduling_framework.node_info import NodeInfo
-from scheduling_framework.snapshot import ObjectStore
+from scheduling_framework.state.node_info import NodeInfo
+from scheduling_framework.state.snapshot import ObjectStore
 from tests.fixture_runner import ROOT
 
 CASES = yaml.safe_load((ROOT / "tests/fixtures/upstream/dra-extended-resource-scoring.yaml").read_text())["cases"]

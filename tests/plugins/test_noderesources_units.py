@@ -33,7 +33,7 @@ from scheduling_framework.config.args import (
 )
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ConfigError, PluginError
-from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.state.node_info import NodeInfo
 from scheduling_framework.status import Code
 
 ONE_MI = 1024 * 1024

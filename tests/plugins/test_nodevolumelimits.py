@@ -14,8 +14,8 @@ from plugins_intree.nodevolumelimits.plugin import ERR_REASON_MAX_VOLUME_COUNT_E
 from scheduling_framework.api import Node, Pod
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.cycle_state import CycleState
-from scheduling_framework.node_info import NodeInfo
-from scheduling_framework.snapshot import ObjectStore, Snapshot
+from scheduling_framework.state.node_info import NodeInfo
+from scheduling_framework.state.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code
 from tests.plugins.test_volumebinding_common import FIXTURES, Handle, build, drive_case, load_cases
 

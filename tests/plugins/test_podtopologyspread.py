@@ -19,7 +19,7 @@ from scheduling_framework.api.taints import does_not_schedule_or_execute, find_m
 from scheduling_framework.config.args import PodTopologySpreadArgs
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import NodeScore
-from scheduling_framework.snapshot import ObjectStore, Snapshot
+from scheduling_framework.state.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code, Status
 from tests import yamlio
 

@@ -30,8 +30,8 @@ from scheduling_framework.config.args import PodTopologySpreadArgs
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import PluginError
 from scheduling_framework.interfaces import NodeScore
-from scheduling_framework.node_info import NodeInfo, PodInfo
-from scheduling_framework.snapshot import ObjectStore, Snapshot
+from scheduling_framework.state.node_info import NodeInfo, PodInfo
+from scheduling_framework.state.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code
 
 H = "kubernetes.io/hostname"

@@ -17,8 +17,8 @@ from scheduling_framework.api import Node, Pod
 from scheduling_framework.api.taints import Taint, Toleration
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import NodeScore
-from scheduling_framework.node_info import NodeInfo
-from scheduling_framework.snapshot import Snapshot
+from scheduling_framework.state.node_info import NodeInfo
+from scheduling_framework.state.snapshot import Snapshot
 from scheduling_framework.status import Code, Status
 from tests import yamlio
 

@@ -19,13 +19,13 @@ from plugins_intree.volumebinding.scorer import StorageResource, build_scorer_fu
 from plugins_intree.volumebinding.storage import ANN_BIND_COMPLETED, ANN_SELECTED_NODE, StorageError
 from scheduling_framework.api import Node, Pod
 from scheduling_framework.api.objects import KubeObject
-from scheduling_framework.cluster import cluster_from_documents
 from scheduling_framework.config import load_config
 from scheduling_framework.config.args import UtilizationShapePoint
 from scheduling_framework.cycle_state import CycleState
-from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.ingest.cluster import cluster_from_documents
 from scheduling_framework.scheduler import Scheduler
-from scheduling_framework.snapshot import ObjectStore, Snapshot
+from scheduling_framework.state.node_info import NodeInfo
+from scheduling_framework.state.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code
 from tests.plugins.test_volumebinding_common import FIXTURES, Handle, build, drive_case, load_cases
 

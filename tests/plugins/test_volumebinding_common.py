@@ -31,8 +31,8 @@ from plugins_intree.volumebinding.storage import (
 from scheduling_framework.api import Node, Pod
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.cycle_state import CycleState
-from scheduling_framework.node_info import NodeInfo
-from scheduling_framework.snapshot import ObjectStore, Snapshot
+from scheduling_framework.state.node_info import NodeInfo
+from scheduling_framework.state.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code, Status
 from tests import yamlio
 

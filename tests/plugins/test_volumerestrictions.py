@@ -18,8 +18,8 @@ from scheduling_framework.api import Node, Pod
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Volume
 from scheduling_framework.cycle_state import CycleState
-from scheduling_framework.node_info import NodeInfo, PodInfo
-from scheduling_framework.snapshot import ObjectStore, Snapshot
+from scheduling_framework.state.node_info import NodeInfo, PodInfo
+from scheduling_framework.state.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code
 from tests.plugins.test_volumebinding_common import Handle, drive_case, load_cases
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from scheduling_framework.cli import main
-from scheduling_framework.cluster import load_cluster
+from scheduling_framework.ingest.cluster import load_cluster
 from scheduling_framework.scheduler import Scheduler
 from scheduling_framework.simulation import Simulator
 from scheduling_framework.warning_list import MAX_ITEMS, Warnings, merged
@@ -245,9 +245,9 @@ def _pod(name: str, **spec: Any) -> dict[str, Any]:
         "pod-policy-kept"])
 def test_priority_admission_table(classes: list[dict[str, Any]], spec: dict[str, Any],
                                   want: tuple[int, str]) -> None:
-    from scheduling_framework.admission import PriorityAdmission
     from scheduling_framework.api import Pod
     from scheduling_framework.api.objects import KubeObject
+    from scheduling_framework.ingest.admission import PriorityAdmission
 
     adm = PriorityAdmission([KubeObject.from_dict(c) for c in classes])
     pod, refusal = adm.admit(Pod.from_dict(_pod("p", **spec)))
@@ -341,8 +341,8 @@ def test_admission_in_the_python_api() -> None:
      ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"]),
 ], ids=["none", "tolerate-everything", "has-not-ready", "has-unreachable-any-effect", "other-effect-does-not-count"])
 def test_default_toleration_seconds(tolerations: list[dict[str, Any]], added: list[str]) -> None:
-    from scheduling_framework.admission import Admission
     from scheduling_framework.api import Pod
+    from scheduling_framework.ingest.admission import Admission
 
     pod = Pod.from_dict(_pod("p", tolerations=tolerations))
     got, _ = Admission().admit(pod)
@@ -358,9 +358,9 @@ def test_default_toleration_seconds(tolerations: list[dict[str, Any]], added: li
 ], ids=["max-defaults-limit-and-request", "min-defaults-request", "explicit", "pod-type-no-defaults"])
 def test_limit_range_item_defaulting(limit_range: dict[str, Any], want_requests: dict[str, str],
                                      want_limits: dict[str, str]) -> None:
-    from scheduling_framework.admission import Admission
     from scheduling_framework.api import Pod
     from scheduling_framework.api.objects import KubeObject
+    from scheduling_framework.ingest.admission import Admission
 
     lr = KubeObject.from_dict({"apiVersion": "v1", "kind": "LimitRange",
                                "metadata": {"name": "l", "namespace": "default"},
@@ -372,9 +372,9 @@ def test_limit_range_item_defaulting(limit_range: dict[str, Any], want_requests:
 
 
 def test_limit_range_keeps_a_containers_own_values() -> None:
-    from scheduling_framework.admission import Admission
     from scheduling_framework.api import Pod
     from scheduling_framework.api.objects import KubeObject
+    from scheduling_framework.ingest.admission import Admission
 
     lr = KubeObject.from_dict({"apiVersion": "v1", "kind": "LimitRange",
                                "metadata": {"name": "l", "namespace": "default"},
@@ -387,8 +387,8 @@ def test_limit_range_keeps_a_containers_own_values() -> None:
 
 
 def test_unusable_limit_range_is_warned() -> None:
-    from scheduling_framework.admission import Admission
     from scheduling_framework.api.objects import KubeObject
+    from scheduling_framework.ingest.admission import Admission
 
     lr = KubeObject.from_dict({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "l", "namespace": "d"},
                                "spec": {"limits": "nope"}})

@@ -12,15 +12,15 @@ import pytest
 from scheduling_framework.api import Node, Pod
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.cli import main
-from scheduling_framework.cluster import Cluster, cluster_from_documents, load_cluster
-from scheduling_framework.simulation import Simulator
-from scheduling_framework.workloads import (
+from scheduling_framework.ingest.cluster import Cluster, cluster_from_documents, load_cluster
+from scheduling_framework.ingest.workloads import (
     WARN_NOT_EXPANDED,
     daemon_pod_spec,
     daemonset_pods_for_node,
     expand_workloads,
     with_daemon_tolerations,
 )
+from scheduling_framework.simulation import Simulator
 from tests.fixture_runner import ROOT
 
 WORKLOADS = str(ROOT / "tests" / "fixtures" / "real" / "workloads.yaml")

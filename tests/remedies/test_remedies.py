@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from scheduling_framework import cli
-from scheduling_framework.cluster import load_cluster
+from scheduling_framework.ingest.cluster import load_cluster
 from scheduling_framework.remedies import KINDS, PodRemedies, patch, remedies_for, why
 from scheduling_framework.scheduler import Scheduler
 from scheduling_framework.simulation import Simulator

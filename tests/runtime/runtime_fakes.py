@@ -15,10 +15,10 @@ from typing import Any
 from scheduling_framework.api import Node, Pod
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import NodeScore, PreFilterResult
-from scheduling_framework.node_info import NodeInfo, PodInfo
 from scheduling_framework.registry import Registry
 from scheduling_framework.runtime.framework import Framework
 from scheduling_framework.scheduler import Scheduler
+from scheduling_framework.state.node_info import NodeInfo, PodInfo
 from scheduling_framework.status import Code, Status
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"

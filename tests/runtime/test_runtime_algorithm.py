@@ -11,7 +11,6 @@ import pytest
 
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import PreFilterResult
-from scheduling_framework.node_info import PodInfo
 from scheduling_framework.runtime.algorithm import (
     Algorithm,
     CycleError,
@@ -19,7 +18,8 @@ from scheduling_framework.runtime.algorithm import (
     num_feasible_nodes_to_find,
 )
 from scheduling_framework.runtime.framework import Framework, NodePluginScores
-from scheduling_framework.snapshot import Snapshot
+from scheduling_framework.state.node_info import PodInfo
+from scheduling_framework.state.snapshot import Snapshot
 from scheduling_framework.status import Code, Status
 from tests.runtime.runtime_fakes import ERR_REASON_FAKE, build, make_node, make_pod
 

@@ -10,8 +10,8 @@ import pytest
 
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import NodeScore
-from scheduling_framework.node_info import PodInfo
 from scheduling_framework.runtime.framework import Framework
+from scheduling_framework.state.node_info import PodInfo
 from scheduling_framework.status import Code, Status
 from tests.runtime.runtime_fakes import InjPlugin, build, make_pod, node_infos
 

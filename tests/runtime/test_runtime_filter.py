@@ -9,7 +9,7 @@ import pytest
 
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import PostFilterResult
-from scheduling_framework.node_info import NodeInfo, PodInfo
+from scheduling_framework.state.node_info import NodeInfo, PodInfo
 from scheduling_framework.status import Code, Status
 from tests.runtime.runtime_fakes import (
     INJECT_FILTER_REASON,

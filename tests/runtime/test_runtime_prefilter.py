@@ -10,7 +10,7 @@ import pytest
 
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import PreFilterResult
-from scheduling_framework.node_info import PodInfo
+from scheduling_framework.state.node_info import PodInfo
 from scheduling_framework.status import Code
 from tests.runtime.runtime_fakes import INJECT_REASON, InjPlugin, build, make_pod, node_infos
 

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import NodeScore, PreFilterResult
-from scheduling_framework.node_info import NodeInfo, PodInfo
 from scheduling_framework.scheduler import ERROR, SCHEDULED, UNSCHEDULABLE, Scheduler
+from scheduling_framework.state.node_info import NodeInfo, PodInfo
 from scheduling_framework.status import Code, Status
 from tests.runtime.runtime_fakes import DEFAULT_BINDER, config, make_node, make_pod, registry_for
 

@@ -8,11 +8,11 @@ import pytest
 from scheduling_framework.api import Node
 from scheduling_framework.errors import RegistryError, SnapshotError
 from scheduling_framework.interfaces import QueuedPodInfo
-from scheduling_framework.node_info import NodeInfo
-from scheduling_framework.queue import SchedulingQueue
 from scheduling_framework.registry import Registry
 from scheduling_framework.scheduler import Scheduler, VirtualClock
-from scheduling_framework.snapshot import Snapshot
+from scheduling_framework.state.node_info import NodeInfo
+from scheduling_framework.state.queue import SchedulingQueue
+from scheduling_framework.state.snapshot import Snapshot
 from tests.runtime.runtime_fakes import InjPlugin, make_node, make_pod, scheduler
 
 

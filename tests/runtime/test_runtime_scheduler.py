@@ -12,8 +12,8 @@ import pytest
 
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import SchedulingFrameworkError
-from scheduling_framework.node_info import NodeInfo
 from scheduling_framework.scheduler import ERROR, SCHEDULED, UNSCHEDULABLE, PodResult, Scheduler
+from scheduling_framework.state.node_info import NodeInfo
 from scheduling_framework.status import Code, Status
 from tests.runtime.runtime_fakes import (
     INJECT_FILTER_REASON,

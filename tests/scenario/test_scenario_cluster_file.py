@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from scheduling_framework.cli import main
-from scheduling_framework.cluster import load_cluster
+from scheduling_framework.ingest.cluster import load_cluster
 from scheduling_framework.scenario import ScenarioError, load_scenario, run_scenario, scenario_from_dict
 from scheduling_framework.scenario import io as sio
 from scheduling_framework.scenario import sweep as sw

@@ -10,7 +10,7 @@ from sim_builders import make_node, make_pod
 
 from scheduling_framework.errors import SnapshotError
 from scheduling_framework.simulation import HOSTNAME_LABEL, ClusterSnapshot, Fork
-from scheduling_framework.snapshot import node_tree_order
+from scheduling_framework.state.snapshot import node_tree_order
 
 
 def three_nodes() -> ClusterSnapshot:
@@ -332,7 +332,7 @@ def test_constructor_rejects_bad_input(nodes: list[Any], pods: list[Any], messag
 
 @pytest.mark.parametrize("size", [30, 600])
 def test_fork_and_revert_work_is_proportional_to_the_changes(size: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    from scheduling_framework.node_info import NodeInfo
+    from scheduling_framework.state.node_info import NodeInfo
 
     cs = ClusterSnapshot([make_node(f"n{i}", zone=f"z{i % 3}") for i in range(size)])
     node_list = cs.snapshot.node_info_list

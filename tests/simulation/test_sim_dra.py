@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduling_framework.cluster import cluster_from_documents
+from scheduling_framework.ingest.cluster import cluster_from_documents
 from scheduling_framework.simulation import Simulator
 from tests.plugins.test_dynamicresources import DEVICE_CLASS, TEMPLATE, gpu_slice, node, pod
 

@@ -10,9 +10,9 @@ import pytest
 from sim_builders import default_config, make_node, make_pod
 
 from scheduling_framework.api import Node, Pod
-from scheduling_framework.cluster import load_cluster
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import SnapshotError
+from scheduling_framework.ingest.cluster import load_cluster
 from scheduling_framework.registry import Registry, default_registry
 from scheduling_framework.scheduler import Scheduler
 from scheduling_framework.simulation import ClusterSnapshot, Simulator

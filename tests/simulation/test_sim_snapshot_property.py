@@ -13,7 +13,7 @@ from sim_builders import make_node, make_pod
 from scheduling_framework.api import Node, Pod
 from scheduling_framework.errors import SnapshotError
 from scheduling_framework.simulation import ClusterSnapshot
-from scheduling_framework.snapshot import Snapshot
+from scheduling_framework.state.snapshot import Snapshot
 
 NODE_NAMES = [f"n{i}" for i in range(5)]
 ZONES = [None, "z-a", "z-b", "z-c"]

@@ -17,8 +17,8 @@ import yaml
 from scheduling_framework.api import Node, Pod
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.cli import main
-from scheduling_framework.cluster import cluster_from_documents
 from scheduling_framework.features import GATES, GOVERNED_INPUT, HONOURED, NOT_REPRODUCED, unreproduced_gate_message
+from scheduling_framework.ingest.cluster import cluster_from_documents
 from scheduling_framework.scheduler import Scheduler
 from scheduling_framework.simulation import Simulator
 

@@ -15,7 +15,7 @@ from scheduling_framework.api.pod import Pod
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.registry import discover
 from scheduling_framework.runtime.waiting_pods import WaitingPod, WaitingPodsMap
-from scheduling_framework.snapshot import ObjectStore, Snapshot
+from scheduling_framework.state.snapshot import ObjectStore, Snapshot
 from scheduling_framework.status import Code, Status
 from scheduling_framework.testing import make_node, make_pod
 

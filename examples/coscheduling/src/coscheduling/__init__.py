@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import scheduling_framework as sf
-from scheduling_framework.cluster import register_object_kinds
+from scheduling_framework.ingest.cluster import register_object_kinds
 
 from coscheduling.plugin import NAME, Coscheduling, CoschedulingArgs
 from coscheduling.podgroup import POD_GROUP, POD_GROUP_LABEL, PodGroup
