@@ -54,9 +54,9 @@ def measure_loops(cluster_path: str, a: str, b: str, repeat: int, mode: str) -> 
     import gc
     import time
 
+    from scheduling_framework.cluster import load_cluster
     from scheduling_framework.comparison import Side, compare
     from scheduling_framework.ingest import gc_paused
-    from scheduling_framework.ingest.cluster import load_cluster
     from scheduling_framework.scheduler import Scheduler
 
     with gc_paused():

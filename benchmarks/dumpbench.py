@@ -55,7 +55,7 @@ DEFAULT_TIMEOUT_S = 1800.0
 # Only the API every checkout has (a baseline may be older): load_cluster, Scheduler.load/run, PodResult.
 OURS_CHILD = r"""
 import collections, gc, json, resource, sys, time
-from scheduling_framework.ingest.cluster import load_cluster
+from scheduling_framework.cluster import load_cluster
 from scheduling_framework.scheduler import Scheduler
 path, bindings = sys.argv[1], sys.argv[2]
 w = time.perf_counter()

@@ -66,7 +66,7 @@ def end_to_end(tree: Path, dump: Path) -> dict[str, Any]:
 
 STAGES_CHILD = r"""
 import gc, io, json, resource, sys, time
-from scheduling_framework.ingest.cluster import load_cluster
+from scheduling_framework.cluster import load_cluster
 from scheduling_framework.ingest import Counter, open_source, stream_items
 from scheduling_framework.scheduler import Scheduler
 path = sys.argv[1]

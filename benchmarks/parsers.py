@@ -230,8 +230,8 @@ def items_ujson(path: str) -> list[Any]:
 
 
 def load_ours(text: str) -> Any:
+    from scheduling_framework.cluster import load_yaml_documents
     from scheduling_framework.ingest import Counter, RereadWhole, stream_items, text_source
-    from scheduling_framework.ingest.cluster import load_yaml_documents
 
     with text_source(text, "<check>", "input", 1 << 20) as src:
         try:
