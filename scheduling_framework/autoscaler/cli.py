@@ -7,6 +7,7 @@ import json
 import time
 from typing import Any, TextIO
 
+from scheduling_framework.autoscaler.limits import DEFAULT_MAX_CORES, DEFAULT_MAX_MEMORY_GIB
 from scheduling_framework.autoscaler.model import Plan
 from scheduling_framework.errors import ConfigError, InputError
 
@@ -28,6 +29,24 @@ def add_parser(sub: Any) -> None:
                    help=f"cluster-autoscaler's expander chain ({', '.join(EXPANDERS)}; default random)")
     a.add_argument("--max-nodes-total", type=int, default=None, metavar="N",
                    help="the cluster's node count cluster-autoscaler does not scale beyond (default: no limit)")
+    a.add_argument("--cores-total", default=f"0:{DEFAULT_MAX_CORES}", metavar="MIN:MAX",
+                   help="the cluster's cores cluster-autoscaler keeps within: no scale-up past MAX, no scale-down "
+                        f"under MIN (default 0:{DEFAULT_MAX_CORES})")
+    a.add_argument("--memory-total", default=f"0:{DEFAULT_MAX_MEMORY_GIB}", metavar="MIN:MAX",
+                   help=f"the same for memory, in GiB (default 0:{DEFAULT_MAX_MEMORY_GIB})")
+    a.add_argument("--gpu-total", action="append", default=[], metavar="TYPE:MIN:MAX",
+                   help="the same for the GPUs of one type (the nodes' cloud.google.com/gke-accelerator or "
+                        "k8s.amazonaws.com/accelerator label); repeatable")
+    a.add_argument("--balance-similar-node-groups", nargs="?", const=True, default=False, type=_bool,
+                   metavar="true|false", help="split a scale-up among the groups similar to the chosen one "
+                                             "(default false)")
+    a.add_argument("--balancing-ignore-label", action="append", default=[], metavar="LABEL",
+                   help="a label that does not make two node groups dissimilar; repeatable")
+    a.add_argument("--balancing-label", action="append", default=[], metavar="LABEL",
+                   help="compare node groups by this label alone (no resource comparison); repeatable, not with "
+                        "--balancing-ignore-label")
+    a.add_argument("--enforce-node-group-min-size", nargs="?", const=True, default=False, type=_bool,
+                   metavar="true|false", help="also grow the node groups under their minSize (default false)")
     a.add_argument("--scale-down-utilization-threshold", type=float, default=0.5, metavar="F",
                    help="a node whose cpu and memory requests are both under this fraction of its allocatable is "
                         "a scale-down candidate (default 0.5)")
@@ -64,14 +83,37 @@ def _bool(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
+def min_max(flag: str, text: str, shown: str | None = None) -> tuple[int, int]:
+    """A MIN:MAX flag value (cluster-autoscaler's: integers, 0 <= MIN <= MAX); InputError names the flag."""
+    lo, sep, hi = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        bounds = int(lo), int(hi)
+    except ValueError:
+        bounds = (-1, -1)
+    if bounds[0] < 0 or bounds[1] < bounds[0]:
+        want = "TYPE:MIN:MAX" if flag == "--gpu-total" else "MIN:MAX"
+        raise InputError(flag, f"{flag}: expected {want}, integers with 0 <= MIN <= MAX, got {shown or text!r}")
+    return bounds
+
+
+def gpu_limit(text: str) -> tuple[str, tuple[int, int]]:
+    """A --gpu-total value, TYPE:MIN:MAX; InputError names the flag."""
+    kind, _, bounds = text.partition(":")
+    if not kind:
+        raise InputError("--gpu-total", f"--gpu-total: expected TYPE:MIN:MAX, got {text!r}")
+    return kind, min_max("--gpu-total", bounds, text)
+
+
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from scheduling_framework._input import load_yaml_documents, read_input
     from scheduling_framework.autoscaler.drain import DrainOptions
     from scheduling_framework.autoscaler.groups import load_node_groups
     from scheduling_framework.autoscaler.plan import autoscale
-    from scheduling_framework.cluster import load_cluster
     from scheduling_framework.config import load_config
     from scheduling_framework.ingest import gc_paused
+    from scheduling_framework.ingest.cluster import load_cluster
+    from scheduling_framework.ingest.untrusted import load_yaml_documents, read_input
 
     expanders = [e.strip() for e in args.expander.split(",") if e.strip()]
     unknown = [e for e in expanders if e not in EXPANDERS]
@@ -83,6 +125,16 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                                                "fraction between 0 and 1")
     if args.max_nodes_total is not None and args.max_nodes_total < 0:
         raise InputError("--max-nodes-total", "--max-nodes-total: expected a non-negative integer")
+    cores_total = min_max("--cores-total", args.cores_total)
+    memory_total = min_max("--memory-total", args.memory_total)
+    gpu_total: dict[str, tuple[int, int]] = {}
+    for text in args.gpu_total:
+        kind, bounds = gpu_limit(text)
+        if kind in gpu_total:
+            raise InputError("--gpu-total", f"--gpu-total: GPU type {kind!r} is given twice")
+        gpu_total[kind] = bounds
+    if args.balancing_label and args.balancing_ignore_label:
+        raise InputError("--balancing-label", "--balancing-label: cannot be combined with --balancing-ignore-label")
     max_bytes = args.max_input_bytes
     if args.cluster == "-" and args.node_groups == "-":
         raise InputError("--node-groups", "only one of --cluster and --node-groups can read standard input ('-')")
@@ -105,7 +157,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     started = time.perf_counter()
     plan = autoscale(cluster, groups, config=cfg, seed=args.seed, expanders=expanders,
                      max_nodes_total=args.max_nodes_total, options=options, why=args.why,
-                     scale_up_enabled=args.scale_up, scale_down_enabled=args.scale_down)
+                     scale_up_enabled=args.scale_up, scale_down_enabled=args.scale_down, cores_total=cores_total,
+                     memory_total=memory_total, gpu_total=gpu_total,
+                     balance_similar_node_groups=args.balance_similar_node_groups,
+                     balancing_ignore_labels=args.balancing_ignore_label, balancing_labels=args.balancing_label,
+                     enforce_node_group_min_size=args.enforce_node_group_min_size)
     notes = list(plan.notes)
     if args.scale_down_unneeded_time is not None:
         notes.insert(0, f"--scale-down-unneeded-time {args.scale_down_unneeded_time} ignored: a dump has no history")
@@ -138,8 +194,14 @@ def print_plan(plan: Plan, out: TextIO, notes: list[str], up: bool = True, down:
             table([("NODE GROUP", "NEW NODES", "PODS", "NOTE")] +
                   [(o.node_group, str(o.nodes), str(len(o.pods)), o.note) for o in plan.options], out)
         if plan.chosen is not None:
-            out.write(f"\nchosen ({','.join(plan.expander)}): {plan.chosen.node_group}, {plan.chosen.nodes} new "
-                      f"node(s) for {len(plan.chosen.pods)} pod(s)\n")
+            c = plan.chosen
+            out.write(f"\nchosen ({','.join(plan.expander)}): {c.node_group}, {c.nodes} new node(s) for "
+                      f"{len(c.pods)} pod(s)\n")
+            if c.capped_by:
+                _wrapped(out, f"capped from {c.capped_from} node(s) by the cluster-wide limits: {c.capped_by}", "  ",
+                         "    ")
+            if c.balanced:
+                _wrapped(out, "balanced: " + ", ".join(f"{g} +{n}" for g, n in c.balanced), "  ", "    ")
         elif not plan.unhelpable:
             out.write("no scale-up needed\n")
         if plan.unhelpable:
@@ -150,6 +212,9 @@ def print_plan(plan: Plan, out: TextIO, notes: list[str], up: bool = True, down:
                 _wrapped(out, f"{u.pod}: {text}", "  ", "    ")
                 for r in u.remedies:
                     _wrapped(out, r, "    - ", "      ")
+        if plan.min_size:
+            out.write("\ngroups under their minSize: " +
+                      ", ".join(f"{o.node_group} +{o.nodes}" for o in plan.min_size) + "\n")
     if down:
         out.write(("\n" if up else "") + f"scale-down: {len(plan.candidates)} candidate(s), {len(plan.blocked)} "
                                            "blocked\n")
@@ -175,4 +240,4 @@ def _wrapped(out: TextIO, text: str, first: str, rest: str, width: int = 120) ->
         out.write(line + "\n")
 
 
-__all__ = ["EXPANDERS", "add_parser", "print_plan", "run"]
+__all__ = ["EXPANDERS", "add_parser", "gpu_limit", "min_max", "print_plan", "run"]

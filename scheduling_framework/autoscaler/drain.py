@@ -33,13 +33,13 @@ from scheduling_framework.api import Node, Pod
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.resources import pod_requests
 from scheduling_framework.api.selectors import LabelSelector
-from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.state.node_info import NodeInfo
 
 __all__ = [
     "DAEMONSET_POD_ANNOTATION", "MIRROR_POD_ANNOTATION", "SAFE_TO_EVICT_ANNOTATION",
     "SAFE_TO_EVICT_LOCAL_VOLUMES_ANNOTATION", "SCALE_DOWN_DISABLED_ANNOTATION", "TO_BE_DELETED_TAINT",
     "RULES", "BlockingPod", "BlockingReason", "Controllers", "DrainContext", "DrainOptions", "Outcome", "Pdb",
-    "Rule", "Status",
+    "Rule", "Status", "being_deleted",
     "UnremovableReason", "Utilization", "UtilizationError", "default_rules", "drainable", "eligible",
     "is_daemonset_pod", "is_mirror_pod", "is_pod_long_terminating", "is_pod_terminal", "node_ready",
     "pods_to_move", "utilization",
@@ -588,6 +588,11 @@ def _being_deleted(node: Node, options: DrainOptions, now: datetime) -> bool:
             age = _as_utc(now) - since
             return age < options.max_cloud_provider_node_deletion_time or age < MAX_KUBERNETES_EMPTY_NODE_DELETION_TIME
     return False
+
+
+def being_deleted(node: Node, options: DrainOptions | None = None, now: datetime | None = None) -> bool:
+    """Whether cluster-autoscaler is deleting the node (its ToBeDeletedByClusterAutoscaler taint, recent enough)."""
+    return _being_deleted(node, options or DrainOptions(), now if now is not None else datetime.now(UTC))
 
 
 def eligible(node: Node, utilization: Utilization | None, options: DrainOptions | None = None,

@@ -39,8 +39,8 @@ from scheduling_framework.api.quantity import Quantity
 from scheduling_framework.status import Code, Status
 
 if TYPE_CHECKING:
-    from scheduling_framework.node_info import NodeInfo
     from scheduling_framework.simulation.simulator import Simulator
+    from scheduling_framework.state.node_info import NodeInfo
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 #: PodTopologySpread's Filter reason when a node would break a constraint (upstream's ErrReasonConstraintsNotMatch)

@@ -9,18 +9,35 @@ import attrs
 
 @attrs.frozen
 class ScaleUpOption:
-    """A node group that can help: the nodes it would add and the pending pods they would take."""
+    """A node group that can help: the nodes it would add and the pending pods they would take.
+
+    The chosen option, as executed, may also carry ``balanced`` — the nodes each group gets when the scale-up is
+    split among similar groups (``nodes`` is then their sum) — and ``capped_from``/``capped_by`` when the
+    cluster-wide limits cut its node count (from the option's, for that reason)."""
 
     node_group: str
     nodes: int
     pods: tuple[str, ...]
     #: why a group is left out or capped (``max size reached``, ``capped at maxSize 10``), "" when it is not
     note: str = ""
+    balanced: tuple[tuple[str, int], ...] = ()
+    capped_from: int = 0
+    capped_by: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"nodeGroup": self.node_group, "nodes": self.nodes, "pods": list(self.pods)}
         if self.note:
             d["note"] = self.note
+        return d
+
+    def chosen_dict(self) -> dict[str, Any]:
+        """The chosen option's JSON: ``nodeGroup``, ``nodes``, ``pods``, and ``balanced`` ([{nodeGroup, nodes}])
+        when split, ``cappedFrom`` and ``cappedBy`` when the limits capped it."""
+        d: dict[str, Any] = {"nodeGroup": self.node_group, "nodes": self.nodes, "pods": list(self.pods)}
+        if self.balanced:
+            d["balanced"] = [{"nodeGroup": g, "nodes": n} for g, n in self.balanced]
+        if self.capped_by:
+            d["cappedFrom"], d["cappedBy"] = self.capped_from, self.capped_by
         return d
 
 
@@ -80,17 +97,18 @@ class Plan:
     blocked: tuple[Blocked, ...] = ()
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    #: with --enforce-node-group-min-size: the groups under their minSize and the nodes that bring them there
+    min_size: tuple[ScaleUpOption, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "scaleUp": {
                 "schedulableOnExistingNodes": {p: n for p, n in self.schedulable},
                 "options": [o.to_dict() for o in self.options],
-                "chosen": None if self.chosen is None else {"nodeGroup": self.chosen.node_group,
-                                                            "nodes": self.chosen.nodes,
-                                                            "pods": list(self.chosen.pods)},
+                "chosen": None if self.chosen is None else self.chosen.chosen_dict(),
                 "expander": list(self.expander),
                 "unhelpable": [u.to_dict() for u in self.unhelpable],
+                "minSize": [{"nodeGroup": o.node_group, "nodes": o.nodes, "note": o.note} for o in self.min_size],
             },
             "scaleDown": {"candidates": [c.to_dict() for c in self.candidates],
                           "blocked": [b.to_dict() for b in self.blocked]},

@@ -16,7 +16,7 @@ from scheduling_framework.api.pod import Pod
 from scheduling_framework.autoscaler.model import Plan
 from scheduling_framework.errors import InputError
 from scheduling_framework.ingest.model import Cluster
-from scheduling_framework.node_info import NodeInfo, PodInfo
+from scheduling_framework.state.node_info import NodeInfo, PodInfo
 
 
 def report_data(cluster: Cluster, plan: Plan, *, notes: Sequence[str], warnings: Sequence[str],

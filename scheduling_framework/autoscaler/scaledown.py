@@ -9,19 +9,37 @@ For each node of an autoscaled group, in the cluster's order (cluster-autoscaler
 4. the pods that must move are placed on the other nodes with the first node that passes the Filter
    plugins (cluster-autoscaler's ``RunFiltersUntilPassingNode``, here ``Simulator.find_node_for_pod``); when
    one finds none, ``NoPlaceToMovePods``. A removable node's removal and its pods' new places are kept for the
-   nodes after it, as cluster-autoscaler keeps them within one pass.
+   nodes after it, as cluster-autoscaler keeps them within one pass;
+5. with cluster-wide limits (:mod:`.limits`), a node whose removal would take the cluster's cores, memory or
+   GPUs under their minimum, counting the nodes already found removable, is kept:
+   ``MinimalResourceLimitExceeded``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
-from scheduling_framework.autoscaler.drain import DrainOptions, UtilizationError, eligible, pods_to_move, utilization
+from scheduling_framework.autoscaler.drain import (
+    DrainOptions,
+    UtilizationError,
+    being_deleted,
+    eligible,
+    pods_to_move,
+    utilization,
+)
 from scheduling_framework.autoscaler.groups import NodeGroup
+from scheduling_framework.autoscaler.limits import (
+    FLAGS,
+    MINIMAL_RESOURCE_LIMIT_EXCEEDED,
+    ResourceLimits,
+    node_delta,
+    scale_down_limits_left,
+    try_decrement,
+)
 from scheduling_framework.autoscaler.model import Blocked, ScaleDownCandidate
 from scheduling_framework.errors import SchedulingFrameworkError
 
@@ -43,11 +61,16 @@ def controllers_of(objects: Iterable[KubeObject]) -> list[KubeObject] | None:
 
 
 def scale_down(sim: Simulator, groups: Sequence[NodeGroup], objects: Sequence[KubeObject],
-               options: DrainOptions | None = None, *, now: datetime | None = None
-               ) -> tuple[list[ScaleDownCandidate], list[Blocked], int]:
+               options: DrainOptions | None = None, *, now: datetime | None = None,
+               limits: ResourceLimits | None = None) -> tuple[list[ScaleDownCandidate], list[Blocked], int]:
     """The removable nodes, the blocked ones and how many nodes were over the utilization threshold. The
-    simulator is left as it was (every change is made on a fork, reverted at the end)."""
+    simulator is left as it was (every change is made on a fork, reverted at the end). ``limits``: the
+    cluster-wide minimums the removals must keep (the nodes being deleted already do not count)."""
     opts = options or DrainOptions()
+    at = now if now is not None else datetime.now(UTC)
+    custom = limits is not None and limits.custom()
+    left = scale_down_limits_left(limits, [ni.node for ni in sim.cluster.node_infos() if ni.node is not None
+                                           and not being_deleted(ni.node, opts, at)]) if limits is not None else {}
     pdbs = [o for o in objects if o.kind == "PodDisruptionBudget"]
     controllers = controllers_of(objects)
     size = {g.name: 0 for g in groups}
@@ -93,16 +116,30 @@ def scale_down(sim: Simulator, groups: Sequence[NodeGroup], objects: Sequence[Ku
             if blocking is not None:
                 blocked.append(Blocked(name, blocking.reason.value, f"{blocking.pod}: {blocking.detail}", g.name))
                 continue
-            moves, failed = _move(sim, name, to_move)
-            if failed:
-                blocked.append(Blocked(name, NO_PLACE, failed, g.name))
+            step = sim.fork()  # the removal is kept only when the limits allow it too
+            try:
+                moves, failed = _move(sim, name, to_move)
+            except BaseException:
+                step.revert()
+                raise
+            exceeded = try_decrement(left, node_delta(node, custom)) if left and not failed else []
+            if failed or exceeded:
+                step.revert()
+                blocked.append(Blocked(name, NO_PLACE, failed, g.name) if failed else
+                               Blocked(name, MINIMAL_RESOURCE_LIMIT_EXCEEDED, _under_minimum(exceeded), g.name))
                 continue
+            step.commit()
             size[g.name] -= 1
             candidates.append(ScaleDownCandidate(name, g.name, util.utilization if util is not None else 0.0,
                                                  tuple(moves)))
     finally:
         outer.revert()
     return candidates, blocked, busy
+
+
+def _under_minimum(resources: Sequence[str]) -> str:
+    flags = [FLAGS.get(r, f"--gpu-total {r}") for r in resources]
+    return f"removing it would take the cluster's {', '.join(resources)} under the minimum ({', '.join(flags)})"
 
 
 def _move(sim: Simulator, node: str, pods: Sequence[Pod]) -> tuple[list[tuple[str, str]], str]:

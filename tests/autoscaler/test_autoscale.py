@@ -59,6 +59,13 @@ def test_min_size_is_respected(tmp_path: Path) -> None:
     pytest.param(["--scale-down-utilization-threshold", "1.5"], "--scale-down-utilization-threshold",
                  "between 0 and 1", id="threshold"),
     pytest.param(["--max-nodes-total", "-1"], "--max-nodes-total", "non-negative", id="max-nodes"),
+    pytest.param(["--cores-total", "5"], "--cores-total", "expected MIN:MAX", id="cores-one-number"),
+    pytest.param(["--cores-total", "10:2"], "--cores-total", "0 <= MIN <= MAX", id="cores-max-under-min"),
+    pytest.param(["--memory-total", "0:lots"], "--memory-total", "integers", id="memory-not-a-number"),
+    pytest.param(["--gpu-total", "t4:1"], "--gpu-total", "TYPE:MIN:MAX", id="gpu-no-max"),
+    pytest.param(["--gpu-total", "t4:0:1", "--gpu-total", "t4:0:2"], "--gpu-total", "given twice", id="gpu-twice"),
+    pytest.param(["--balancing-label", "a", "--balancing-ignore-label", "b"], "--balancing-label",
+                 "cannot be combined", id="balancing-label-and-ignore-label"),
 ])
 def test_bad_flags_are_named(argv: list[str], flag: str, words: str) -> None:
     code, _, err = run("autoscale", "--cluster", CLUSTER, "--node-groups", GROUPS, *argv)
@@ -130,7 +137,7 @@ def test_why_adds_remedies_to_unhelpable_pods() -> None:
 def test_the_plan_leaves_the_cluster_as_it_was() -> None:
     from scheduling_framework.autoscaler.groups import load_node_groups
     from scheduling_framework.autoscaler.plan import autoscale
-    from scheduling_framework.cluster import load_cluster
+    from scheduling_framework.ingest.cluster import load_cluster
     from tests import yamlio
 
     cluster = load_cluster(CLUSTER)
@@ -138,3 +145,21 @@ def test_the_plan_leaves_the_cluster_as_it_was() -> None:
     first = autoscale(cluster, groups, seed=1, expanders=["least-waste"]).to_dict()
     again = autoscale(cluster, groups, seed=1, expanders=["least-waste"]).to_dict()
     assert first == again
+
+
+def test_enforce_node_group_min_size(tmp_path: Path) -> None:
+    groups = tmp_path / "g.yaml"
+    groups.write_text(Path(GROUPS).read_text().replace("minSize: 1", "minSize: 7"), encoding="utf-8")
+    code, out, err = run("autoscale", "--cluster", CLUSTER, "--node-groups", str(groups), "--no-scale-down",
+                         "--enforce-node-group-min-size", "--output", "json", "--seed", "1")
+    assert code == 0, err
+    assert json.loads(out)["scaleUp"]["minSize"] == [{"nodeGroup": "general", "nodes": 2, "note": "minSize 7"}]
+    assert plan("--no-scale-down")["scaleUp"]["minSize"] == []  # off by default
+
+
+def test_the_table_shows_a_capped_scale_up() -> None:
+    code, out, err = run("autoscale", "--cluster", CLUSTER, "--node-groups", GROUPS, "--no-scale-down", "--seed", "1",
+                         "--expander", "least-waste", "--cores-total", "0:40")
+    assert code == 0, err
+    assert "chosen (least-waste): highcpu, 1 new node(s) for 6 pod(s)" in out
+    assert 'capped from 2 node(s) by the cluster-wide limits: exceeded quota: "cluster-wide", resources: cpu' in out

@@ -46,7 +46,7 @@ def test_a_realistic_dump_end_to_end(tmp_path: Path) -> None:
     dump, groups, n = prepare(str(src), 30, str(tmp_path))
     from scheduling_framework.autoscaler.groups import load_node_groups
     from scheduling_framework.autoscaler.plan import autoscale
-    from scheduling_framework.cluster import load_cluster
+    from scheduling_framework.ingest.cluster import load_cluster
 
     cluster = load_cluster(dump)
     plan = autoscale(cluster, load_node_groups(yaml.safe_load(Path(groups).read_text()), cluster.nodes), seed=1,

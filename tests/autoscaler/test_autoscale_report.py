@@ -113,3 +113,14 @@ def test_the_plan_in_a_real_browser(tmp_path: Path, browser: Any) -> None:
         up["unhelpable"][0]["remedies"]
     assert errors == []
     ctx.close()
+
+
+def test_a_capped_scale_up_says_so_in_a_real_browser(tmp_path: Path, browser: Any) -> None:
+    page_file, doc = report(tmp_path, "--expander", "least-waste", "--no-scale-down", "--cores-total", "0:40")
+    chosen = doc["scaleUp"]["chosen"]
+    assert chosen["cappedBy"] and chosen["cappedFrom"] > chosen["nodes"]
+    ctx, page, errors = open_page(browser, page_file.as_uri())
+    detail = page.inner_text("#chosen-detail")
+    assert f"capped from {chosen['cappedFrom']} node(s) by the cluster-wide limits: {chosen['cappedBy']}" in detail
+    assert errors == []
+    ctx.close()

@@ -28,7 +28,7 @@ from scheduling_framework.autoscaler.drain import (
     pods_to_move,
     utilization,
 )
-from scheduling_framework.node_info import NodeInfo
+from scheduling_framework.state.node_info import NodeInfo
 
 DATA = yaml.safe_load((Path(__file__).parent.parent / "fixtures" / "autoscaler" / "drain.yaml").read_text())
 NOW = datetime.fromisoformat(DATA["test_time"])

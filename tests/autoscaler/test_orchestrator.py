@@ -9,9 +9,12 @@ from typing import Any
 import pytest
 
 from scheduling_framework.api import Node, Pod
+from scheduling_framework.api.quantity import Quantity
 from scheduling_framework.autoscaler.estimator import estimate
 from scheduling_framework.autoscaler.groups import NodeGroup, load_node_groups
-from scheduling_framework.autoscaler.scaleup import SKIP_REASONS, scale_up
+from scheduling_framework.autoscaler.limits import DEFAULT_MAX_CORES, DEFAULT_MAX_MEMORY_GIB, GIB, ResourceLimits
+from scheduling_framework.autoscaler.nodegroupset import BalancingOptions, compute_similar_node_groups
+from scheduling_framework.autoscaler.scaleup import is_skip_reason, scale_up, scale_up_to_node_group_min_size
 from scheduling_framework.simulation import ClusterSnapshot, Simulator
 from tests import yamlio
 
@@ -22,9 +25,24 @@ GPU = "nvidia.com/gpu"
 DEFAULT_MIN, DEFAULT_MAX = 1, 10
 
 
-def _cases() -> list[Any]:
+def _cases(kind: str = "") -> list[Any]:
+    """The cases of one kind: "compute_similar", "min_size", or "" for the scale-ups."""
+    own = {"compute_similar", "min_size"}
     return [pytest.param(c, id=c["name"], marks=[pytest.mark.skip(reason=c["skip"])] if c.get("skip") else [])
-            for c in DATA["cases"]]
+            for c in DATA["cases"] if (kind in c if kind else not own & set(c))]
+
+
+def _limits(case: dict[str, Any]) -> ResourceLimits:
+    """Upstream's resource limiter: defaultOptions, with the case's changes (memory in bytes)."""
+    spec = case.get("limits") or {}
+    mem = {k: Quantity.parse(spec[k]).value() for k in ("min_memory", "max_memory") if k in spec}
+    return ResourceLimits({"cpu": spec.get("min_cores", 0), "memory": mem.get("min_memory", 0)},
+                          {"cpu": spec.get("max_cores", DEFAULT_MAX_CORES),
+                           "memory": mem.get("max_memory", DEFAULT_MAX_MEMORY_GIB * GIB)})
+
+
+def _balancing(case: dict[str, Any]) -> BalancingOptions | None:
+    return BalancingOptions(ignored_labels=(GROUP_LABEL,)) if case.get("balance_similar_node_groups") else None
 
 
 def _node_manifest(name: str, cpu: int, memory: str, gpu: int = 0, group: str | None = None) -> dict[str, Any]:
@@ -98,7 +116,8 @@ def test_scale_up_orchestrator(case: dict[str, Any]) -> None:
                       priorities={10: [f"^{choose['group']}$"]} if choose else None,
                       max_nodes_total=case.get("max_nodes_total"), filter_schedulable=False,
                       all_or_nothing=case.get("all_or_nothing", False),
-                      simulate_skipped_groups=case.get("simulate_skipped_groups", False))
+                      simulate_skipped_groups=case.get("simulate_skipped_groups", False),
+                      limits=_limits(case), balancing=_balancing(case))
     expect, ours = case["expect"], case.get("ours", {})
     options = {o.node_group: o for o in result["options"]}
     chosen = result["chosen"]
@@ -110,7 +129,11 @@ def test_scale_up_orchestrator(case: dict[str, Any]) -> None:
             group = next(g for g in groups if g.name == choose["group"])
             assert estimate(sim, pending, group.template).node_count == choose["nodes"]
     final = None if chosen is None else {"group": chosen.node_group, "nodes": chosen.nodes}
-    assert final == expect["scale_up"]
+    if "scale_up" in expect:
+        assert final == expect["scale_up"]
+    if "balanced" in expect:
+        assert chosen is not None
+        assert dict(chosen.balanced or [(chosen.node_group, chosen.nodes)]) == expect["balanced"]
     if "options" in expect:
         want = ours.get("options", expect["options"])
         assert sorted((o.node_group, o.nodes) for o in result["options"]) == sorted(
@@ -131,14 +154,30 @@ def test_scale_up_orchestrator(case: dict[str, Any]) -> None:
         assert any(expect["no_scale_up_reason"] in u.reason for u in unhelpable.values()), unhelpable
     for name, want_groups in (expect.get("remain_groups") or {}).items():
         verdicts = dict(unhelpable[f"default/{name}"].groups)
-        assert sorted(g for g, r in verdicts.items() if r not in SKIP_REASONS) == sorted(want_groups["rejected"])
-        assert sorted(g for g, r in verdicts.items() if r in SKIP_REASONS) == sorted(want_groups["skipped"])
+        assert sorted(g for g, r in verdicts.items() if not is_skip_reason(r)) == sorted(want_groups["rejected"])
+        assert sorted(g for g, r in verdicts.items() if is_skip_reason(r)) == sorted(want_groups["skipped"])
+
+
+@pytest.mark.parametrize("case", _cases("compute_similar"))
+def test_compute_similar_node_groups(case: dict[str, Any]) -> None:
+    spec = case["compute_similar"]
+    got = compute_similar_node_groups(spec["node_group"], spec.get("similar_node_groups") or [],
+                                      spec.get("schedulable_pod_groups") or {}, enabled=spec["balancing_enabled"])
+    assert sorted(got) == sorted(spec["want"])
+
+
+@pytest.mark.parametrize("case", _cases("min_size"))
+def test_scale_up_to_node_group_min_size(case: dict[str, Any]) -> None:
+    sim, groups, _ = _setup(case)
+    got = scale_up_to_node_group_min_size(sim, groups, limits=_limits(case),
+                                          max_nodes_total=case.get("max_nodes_total"))
+    assert [{"group": o.node_group, "nodes": o.nodes} for o in got] == case["expect"]["min_size"]
 
 
 def test_every_upstream_case_is_listed_once() -> None:
     names = [c["name"] for c in DATA["cases"]]
     assert len(names) == len(set(names)) == 49
-    assert sum(1 for c in DATA["cases"] if not c.get("skip")) == 16
+    assert sum(1 for c in DATA["cases"] if not c.get("skip")) == 34
 
 
 # ---- beyond upstream's cases: the pieces the port adds (kept apart from the upstream table) ----
