@@ -36,7 +36,7 @@ from scheduling_framework.api.names import is_qualified_name
 from scheduling_framework.api.quantity import Quantity
 from scheduling_framework.api.resources import is_extended_resource_name
 from scheduling_framework.api.selectors import NodeSelector
-from scheduling_framework.api.taints import toleration_dict
+from scheduling_framework.api.taints import toleration_dict, toleration_fields
 from scheduling_framework.errors import ManifestError, ValidationError, brief_str
 
 GROUP = "resource.k8s.io"
@@ -177,15 +177,7 @@ class DeviceToleration:
 
     @classmethod
     def from_dict(cls, d: Any, path: str) -> DeviceToleration:
-        m = as_map(d, path)
-        op = as_str(m.get("operator"), f"{path}.operator") or "Equal"
-        if op not in DEVICE_TOLERATION_OPERATORS:
-            raise ValidationError(f'Unsupported value: "{brief_str(op)}": supported values: "Equal", "Exists"',
-                                  f"{path}.operator")
-        ts = m.get("tolerationSeconds")
-        return cls(as_str(m.get("key"), f"{path}.key"), op, as_str(m.get("value"), f"{path}.value"),
-                   as_str(m.get("effect"), f"{path}.effect"),
-                   None if ts is None else as_int(ts, f"{path}.tolerationSeconds"))
+        return cls(*toleration_fields(d, path, DEVICE_TOLERATION_OPERATORS, '"Equal", "Exists"'))
 
     def to_dict(self) -> dict[str, Any]:
         return toleration_dict(self)

@@ -57,15 +57,7 @@ class Toleration:
 
     @classmethod
     def from_dict(cls, d: Any, path: str) -> Toleration:
-        m = as_map(d, path)
-        op = as_str(m.get("operator"), f"{path}.operator") or "Equal"
-        if op not in TOLERATION_OPERATORS:
-            raise ValidationError(f'Unsupported value: "{brief_str(op)}": supported values: "Equal", "Exists", '
-                                  '"Lt", "Gt"',
-                                  f"{path}.operator")
-        return cls(as_str(m.get("key"), f"{path}.key"), op, as_str(m.get("value"), f"{path}.value"),
-                   as_str(m.get("effect"), f"{path}.effect"),
-                   as_opt_int(m.get("tolerationSeconds"), f"{path}.tolerationSeconds"))
+        return cls(*toleration_fields(d, path, TOLERATION_OPERATORS, '"Equal", "Exists", "Lt", "Gt"'))
 
     def to_dict(self) -> dict[str, Any]:
         return toleration_dict(self)
@@ -97,6 +89,20 @@ class _TolerationFields(Protocol):
     def effect(self) -> str: ...
     @property
     def toleration_seconds(self) -> int | None: ...
+
+
+def toleration_fields(d: Any, path: str, operators: Sequence[str], supported: str
+                      ) -> tuple[str, str, str, str, int | None]:
+    """A pod or device toleration's fields from its manifest (key, operator, value, effect, tolerationSeconds),
+    the operator one of ``operators`` (``supported`` names them in the error) and "Equal" when unset."""
+    m = as_map(d, path)
+    op = as_str(m.get("operator"), f"{path}.operator") or "Equal"
+    if op not in operators:
+        raise ValidationError(f'Unsupported value: "{brief_str(op)}": supported values: {supported}',
+                              f"{path}.operator")
+    return (as_str(m.get("key"), f"{path}.key"), op, as_str(m.get("value"), f"{path}.value"),
+            as_str(m.get("effect"), f"{path}.effect"),
+            as_opt_int(m.get("tolerationSeconds"), f"{path}.tolerationSeconds"))
 
 
 def toleration_dict(t: _TolerationFields) -> dict[str, Any]:

@@ -123,13 +123,13 @@ class NodeSelectorBuilder:
         return {"nodeSelectorTerms": copy.deepcopy(self._terms)}
 
 
-class PodBuilder:
-    """Builds a v1 Pod. ``obj()`` gives the parsed :class:`~scheduling_framework.api.Pod`."""
+class _ObjectBuilder:
+    """What the Pod and Node builders share: the manifest, its metadata and spec, labels and annotations,
+    conditions, and the results (``manifest()``, ``clone()``)."""
 
-    def __init__(self) -> None:
-        self._m: Manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {}, "spec": {}}
+    def __init__(self, manifest: Manifest) -> None:
+        self._m: Manifest = manifest
 
-    # plumbing ------------------------------------------------------------------------------------
     @property
     def _meta(self) -> Manifest:
         meta: Manifest = self._m["metadata"]
@@ -140,35 +140,12 @@ class PodBuilder:
         spec: Manifest = self._m["spec"]
         return spec
 
-    def _status(self) -> Manifest:
+    def _status_part(self) -> Manifest:
         status: Manifest = self._m.setdefault("status", {})
         return status
 
-    def _affinity(self, kind: str) -> Manifest:
-        part: Manifest = self._spec.setdefault("affinity", {}).setdefault(kind, {})
-        return part
-
-    def _add_container(self, prefix: str, field: str, image: str, resources: Manifest | None = None,
-                       **extra: Any) -> Self:
-        containers: list[Manifest] = self._spec.setdefault(field, [])
-        c: Manifest = {"name": f"{prefix}{len(containers)}", "image": image}
-        if resources:
-            c["resources"] = resources
-        c.update(extra)
-        containers.append(c)
-        return self
-
-    # metadata ------------------------------------------------------------------------------------
     def name(self, name: str) -> Self:
         self._meta["name"] = name
-        return self
-
-    def generate_name(self, prefix: str) -> Self:
-        self._meta["generateName"] = prefix
-        return self
-
-    def namespace(self, namespace: str) -> Self:
-        self._meta["namespace"] = namespace
         return self
 
     def uid(self, uid: str) -> Self:
@@ -191,6 +168,56 @@ class PodBuilder:
     def annotations(self, annotations: Mapping[str, str]) -> Self:
         for k, v in annotations.items():
             self.annotation(k, v)
+        return self
+
+    def condition(self, type_: str, status: str, reason: str = "") -> Self:
+        c: Manifest = {"type": type_, "status": status}
+        if reason:
+            c["reason"] = reason
+        self._status_part().setdefault("conditions", []).append(c)
+        return self
+
+    def manifest(self) -> Manifest:
+        """The manifest dict (a copy), as it would be written in YAML."""
+        return copy.deepcopy(self._m)
+
+    def clone(self) -> Self:
+        b = copy.copy(self)
+        b._m = self.manifest()
+        return b
+
+
+class PodBuilder(_ObjectBuilder):
+    """Builds a v1 Pod. ``obj()`` gives the parsed :class:`~scheduling_framework.api.Pod`."""
+
+    def __init__(self) -> None:
+        super().__init__({"apiVersion": "v1", "kind": "Pod", "metadata": {}, "spec": {}})
+
+    # plumbing ------------------------------------------------------------------------------------
+    def _status(self) -> Manifest:
+        return self._status_part()
+
+    def _affinity(self, kind: str) -> Manifest:
+        part: Manifest = self._spec.setdefault("affinity", {}).setdefault(kind, {})
+        return part
+
+    def _add_container(self, prefix: str, field: str, image: str, resources: Manifest | None = None,
+                       **extra: Any) -> Self:
+        containers: list[Manifest] = self._spec.setdefault(field, [])
+        c: Manifest = {"name": f"{prefix}{len(containers)}", "image": image}
+        if resources:
+            c["resources"] = resources
+        c.update(extra)
+        containers.append(c)
+        return self
+
+    # metadata ------------------------------------------------------------------------------------
+    def generate_name(self, prefix: str) -> Self:
+        self._meta["generateName"] = prefix
+        return self
+
+    def namespace(self, namespace: str) -> Self:
+        self._meta["namespace"] = namespace
         return self
 
     def owner_reference(self, name: str, kind: str, api_version: str = "v1", uid: str = "",
@@ -443,80 +470,33 @@ class PodBuilder:
         self._status()["phase"] = phase
         return self
 
-    def condition(self, type_: str, status: str, reason: str = "") -> Self:
-        c: Manifest = {"type": type_, "status": status}
-        if reason:
-            c["reason"] = reason
-        self._status().setdefault("conditions", []).append(c)
-        return self
-
     def start_time(self, timestamp: str) -> Self:
         self._status()["startTime"] = timestamp
         return self
 
     # results -------------------------------------------------------------------------------------
-    def manifest(self) -> Manifest:
-        """The manifest dict (a copy), as it would be written in YAML."""
-        return copy.deepcopy(self._m)
-
     def obj(self) -> Pod:
         """The parsed Pod (``Pod.from_dict(self.manifest())``)."""
         return Pod.from_dict(self.manifest())
-
-    def clone(self) -> PodBuilder:
-        b = PodBuilder()
-        b._m = self.manifest()
-        return b
 
     def __repr__(self) -> str:
         return f"make_pod() for {self._meta.get('namespace', 'default')}/{self._meta.get('name', '<unnamed>')}"
 
 
-class NodeBuilder:
+class NodeBuilder(_ObjectBuilder):
     """Builds a v1 Node. ``obj()`` gives the parsed :class:`~scheduling_framework.api.Node`.
 
     A new node has capacity ``pods: 110`` and nothing else; allocatable defaults to capacity.
     """
 
     def __init__(self) -> None:
-        self._m: Manifest = {"apiVersion": "v1", "kind": "Node", "metadata": {}, "spec": {},
-                             "status": {"capacity": {"pods": str(DEFAULT_NODE_PODS)}}}
-
-    @property
-    def _meta(self) -> Manifest:
-        meta: Manifest = self._m["metadata"]
-        return meta
-
-    @property
-    def _spec(self) -> Manifest:
-        spec: Manifest = self._m["spec"]
-        return spec
+        super().__init__({"apiVersion": "v1", "kind": "Node", "metadata": {}, "spec": {},
+                          "status": {"capacity": {"pods": str(DEFAULT_NODE_PODS)}}})
 
     @property
     def _status(self) -> Manifest:
         status: Manifest = self._m["status"]
         return status
-
-    def name(self, name: str) -> Self:
-        self._meta["name"] = name
-        return self
-
-    def uid(self, uid: str) -> Self:
-        self._meta["uid"] = uid
-        return self
-
-    def label(self, key: str, value: str) -> Self:
-        self._meta.setdefault("labels", {})[key] = value
-        return self
-
-    def labels(self, labels: Mapping[str, str]) -> Self:
-        for k, v in labels.items():
-            self.label(k, v)
-        return self
-
-    def annotation(self, key: str, value: str) -> Self:
-        self._meta.setdefault("annotations", {})[key] = value
-        return self
 
     def zone(self, zone: str, region: str | None = None) -> Self:
         """Label the node with ``topology.kubernetes.io/zone`` (and ``/region`` when given)."""
@@ -565,28 +545,13 @@ class NodeBuilder:
         self._spec["unschedulable"] = unschedulable
         return self
 
-    def condition(self, type_: str, status: str, reason: str = "") -> Self:
-        c: Manifest = {"type": type_, "status": status}
-        if reason:
-            c["reason"] = reason
-        self._status.setdefault("conditions", []).append(c)
-        return self
-
     def declared_features(self, *features: str) -> Self:
         """Set ``status.declaredFeatures`` (the kubelet publishes them sorted)."""
         self._status["declaredFeatures"] = list(features)
         return self
 
-    def manifest(self) -> Manifest:
-        return copy.deepcopy(self._m)
-
     def obj(self) -> Node:
         return Node.from_dict(self.manifest())
-
-    def clone(self) -> NodeBuilder:
-        b = NodeBuilder()
-        b._m = self.manifest()
-        return b
 
     def __repr__(self) -> str:
         return f"make_node() for {self._meta.get('name', '<unnamed>')}"
