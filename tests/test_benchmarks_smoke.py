@@ -548,3 +548,24 @@ def test_dumpbench_on_a_gen_dump_heavy_mix(tmp_path: Path) -> None:
     r = dumpbench.ours_once(ROOT, mixed, None, timeout=300)
     assert "error" not in r, r.get("error")
     assert r["nodes"] == 10 and r["pending"] == sum(r["outcomes"].values()) > 0 and r["pods_per_cpu_s"] > 0
+
+
+def test_loop_instructions_counts_the_loop_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """benchmarks.loop_instructions: callgrind's count of the scheduling loop on a tiny dump (skipped without
+    valgrind); counting is off while the dump loads, so the figure is the loop's."""
+    from benchmarks import loop_instructions
+    from scheduling_framework.testing import make_node, make_pod
+
+    why = loop_instructions.available()
+    if why:
+        pytest.skip(why)
+    items = [make_node().name(f"n{i}").capacity(cpu="4", memory="8Gi").manifest() for i in range(3)]
+    items += [make_pod().name(f"p{i}").req(cpu="500m").manifest() for i in range(4)]
+    dump = tmp_path / "tiny.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}), encoding="utf-8")
+    assert loop_instructions.main(["--dump", str(dump)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| tiny.json"))
+    pods, instructions = row.split("|")[2:4]
+    assert int(pods) == 4
+    # the loop alone: loading the interpreter and the dump costs far more
+    assert 100_000 < int(instructions.replace(",", "")) < 200_000_000
