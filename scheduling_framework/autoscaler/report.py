@@ -29,20 +29,22 @@ def report_data(cluster: Cluster, plan: Plan, *, notes: Sequence[str], warnings:
     pending = cluster.pending_pods
     by_key: dict[str, Pod] = {p.key: p for p in pending}
     on_existing = dict(plan.schedulable)
-    after: dict[str, NodeInfo] = {}
-    for n in cluster.nodes:
-        ni = NodeInfo()
-        ni.set_node(n)
-        after[n.name] = ni
-    for p in cluster.bound_pods:
-        ni_a = after.get(p.spec.node_name)
-        if ni_a is not None and p.status.phase not in ("Succeeded", "Failed"):
-            ni_a.add_pod(PodInfo(p))
+    placed: dict[str, list[Pod]] = {}  # node -> the pending pods the current nodes take
     for key, node in plan.schedulable:
         pod = by_key.get(key)
-        if pod is not None and node in after:
-            after[node].add_pod(PodInfo(pod))
-    rows, resources = node_rows(cluster.nodes, cluster.bound_pods, after.get)
+        if pod is not None:
+            placed.setdefault(node, []).append(pod)
+
+    def after(before: NodeInfo) -> NodeInfo:
+        pods = placed.get(before.name)
+        if not pods:
+            return before
+        ni = before.clone(noted=False)  # a scratch copy: the report's own, kept out of the change journal
+        for pod in pods:
+            ni.add_pod(PodInfo(pod))
+        return ni
+
+    rows, resources = node_rows(cluster.nodes, cluster.bound_pods, after)
     candidates = {c.node: c for c in plan.candidates}
     blocked = {b.node: b for b in plan.blocked}
     for row in rows:

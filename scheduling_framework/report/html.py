@@ -43,10 +43,11 @@ def _node_usage(ni: NodeInfo) -> dict[str, int]:
     return used
 
 
-def node_rows(nodes: Sequence[Node], bound_before: Iterable[Pod], after: Callable[[str], NodeInfo | None],
+def node_rows(nodes: Sequence[Node], bound_before: Iterable[Pod], after: Callable[[NodeInfo], NodeInfo | None],
               rules: Any = None) -> tuple[list[dict[str, Any]], list[str]]:
     """The report's node table: per node its allocatable, its requests before (the pods bound when the run
-    started, resizes counted by ``rules``) and after (``after(name)``, the node's state once the run is over),
+    started, resizes counted by ``rules``) and after (``after(before)``: the node's state once the run is over,
+    given its state before),
     and the resources over-committed before; with the resources to show (cpu, memory, pods, then each extended
     resource some node has)."""
     before: dict[str, NodeInfo] = {}
@@ -63,7 +64,7 @@ def node_rows(nodes: Sequence[Node], bound_before: Iterable[Pod], after: Callabl
     for n in nodes:
         alloc = _amounts(before[n.name].allocatable)
         alloc["pods"] = int(before[n.name].allocatable.allowed_pod_number)
-        after_ni = after(n.name)
+        after_ni = after(before[n.name])
         row: dict[str, Any] = {"name": n.name, "allocatable": alloc, "before": _node_usage(before[n.name]),
                                "after": _node_usage(after_ni) if after_ni is not None else {}}
         over = overcommitted(before[n.name])
@@ -84,7 +85,7 @@ def report_data(nodes: Sequence[Node], bound_before: Iterable[Pod], run: Any, re
     compressed: see :func:`explain_blob`); ``pending`` the pending pods, whose requests an unschedulable
     pod's row compares with the free room of the nodes closest to fitting it; ``remedies`` (``--why``: pod key
     -> PodRemedies) adds ``facts``, ``remedies`` and ``why`` to a pod's record, as ``--output json`` has them."""
-    rows, resources = node_rows(nodes, bound_before, run.cache.node_info, run.cache.rules)
+    rows, resources = node_rows(nodes, bound_before, lambda ni: run.cache.node_info(ni.name), run.cache.rules)
     pods = []
     explain: dict[str, str] = {}
     reasons: dict[str, dict[str, int]] = {}
