@@ -228,13 +228,17 @@ def _cluster(v: Any, base_dir: str, problems: list[str],
 def _config(v: Any, base_dir: str, problems: list[str], release: str | None = None,
             gates: Mapping[str, bool] | None = None) -> Mapping[str, Any] | None:
     from scheduling_framework.config import load_config
+    from scheduling_framework.config.expand import expand_profile
     from scheduling_framework.config.loader import read_config_file
+    from scheduling_framework.registry import default_registry
 
     if v is None:
         return None
+    file = None
     if isinstance(v, str):
+        file = os.path.join(base_dir, v)
         try:
-            v = read_config_file(os.path.join(base_dir, v))
+            v = read_config_file(file)
         except SchedulingFrameworkError as e:
             problems.append(f"config: {e}")
             return None
@@ -242,7 +246,13 @@ def _config(v: Any, base_dir: str, problems: list[str], release: str | None = No
         problems.append("config: Invalid value: expected a file path or a KubeSchedulerConfiguration mapping")
         return None
     try:
-        load_config(v, kubernetes_version=release, feature_gates=gates)
+        cfg = load_config(v, kubernetes_version=release, feature_gates=gates)
+        if file is not None:
+            # a file's plugins exist (in the replay's registry): a misspelt one is named now, with the file and
+            # field path, not when the replay starts (an inline or a sweep's inlined configuration: then)
+            cfg = attrs.evolve(cfg, file=file)
+            for profile in cfg.profiles:
+                expand_profile(profile, default_registry().points_of, cfg.kubernetes_version, config=cfg)
     except SchedulingFrameworkError as e:
         problems.append(f"config: {e}")
         return None

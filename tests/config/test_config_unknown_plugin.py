@@ -7,6 +7,7 @@ whose names are closest.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -128,3 +129,24 @@ def test_without_the_configuration_or_names_upstreams_words_stand_alone() -> Non
         expand_profile(close.profiles[0], intree_points_of)
     assert str(exc.value) == (f'{PREFIX}default-scheduler: PreFilterPlugin "NodeAfinity" does not exist '
                               '(closest installed plugins: "NodeAffinity", "InterPodAffinity")')
+
+
+def test_a_scenarios_config_file_is_named_when_the_scenario_is_read(tmp_path: Path) -> None:
+    """``replay`` of a scenario whose ``config:`` file misspells a plugin: refused when the scenario is read, naming
+    the scenario, the configuration file, the field path and the closest plugin (not, when the replay starts,
+    without the file)."""
+    from scheduling_framework.cli import main
+    from scheduling_framework.scenario import ScenarioError, load_scenario
+
+    config = write(tmp_path, multi_point_doc("TaintTolerations"))
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(yaml.safe_dump({"kind": "Scenario", "config": "sched.yaml", "steps": [{"op": "wait",
+                                                                                                "seconds": 1}]}))
+    with pytest.raises(ScenarioError) as exc:
+        load_scenario(scenario)
+    assert exc.value.problems == [f'config: {PREFIX}default-scheduler: PreFilterPlugin "TaintTolerations" does not '
+                                  f"exist ({config}, profiles[0].plugins.multiPoint.enabled[3]; closest installed "
+                                  'plugins: "TaintToleration")']
+    err = io.StringIO()
+    assert main(["replay", str(scenario)], io.StringIO(), err) == 2
+    assert err.getvalue() == f"error: {scenario}: {exc.value.problems[0]}\n"
