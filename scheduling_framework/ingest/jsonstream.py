@@ -286,7 +286,7 @@ class JsonItems:
         return value
 
     def _too_big(self, start: int) -> InputError:
-        label = f"items[{self._item[0]}] " if self._item is not None else ""
+        label = f"items[{self._item[0]}] " if self._item is not None else "document 1 "
         return InputError(self.name, f"{self._where(start)}: {label}is larger than {size_label(MAX_OBJECT_CHARS)}, "
                                      f"far beyond what the API server stores (1.5 MiB): refused")
 
@@ -376,6 +376,7 @@ class JsonItems:
         self.pos += 1
         top: dict[str, Any] = {}
         top_dups: list[str] = []
+        top_chars = 0  # of the values kept in top (the streamed items are not)
         streamed = False
         kindless: list[tuple[str, dict[str, Any], list[str]]] = []
         c = self._ws()
@@ -399,7 +400,13 @@ class JsonItems:
                 top.pop("items", None)
                 yield from self._items(top, kindless)
             else:
+                at = self._dropped + self.pos
                 top[key] = self._value(1)
+                top_chars += self._dropped + self.pos - at
+                if top_chars > MAX_OBJECT_CHARS:  # each value is under the limit, all of them together are not
+                    raise InputError(self.name, f"{self.name}:{top_line}: document 1 is larger than "
+                                                f"{size_label(MAX_OBJECT_CHARS)}, far beyond what the API server "
+                                                f"stores (1.5 MiB): refused")
                 top_dups.extend(join_path(key, p) for p in self._dups)
             c = self._ws()
             if c == ",":

@@ -101,6 +101,35 @@ def scalar_value(ev: Any) -> Any:
         _CONSTRUCTOR.recursive_objects.clear()
 
 
+class _ReadTooFar(Exception):
+    """The parser read past the size limit of the object it is in (see :class:`_Paced`)."""
+
+
+class _Paced:
+    """The parser's reader: refuses to read on once the current object (``start``, in characters, as marks count
+    them) would be larger than ``limit``. The events' marks cannot tell: libyaml holds the scalar it is scanning
+    whole until its event, so one scalar of gigabytes (a gzip bomb of ``a: xxx...``), or a few of 200 MiB each,
+    would fill memory before any event could be checked."""
+
+    __slots__ = ("_reader", "_limit", "_bytes", "start")
+
+    #: What the parser may have read ahead of its marks (libyaml's buffers hold 64 KiB), and then some.
+    AHEAD = 1 << 20
+
+    def __init__(self, reader: Any, limit: int) -> None:
+        self._reader = reader
+        self._limit = limit + self.AHEAD
+        self._bytes = 0
+        self.start = 0
+
+    def read(self, n: int) -> bytes:
+        data: bytes = self._reader.read(n)
+        self._bytes += len(data)
+        if getattr(self._reader, "chars", self._bytes) - self.start > self._limit:
+            raise _ReadTooFar
+        return data
+
+
 class _Frame:
     __slots__ = ("value", "is_map", "key", "count", "anchor", "stream", "mark", "special", "tag", "merges")
 
@@ -134,13 +163,14 @@ def yaml_items(reader: Any, source: str, max_depth: int, alias_budget: int, note
     Documents numbered in ``whole`` are built whole (their items handed out at the end)."""
     if notes is None:
         notes = Notes()
-    parser = _parser(reader)
+    limit = jsonstream.MAX_OBJECT_CHARS
+    paced = _Paced(reader, limit)
+    parser = _parser(paced)
     get = parser.get_event
     scalar_t, alias_t = yaml.ScalarEvent, yaml.AliasEvent
     map_start_t, seq_start_t = yaml.MappingStartEvent, yaml.SequenceStartEvent
     map_end_t, seq_end_t = yaml.MappingEndEvent, yaml.SequenceEndEvent
     doc_start_t, stream_end_t = yaml.DocumentStartEvent, yaml.StreamEndEvent
-    limit = jsonstream.MAX_OBJECT_CHARS
     stack: list[_Frame] = []
     anchors: dict[str, tuple[Any, int, Any]] = {}  # anchor -> (value, expanded node count, mark)
     open_anchors: set[str] = set()
@@ -201,7 +231,7 @@ def yaml_items(reader: Any, source: str, max_depth: int, alias_budget: int, note
                     parent = stack[-1]
                     if parent.stream:
                         item_line = ev.start_mark.line + 1
-                        obj_start = ev.start_mark.index
+                        obj_start = paced.start = ev.start_mark.index
                     elif not unique & 0xFFF and ev.start_mark.index - obj_start > limit:
                         raise _too_big(source, stack, doc_no, item_no, obj_start, ev.start_mark, limit)
                     if parent.key is MERGE and not is_map:
@@ -239,7 +269,7 @@ def yaml_items(reader: Any, source: str, max_depth: int, alias_budget: int, note
                     parent.key = _NO_KEY  # the streamed items are not kept in the List
                     parent.count += size
                     parent.value["items"] = _STREAMED
-                    obj_start = ev.start_mark.index
+                    obj_start = paced.start = ev.start_mark.index
                     if item_no:
                         last_list = (f"document {doc_no + 1} items[{item_no - 1}]", item_line)
                     continue
@@ -265,7 +295,8 @@ def yaml_items(reader: Any, source: str, max_depth: int, alias_budget: int, note
                 streamed = False
                 stream_here = doc_no + 1 not in whole
                 kindless = []
-                obj_start = ev.start_mark.index
+                obj_start = paced.start = ev.start_mark.index
+                mark = ev.start_mark  # (where a refusal names a document not read yet)
                 last_list = None
                 continue
             elif t is stream_end_t:
@@ -357,6 +388,8 @@ def yaml_items(reader: Any, source: str, max_depth: int, alias_budget: int, note
                     pending.setdefault(doc_where, []).append(path)
                 d[key] = value
                 parent.key = _NO_KEY
+    except _ReadTooFar:
+        raise _too_big(source, stack, doc_no, item_no, obj_start, mark, limit) from None
     except yaml.YAMLError as e:
         raise _yaml_error(e, source, reader, stack, doc_no, item_no, item_line) from None
     except InputError:
@@ -475,7 +508,7 @@ def _too_big(source: str, stack: list[_Frame], doc_no: int, item_no: int, start:
         line = mark.line + 1 if len(stack) < 3 else stack[2].mark.line + 1
     else:
         what = f"document {doc_no + 1}"
-        line = stack[0].mark.line + 1 if stack else mark.line + 1
+        line = stack[0].mark.line + 1 if stack else mark.line + 1 if mark is not None else 1
     return InputError(source, f"{source}:{line}: {what} is larger than {size_label(limit)}, far beyond what the API "
                               f"server stores (1.5 MiB): refused")
 

@@ -300,6 +300,52 @@ def test_an_object_over_the_size_limit_is_refused_naming_it(monkeypatch: pytest.
         str(e.value)
 
 
+_BIG = "x" * (600 << 10)  # each value under the 1 MiB limit of the tests below, four of them over it
+_HUGE = "x" * (32 << 20)
+
+
+@pytest.mark.parametrize(("name", "text", "start"), [
+    # libyaml holds the scalar it scans whole until its event: one huge scalar was built (gigabytes from a small
+    # .gz, 7 GB RSS for 3 GiB) and a few big ones were all kept, as the marks were only checked every 4096 events
+    pytest.param("c.yaml", "kind: Node\napiVersion: v1\nmetadata: {name: n}\na: " + _HUGE + "\n",
+                 "c.yaml:1: document 1 ", id="yaml-one-scalar"),
+    pytest.param("c.yaml", "kind: Node\napiVersion: v1\nmetadata: {name: n}\n"
+                 + "".join(f"f{i}: {_BIG}\n" for i in range(4)), "c.yaml:1: document 1 ", id="yaml-scalars"),
+    pytest.param("c.yaml", "kind: List\napiVersion: v1\nitems:\n- kind: Node\n  metadata: {name: a}\n"
+                 "- kind: Node\n  metadata:\n    name: b\n    annotations:\n      a: |\n"
+                 + "        xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n" * 600_000, "c.yaml:6: document 1 items[1] ",
+                 id="yaml-block-scalar-in-an-item"),
+    pytest.param("c.yaml", "a: &" + _HUGE + " 1\n", "c.yaml:1: document 1 ", id="yaml-anchor"),
+    # a document that is not a List was checked one top-level field at a time
+    pytest.param("c.json", json.dumps({**NODE, **{f"f{i}": _BIG for i in range(4)}}), "c.json:1: document 1 ",
+                 id="json-fields"),
+    pytest.param("c.json", json.dumps({"kind": "List", "apiVersion": "v1", "items": [NODE],
+                                       **{f"f{i}": _BIG for i in range(4)}}), "c.json:1: document 1 ",
+                 id="json-list-fields"),
+    pytest.param("c.json", json.dumps({**NODE, "a": _HUGE}), "c.json:1:", id="json-one-scalar"),
+])
+def test_an_object_of_a_few_big_values_is_refused_before_it_is_built(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str, text: str, start: str) -> None:
+    import tracemalloc
+
+    from scheduling_framework.ingest import jsonstream
+
+    monkeypatch.setattr(jsonstream, "MAX_OBJECT_CHARS", 1 << 20)
+    path = tmp_path / name
+    path.write_text(text)
+    del text
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError) as e:
+            load_cluster(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    message = str(e.value).replace(str(tmp_path) + "/", "")
+    assert message.startswith(start) and "document 1 " in message and "is larger than 1 MiB" in message, message
+    assert peak < 12 << 20, peak  # the files are 2.4 MiB (four big values), 23 MiB or 32 MiB
+
+
 # --- item 6: duplicate keys --------------------------------------------------------------------------------------
 
 
