@@ -259,7 +259,8 @@ def _schedule(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     explain: Any = (args.explain or bool(args.report)) and (focus.as_pod_predicate() if args.pod else True)
     with _collector_off_then_frozen():
         sched = Scheduler(cfg, seed=args.seed, explain=explain)
-        sched.load(cluster.nodes, cluster.pods, cluster.objects)
+        # loading the file refused duplicates (expanded workloads' pods get names no pod has)
+        sched.load(cluster.nodes, cluster.pods, cluster.objects, _checked=True)
     t0 = time.perf_counter()
     _run_with_progress(sched, len(cluster.pending_pods), err, args.progress)
     seconds = time.perf_counter() - t0

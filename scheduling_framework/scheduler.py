@@ -583,21 +583,29 @@ class Scheduler:
             vr.message = f"Preempted by pod {preemptor.pod} on node {node}"
 
     def load(self, nodes: Iterable[Node | Any] | Any = (), pods: Iterable[Pod | Any] | Any = (),
-             objects: Iterable[KubeObject | Any] | Any = ()) -> None:
+             objects: Iterable[KubeObject | Any] | Any = (), *, _checked: bool = False) -> None:
         """Feed a whole cluster: objects, nodes, then bound pods, then pending pods (in the order given).
 
         Each may be this package's objects, manifest dicts or objects of a Python Kubernetes client, or a list
-        object (``V1NodeList`` as a list call returns it). Nothing is added when one of them cannot be read.
+        object (``V1NodeList`` as a list call returns it). Nothing is added when one of them cannot be read, or
+        when two are one object to the API server (ManifestValidationError naming both by position, as
+        ``objects[3]: PodGroup default/workers: metadata.name: Duplicate value: "workers": same namespace/name
+        as the PodGroup in objects[1]``; see :func:`~scheduling_framework.ingest.cluster.refuse_duplicates`).
         A bound pod whose node is not among ``nodes`` (normal in a dump: nodes change between list calls)
         is left out, with a warning. Nodes that their bound pods over-commit (requests above allocatable) are
-        named in a warning, one item per node with the resources concerned."""
+        named in a warning, one item per node with the resources concerned.
+
+        ``_checked`` (internal): the lists come from a loaded Cluster, whose loading refused duplicates already."""
         from scheduling_framework.ingest import gc_paused
+        from scheduling_framework.ingest.cluster import refuse_duplicates
 
         # read every object first, so that a bad one leaves the scheduler as it was
         kw: dict[str, Any] = {"strict": self.strict, "warnings": self.warnings}
         objects = [coerce_object(o, **kw) for o in iter_objects(objects)]
         nodes = [coerce_node(n, **kw) for n in iter_objects(nodes)]
         pods = [coerce_pod(p, **kw) for p in iter_objects(pods)]
+        if not _checked:
+            refuse_duplicates(nodes, pods, objects)
         with self._lock, gc_paused():  # a big cluster is millions of objects and no cycles
             self._progress += 1
             watch = self._unreproduced

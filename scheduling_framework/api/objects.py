@@ -19,6 +19,14 @@ NAMESPACED_KINDS = frozenset({
 })
 
 
+def api_group(manifest: Mapping[str, Any]) -> str:
+    """The API group of a manifest's ``apiVersion`` (``scheduling.x-k8s.io`` of ``scheduling.x-k8s.io/v1alpha1``):
+    "" for the core group (``v1``) and when the manifest names no apiVersion. Objects of one kind in two groups
+    (Kubernetes' PodGroup and scheduler-plugins' one) are two objects to the API server."""
+    v = manifest.get("apiVersion")
+    return v.rpartition("/")[0] if isinstance(v, str) else ""
+
+
 @attrs.frozen(slots=True, eq=False)
 class KubeObject(MetadataAccessors):
     """Any object: its kind, parsed metadata and the manifest (plugins read what they need from ``raw``)."""
@@ -46,6 +54,11 @@ class KubeObject(MetadataAccessors):
         except ValidationError as e:
             raise reraise_for(k, manifest, e) from None
         return cls(k, meta, manifest)
+
+    @property
+    def api_group(self) -> str:
+        """The API group of ``apiVersion`` (see :func:`api_group`)."""
+        return api_group(self.raw)
 
     @property
     def spec(self) -> Mapping[str, Any]:

@@ -170,6 +170,8 @@ class WorkloadReference:
 
 
 POD_GROUP: Final = "PodGroup"
+#: the API group of Kubernetes' own PodGroup and Workload (an ObjectStore reader passes it to tell them apart)
+SCHEDULING_GROUP: Final = "scheduling.k8s.io"
 #: the API versions of Kubernetes' own PodGroup (scheduler-plugins' PodGroup is scheduling.x-k8s.io)
 POD_GROUP_API_VERSIONS: Final = ("scheduling.k8s.io/v1alpha2", "scheduling.k8s.io/v1alpha3",
                                   "scheduling.k8s.io/v1beta1")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from scheduling_framework.api.clients import as_manifest, is_client_object
@@ -150,7 +150,7 @@ def cluster_from_items(items: Iterable[tuple[str, Any]], *, validate: bool = Tru
             errors.extend(f"{where}: Node {n.name}: {e}" for e in validate_node(n))
         for p, where in zip(c.pods, pod_where, strict=True):
             errors.extend(f"{where}: Pod {p.key}: {e}" for e in validate_pod(p))
-    errors.extend(_duplicates(c, pod_where, node_where))
+    errors.extend(_duplicates(c.nodes, c.pods, pod_where, node_where))
     errors.extend(_object_duplicates(c.objects, object_where))
     if errors:
         raise ManifestValidationError(errors)
@@ -181,12 +181,13 @@ def _duplicate_name(where: str, ref: str, name: str, same: str, first: str) -> s
     return f'{where}: {ref}: metadata.name: Duplicate value: "{brief_str(name)}": same {same} as {first}'
 
 
-def _duplicates(c: Cluster, pod_where: list[str], node_where: list[str]) -> list[str]:
+def _duplicates(nodes: Sequence[Node], pods: Sequence[Pod], pod_where: Sequence[str],
+                node_where: Sequence[str]) -> list[str]:
     """Pods or nodes that the scheduler would take for one object: one would silently vanish."""
     errors: list[str] = []
     names: dict[str, str] = {}
     node_uids: dict[str, str] = {}
-    for n, where in zip(c.nodes, node_where, strict=True):
+    for n, where in zip(nodes, node_where, strict=True):
         if n.name in names:
             errors.append(_duplicate_name(where, f"Node {n.name}", n.name, "name", f"the Node in {names[n.name]}"))
         else:
@@ -199,7 +200,7 @@ def _duplicates(c: Cluster, pod_where: list[str], node_where: list[str]) -> list
                 node_uids[n.uid] = f"Node {n.name} ({where})"
     keys: dict[str, str] = {}
     uids: dict[str, str] = {}
-    for p, where in zip(c.pods, pod_where, strict=True):
+    for p, where in zip(pods, pod_where, strict=True):
         if p.key in keys:
             errors.append(_duplicate_name(where, f"Pod {p.key}", p.name, "namespace/name",
                                           f"the Pod in {keys[p.key]}"))
@@ -213,16 +214,19 @@ def _duplicates(c: Cluster, pod_where: list[str], node_where: list[str]) -> list
     return errors
 
 
-def _object_duplicates(objects: list[KubeObject], where: list[str]) -> list[str]:
+def object_key(o: KubeObject) -> tuple[str, str, str, str]:
+    """What the API server knows an object by: API group (any version), kind, namespace and name."""
+    return (o.api_group, o.kind, o.namespace, o.name)
+
+
+def _object_duplicates(objects: Sequence[KubeObject], where: Sequence[str]) -> list[str]:
     """Objects the API server would hold as one (same API group, kind, namespace and name; any version):
     every index of the scheduler keeps one of them, so the other would silently vanish (a PodGroup's
     minCount, a DeviceClass's selectors)."""
     errors: list[str] = []
     seen: dict[tuple[str, str, str, str], str] = {}
     for o, at in zip(objects, where, strict=True):
-        api_version = o.raw.get("apiVersion")
-        group = api_version.rpartition("/")[0] if isinstance(api_version, str) else ""
-        key = (group, o.kind, o.namespace, o.name)
+        key = object_key(o)
         first = seen.get(key)
         if first is None:
             seen[key] = at
@@ -231,6 +235,28 @@ def _object_duplicates(objects: list[KubeObject], where: list[str]) -> list[str]
             errors.append(_duplicate_name(at, ref, o.name, "namespace/name" if o.namespace else "name",
                                           f"the {o.kind} in {first}"))
     return errors
+
+
+def refuse_duplicates(nodes: Sequence[Node] = (), pods: Sequence[Pod] = (),
+                      objects: Sequence[KubeObject] = ()) -> None:
+    """Raise ManifestValidationError, listing each, when two of ``nodes``, ``pods`` or ``objects`` are one object
+    to the API server (which answers the second AlreadyExists): nodes of one name or uid, pods of one
+    namespace/name or uid, objects of one API group, kind, namespace and name. Each names both by their
+    positions, as a cluster file's names both documents: ``objects[3]: PodGroup default/workers:
+    metadata.name: Duplicate value: "workers": same namespace/name as the PodGroup in objects[1]``.
+
+    For the Python API's lists (``Scheduler.load``, ``Simulator(objects=...)``): a set of keys per list, so it
+    is cheap when there is no duplicate; the positions are only worked out when there is one."""
+    errors: list[str] = []
+    node_uids = [n.uid for n in nodes if n.uid != n.name]
+    if len({n.name for n in nodes}) != len(nodes) or len(set(node_uids)) != len(node_uids) \
+            or len({p.key for p in pods}) != len(pods) or len({p.uid for p in pods}) != len(pods):
+        errors.extend(_duplicates(nodes, pods, [f"pods[{i}]" for i in range(len(pods))],
+                                  [f"nodes[{i}]" for i in range(len(nodes))]))
+    if len({object_key(o) for o in objects}) != len(objects):
+        errors.extend(_object_duplicates(objects, [f"objects[{i}]" for i in range(len(objects))]))
+    if errors:
+        raise ManifestValidationError(errors)
 
 
 def load_cluster(source: str | os.PathLike[str], *, max_input_bytes: int | None = None,
@@ -321,4 +347,4 @@ def _reader_errors(notes: Notes, strict: bool, errors: list[str]) -> list[str]:
 
 
 __all__ = ["Cluster", "cluster_from_documents", "cluster_from_items", "cluster_from_source", "cluster_from_text",
-           "load_cluster", "load_yaml_documents"]
+           "load_cluster", "load_yaml_documents", "refuse_duplicates"]

@@ -10,6 +10,8 @@ from typing import Any, TextIO
 EXIT_SCENARIOS_FAILED = 4
 # A result file could not be written (a full disk, ulimit -f): the sweep stopped, every whole row is kept.
 EXIT_OUTPUT_FAILED = 1
+# Distinct warnings a sweep prints on stderr (the rows keep every one of theirs).
+MAX_SWEEP_WARNINGS = 20
 
 REPLAY_EPILOG = """examples:
   scheduling-framework replay examples/scenarios/scale-down.yaml
@@ -62,8 +64,9 @@ def add_parsers(sub: Any) -> None:
                    help="fields the Kubernetes API does not define (e.g. spec.node_selector) in a scenario's cluster "
                         "or templates, from the base or the matrix, make that scenario's row an error naming the "
                         "field, as kubectl --validate=strict would refuse it, and so does a step naming a node or "
-                        "pod that does not exist; the other scenarios run (default: unknown fields are warnings, "
-                        "printed for the first scenario, and such a step does nothing)")
+                        "pod that does not exist; the other scenarios run (default: each is a warning, in the row's "
+                        "\"warnings\" and printed once with the first scenario to finish with it, and such a step does "
+                        "nothing for the names that do not exist)")
     s.add_argument("--output", choices=("table", "json"), default="table")
 
 
@@ -141,13 +144,18 @@ def _sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     sweep = load_sweep(args.sweep, strict=args.strict)
     if args.dry_run:
         return _dry_run(args, sweep, out)
+    # Each distinct warning is printed once, naming the first scenario to finish with it (a typo in the base
+    # scenario would otherwise be printed once per scenario); the rows keep their own in "warnings".
+    shown: set[str] = set()
     if not args.strict:  # under --strict they are the rows' errors
         for w in first_warnings(sweep):
             print(f"warning: scenario 0: {w}", file=err)
+            shown.add(w)
     total = len(sweep)
     done = [0]
     collected: list[dict[str, Any]] = []
     cr = [""]  # "\r" while a progress bar is drawn: a message starts at the line's beginning
+    printed = [0]
 
     def on_row(row: dict[str, Any]) -> None:
         done[0] += 1
@@ -156,6 +164,16 @@ def _sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if row.get("error"):
             print(f"{cr[0]}scenario {row['index']} {json.dumps(row['params'], default=str)} seed {row['seed']} failed: "
                   f"{row['error']}", file=err)
+        for w in row.get("warnings") or ():
+            if w in shown or printed[0] > MAX_SWEEP_WARNINGS:
+                continue
+            printed[0] += 1
+            if printed[0] > MAX_SWEEP_WARNINGS:
+                print(f"{cr[0]}warning: more warnings not shown: each row's \"warnings\" holds those of its scenario "
+                      "(--jsonl, --output json)", file=err)
+                continue
+            shown.add(w)
+            print(f"{cr[0]}warning: scenario {row['index']}: {w}", file=err)
 
     def notify(msg: str) -> None:
         print(f"{cr[0]}warning: {msg}", file=err)
@@ -205,8 +223,9 @@ def _sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                   _opt(r.get("nodesUsed")),
                   f"{r['cpuUtilization']:.0%}" if isinstance(r.get("cpuUtilization"), float | int) else "-",
                   (r.get("error") or "")[:60]] for r in rows]
+        warned = f", {summ['withWarnings']} with warnings" if summ["withWarnings"] else ""
         out.write(f"sweep {sweep.name}: {summ['scenarios']} scenarios, {summ['failed']} failed, "
-                  f"{summ['allScheduled']} with every pod scheduled ({args.backend} backend)\n")
+                  f"{summ['allScheduled']} with every pod scheduled{warned} ({args.backend} backend)\n")
         out.write(_table(head, table))
     kept = f"{len(rows)} of {total} scenarios done" + (f", kept in {args.jsonl or args.csv}"
                                                       if args.jsonl or args.csv else "")

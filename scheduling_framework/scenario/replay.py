@@ -161,7 +161,7 @@ class _Replay:
         self.gone: dict[tuple[str, str], str] = {}
         for p in cluster.pods:
             self.pods[p.key] = (p, "")
-        sched.load(cluster.nodes, cluster.pods, cluster.objects)
+        sched.load(cluster.nodes, cluster.pods, cluster.objects, _checked=True)  # loading refused duplicates
 
     # --- ops ---------------------------------------------------------------------------------
     def _next_name(self, prefix: str, taken: Mapping[str, Any], namespace: str = "") -> str:

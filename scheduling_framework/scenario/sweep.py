@@ -403,7 +403,8 @@ def sweep_from_dict(doc: Mapping[str, Any], base_dir: str = ".", source: str = "
 
 def first_warnings(sweep: Sweep) -> list[str]:
     """The warnings of loading the first scenario's cluster and templates (fields the Kubernetes API does not
-    define, among others). Rows carry no warnings: the CLI prints these once, before the sweep runs."""
+    define, among others): the CLI prints these once, before the sweep runs. Each row then carries the warnings
+    of its own run (``warnings``, when there are any), those included."""
     from scheduling_framework.scenario.replay import starting_cluster
 
     return list(starting_cluster(sweep.scenario(0)).warnings)
@@ -432,6 +433,8 @@ def _row(index: int, case_id: str, name: str, seed: int, params: Mapping[str, An
                 "memoryUtilization": f.memory_utilization, "cycles": len(cycles),
                 "p50Ms": round(_percentile(cycles, 0.5), 3), "p99Ms": round(_percentile(cycles, 0.99), 3),
                 "seconds": round(r.seconds, 4), "error": None})
+    if r.warnings:  # as replay prints them (a step naming a node that does not exist); absent when none
+        row["warnings"] = list(r.warnings)
     return row
 
 
@@ -608,10 +611,13 @@ def to_csv(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Counts over the rows: scenarios, failed, pods scheduled and unschedulable, scenarios with every pod
+    scheduled, and ``withWarnings``: scenarios whose row carries warnings."""
     ok = [r for r in rows if not r.get("error")]
     return {"scenarios": len(rows), "failed": len(rows) - len(ok),
             "scheduled": sum(r["scheduled"] for r in ok), "unschedulable": sum(r["unschedulable"] for r in ok),
-            "allScheduled": sum(1 for r in ok if r["pending"] == 0)}
+            "allScheduled": sum(1 for r in ok if r["pending"] == 0),
+            "withWarnings": sum(1 for r in rows if r.get("warnings"))}
 
 
 def _first_duplicate(values: list[Any]) -> int | None:

@@ -25,7 +25,7 @@ import attrs
 
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.api.pod import Pod
-from scheduling_framework.api.workload import POD_GROUP
+from scheduling_framework.api.workload import POD_GROUP, SCHEDULING_GROUP
 from scheduling_framework.config.defaults import GANG_SCHEDULING
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ValidationError
@@ -202,7 +202,7 @@ def _add_pod_group_copy(sim: SimulatorCore, template: Pod, copy: int) -> None:
     """PodGroup ``<name>-copy-<copy>``: the template's PodGroup under another name (undone with the fork)."""
     name = template.spec.scheduling_group
     assert name is not None
-    obj = sim.objects.get(POD_GROUP, template.namespace, name)
+    obj = sim.objects.get(POD_GROUP, template.namespace, name, group=SCHEDULING_GROUP)
     assert obj is not None
     raw = {**obj.raw, "metadata": {**(obj.raw.get("metadata") or {}), "name": f"{name}-copy-{copy}",
                                    "namespace": template.namespace}}

@@ -48,7 +48,7 @@ from scheduling_framework.ingest.admission import (
     Admission,
     refused_item,
 )
-from scheduling_framework.ingest.cluster import Cluster
+from scheduling_framework.ingest.cluster import Cluster, refuse_duplicates
 from scheduling_framework.ingest.overcommit import report_overcommitted
 from scheduling_framework.interfaces import QueuedPodInfo
 from scheduling_framework.registry import Registry, default_registry
@@ -166,7 +166,10 @@ class SimulatorCore:
     ``config`` is what :func:`load_config` takes (None: the default profile); ``profile`` picks a
     profile by scheduler name (default: the first). ``seed`` makes tie-breaking among equal top scores
     reproducible, as the CLI's ``--seed`` does. ``objects`` are the other cluster objects plugins read
-    (Namespaces, PVCs, ...); they are not part of forks.
+    (Namespaces, PVCs, ...); they are not part of forks. Two of them that are one object to the API server
+    (same API group, kind, namespace and name) are refused (ManifestValidationError naming both by position,
+    ``objects[1]`` and ``objects[0]``), as a cluster file's are; ``cluster`` refuses nodes of one name and
+    pods of one uid (SnapshotError).
 
     State kept outside the snapshot follows forks too: nominations made with :meth:`nominate` and the
     Reserve of pods placed by :meth:`schedule_pods` are undone (Unreserve is called) when the fork in
@@ -198,11 +201,13 @@ class SimulatorCore:
         self.config = resolve_config(config, kubernetes_version=kubernetes_version, feature_gates=feature_gates)
         self.registry = registry if registry is not None else default_registry()
         rules = RequestRules.for_gates(self.config.feature_gates)
+        # before ``cluster`` is touched: one of two would silently replace the other in the store
+        objs = [coerce_object(o, strict=strict, warnings=self.warnings) for o in iter_objects(objects)]
+        refuse_duplicates(objects=objs)
         self.cluster = cluster if cluster is not None else ClusterSnapshot(rules=rules)
         if self.cluster.rules != rules:
             self.cluster.rebuild_pod_infos(rules)
-        self.objects = ObjectStore([coerce_object(o, strict=strict, warnings=self.warnings)
-                                    for o in iter_objects(objects)])
+        self.objects = ObjectStore(objs)
         self.rng = random.Random(seed)
         self.framework: Framework = Framework.from_config(
             self.config, self.registry, profile_name=profile, snapshot=self.cluster.snapshot,

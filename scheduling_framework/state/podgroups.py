@@ -15,6 +15,7 @@ from typing import Any
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.api.workload import (
     POD_GROUP,
+    SCHEDULING_GROUP,
     WORKLOAD,
     PodGroupObject,
     PodGroupPolicy,
@@ -187,11 +188,12 @@ def is_member(pod: Pod, v2: bool) -> bool:
 
 def lookup_policy(pod: Pod, objects: Any, v2: bool) -> tuple[PodGroupPolicy | None, str]:
     """The policy of the pod's group, or None and the upstream status message when its Workload, pod group
-    or PodGroup object is missing. ``objects``: an ObjectStore (``get(kind, namespace, name)``)."""
+    or PodGroup object is missing. ``objects``: an ObjectStore (``get(kind, namespace, name, group=...)``)."""
     if v2:
         name = pod.spec.scheduling_group
         assert name is not None
-        obj = objects.get(POD_GROUP, pod.namespace, name)
+        # scheduler-plugins' PodGroup of the same name is another object, kept beside it
+        obj = objects.get(POD_GROUP, pod.namespace, name, group=SCHEDULING_GROUP)
         pg = None
         if obj is not None and is_kubernetes_pod_group(obj.raw):
             try:

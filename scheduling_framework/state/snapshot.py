@@ -7,6 +7,7 @@ round-robin across zones, so the first nodes evaluated are spread over zones.
 from __future__ import annotations
 
 import builtins
+import collections
 import functools
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -63,10 +64,18 @@ MAX_CHANGES_KEPT = 4096
 
 
 class ObjectStore:
-    """Other cluster objects (Namespaces, Services, PDBs, PVs, ...) by kind; read-only for plugins."""
+    """Other cluster objects (Namespaces, Services, PDBs, PVs, ...) by kind; read-only for plugins.
+
+    An object is known by its API group, kind, namespace and name, as the API server knows it: Kubernetes'
+    PodGroup (``scheduling.k8s.io``) and scheduler-plugins' (``scheduling.x-k8s.io``) of one namespace and name
+    are two objects, both kept. Adding an object of the same group, kind, namespace and name replaces it (an
+    update). Readers that care which group they read pass ``group``; one that names no apiVersion (a manifest
+    written by hand) answers for any group, as the kind's readers took it before they told groups apart.
+    """
 
     def __init__(self, objects: Iterable[KubeObject] = ()) -> None:
-        self._by_kind: dict[str, dict[tuple[str, str], KubeObject]] = {}
+        # kind -> API group -> (namespace, name) -> object; a kind has one group but in rare cases (PodGroup)
+        self._by_kind: dict[str, dict[str, dict[tuple[str, str], KubeObject]]] = {}
         # Bumped on every change, so readers can cache what they derive from the objects.
         self.generation = 0
         # When set, told how to undo each change (a ClusterSnapshot fork records it, see Simulator).
@@ -97,32 +106,42 @@ class ObjectStore:
 
     def changes_since(self, kind: str, mark: int) -> builtins.list[tuple[str, str]] | None:
         """The (namespace, name) keys of the ``kind`` objects added, replaced or removed since ``mark`` (in order,
-        repeats kept); None when they are no longer all known (then compare the objects)."""
+        repeats kept; any API group); None when they are no longer all known (then compare the objects)."""
         before = self._changes_before.get(kind, 0)
         if mark < before:
             return None
         return self._changes.get(kind, [])[mark - before:]
 
     def add(self, obj: KubeObject) -> None:
-        bucket = self._by_kind.setdefault(obj.kind, {})
+        """Add ``obj``, replacing the object of its API group, kind, namespace and name if there is one."""
+        group = obj.api_group
+        bucket = self._by_kind.setdefault(obj.kind, {}).setdefault(group, {})
         key = (obj.metadata.namespace, obj.metadata.name)
         if self.journal is not None:
-            self.journal(functools.partial(self._restore, obj.kind, key, bucket.get(key)))
+            self.journal(functools.partial(self._restore, obj.kind, group, key, bucket.get(key)))
         bucket[key] = obj
         self._note(obj.kind, key)
         self.generation += 1
 
-    def remove(self, kind: str, namespace: str, name: str) -> None:
-        bucket = self._by_kind.get(kind, {})
-        old = bucket.pop((namespace, name), None)
-        if old is not None:
-            if self.journal is not None:
-                self.journal(functools.partial(self._restore, kind, (namespace, name), old))
-            self._note(kind, (namespace, name))
-            self.generation += 1
+    def remove(self, kind: str, namespace: str, name: str, group: str | None = None) -> None:
+        """Remove the object of ``kind``, ``namespace`` and ``name`` of API group ``group`` (None: of every group
+        that has one); nothing when there is none."""
+        groups = self._by_kind.get(kind)
+        if not groups:
+            return
+        key = (namespace, name)
+        for g, bucket in groups.items():
+            if group is not None and g != group:
+                continue
+            old = bucket.pop(key, None)
+            if old is not None:
+                if self.journal is not None:
+                    self.journal(functools.partial(self._restore, kind, g, key, old))
+                self._note(kind, key)
+                self.generation += 1
 
-    def _restore(self, kind: str, key: tuple[str, str], obj: KubeObject | None) -> None:
-        bucket = self._by_kind.setdefault(kind, {})
+    def _restore(self, kind: str, group: str, key: tuple[str, str], obj: KubeObject | None) -> None:
+        bucket = self._by_kind.setdefault(kind, {}).setdefault(group, {})
         if obj is None:
             bucket.pop(key, None)
         else:
@@ -150,22 +169,56 @@ class ObjectStore:
             fields[field] = value
         self.generation += 1
 
-    def get(self, kind: str, namespace: str, name: str) -> KubeObject | None:
-        return self._by_kind.get(kind, {}).get((namespace, name))
+    def get(self, kind: str, namespace: str, name: str, group: str | None = None) -> KubeObject | None:
+        """The object of ``kind``, ``namespace`` and ``name``, or None. ``group``: of that API group, or else one
+        that names no API group; None: of any group (the group added first, when two hold that name)."""
+        groups = self._by_kind.get(kind)
+        if groups is None:
+            return None
+        key = (namespace, name)
+        if group is None:
+            for bucket in groups.values():
+                o = bucket.get(key)
+                if o is not None:
+                    return o
+            return None
+        own = groups.get(group)
+        o = own.get(key) if own is not None else None
+        if o is None and group:
+            unnamed = groups.get("")
+            o = unnamed.get(key) if unnamed is not None else None
+        return o
 
     def by_key(self, kind: str) -> Mapping[tuple[str, str], KubeObject]:
-        """The objects of ``kind`` by (namespace, name), read-only and live (copy it to keep a snapshot)."""
-        return types.MappingProxyType(self._by_kind.get(kind, {}))
+        """The objects of ``kind`` by (namespace, name), read-only and live (copy it to keep a snapshot); of a
+        kind held in two API groups, the group added first answers for a name both hold."""
+        groups = self._by_kind.get(kind)
+        if not groups:
+            return types.MappingProxyType({})
+        if len(groups) == 1:
+            return types.MappingProxyType(next(iter(groups.values())))
+        return types.MappingProxyType(collections.ChainMap(*groups.values()))
 
     def has_any(self, kind: str) -> bool:
         """Whether there is an object of this kind."""
-        return bool(self._by_kind.get(kind))
+        groups = self._by_kind.get(kind)
+        return groups is not None and any(groups.values())
 
-    def list(self, kind: str, namespace: str | None = None) -> builtins.list[KubeObject]:
-        objs = self._by_kind.get(kind, {})
-        if namespace is None:
-            return list(objs.values())
-        return [o for (ns, _), o in objs.items() if ns == namespace]
+    def list(self, kind: str, namespace: str | None = None, group: str | None = None) -> builtins.list[KubeObject]:
+        """The objects of ``kind`` (in ``namespace`` when given; of API group ``group``, or naming none, when
+        given), every API group's when ``group`` is None."""
+        groups = self._by_kind.get(kind)
+        if not groups:
+            return []
+        out: builtins.list[KubeObject] = []
+        for g, objs in groups.items():
+            if group is not None and g != group and g:
+                continue
+            if namespace is None:
+                out.extend(objs.values())
+            else:
+                out.extend(o for (ns, _), o in objs.items() if ns == namespace)
+        return out
 
     def kinds(self) -> builtins.list[str]:
         return sorted(self._by_kind)

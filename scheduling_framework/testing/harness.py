@@ -22,6 +22,7 @@ from scheduling_framework.config.args import args_to_dict
 from scheduling_framework.config.types import API_VERSION, KIND
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import ConfigError, PluginError, SchedulingFrameworkError, SnapshotError
+from scheduling_framework.ingest.cluster import refuse_duplicates
 from scheduling_framework.interfaces import points_of_class
 from scheduling_framework.registry import Registry, default_registry
 from scheduling_framework.runtime.algorithm import CycleError
@@ -459,7 +460,9 @@ def framework_for(plugins: Iterable[PluginSpec] = (), *, args: Mapping[str, Any]
     KubeSchedulerConfiguration instead (path, dict or loaded); then ``plugins`` only registers classes.
     ``pods``: running pods (``spec.nodeName`` set) join their nodes; pending ones are what
     :meth:`FrameworkHarness.schedule_all` schedules by default. ``seed`` makes ties reproducible.
-    Errors (unknown plugin, bad args, a factory that fails) are raised here, naming the plugin.
+    Errors (unknown plugin, bad args, a factory that fails) are raised here, naming the plugin; two nodes,
+    pods or objects that are one object to the API server raise ManifestValidationError naming both
+    (``pods[2]`` and ``pods[0]``), as ``Scheduler.load`` does.
     """
     registry, names = build_registry(plugins)
     if config is not None:
@@ -478,8 +481,11 @@ def framework_for(plugins: Iterable[PluginSpec] = (), *, args: Mapping[str, Any]
                 raise PluginError(key, f"the plugin instance is named {plugin.name!r} but registered and configured "
                                        f"as {key!r}: its `name` must be the name it is registered under")
     all_pods = [as_pod(p) for p in pods]
-    sched.load([as_node(n) for n in nodes], [p for p in all_pods if p.spec.node_name],
-               [_as_object(o) for o in objects])
+    node_list = [as_node(n) for n in nodes]
+    object_list = [_as_object(o) for o in objects]
+    # positions in the lists given (pending pods included), not in the bound pods load sees
+    refuse_duplicates(node_list, all_pods, object_list)
+    sched.load(node_list, [p for p in all_pods if p.spec.node_name], object_list, _checked=True)
     return FrameworkHarness(sched, registry, cfg, profile, pending=[p for p in all_pods if not p.spec.node_name])
 
 

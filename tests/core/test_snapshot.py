@@ -272,3 +272,50 @@ def test_object_store_add_replaces_same_key() -> None:
     store.add(obj("Namespace", "n", labels={"v": "1"}))
     store.add(obj("Namespace", "n", labels={"v": "2"}))
     assert len(store.list("Namespace")) == 1 and store.namespace_labels("n") == {"v": "2"}
+
+
+def _pod_group(api_version: str | None, min_count: int) -> KubeObject:
+    raw: dict[str, Any] = {"kind": "PodGroup", "metadata": {"name": "workers", "namespace": "default"},
+                           "spec": {"minCount": min_count}}
+    if api_version is not None:
+        raw["apiVersion"] = api_version
+    return KubeObject.from_dict(raw)
+
+
+def test_object_store_keeps_one_kind_of_two_api_groups_apart() -> None:
+    # Kubernetes' PodGroup and scheduler-plugins' one of the same namespace/name are two objects (#36 item 8)
+    k8s, xk8s = _pod_group("scheduling.k8s.io/v1alpha2", 2), _pod_group("scheduling.x-k8s.io/v1alpha1", 4)
+    store = ObjectStore([k8s, xk8s])
+    assert store.list("PodGroup") == [k8s, xk8s]
+    assert store.get("PodGroup", "default", "workers", group="scheduling.k8s.io") is k8s
+    assert store.get("PodGroup", "default", "workers", group="scheduling.x-k8s.io") is xk8s
+    assert store.get("PodGroup", "default", "workers") is k8s  # any group: the group added first
+    assert store.list("PodGroup", group="scheduling.x-k8s.io") == [xk8s]
+    assert dict(store.by_key("PodGroup")) == {("default", "workers"): k8s}
+    newer = _pod_group("scheduling.x-k8s.io/v1beta1", 5)  # another version of one object replaces it
+    store.add(newer)
+    assert store.list("PodGroup") == [k8s, newer]
+    store.remove("PodGroup", "default", "workers", group="scheduling.k8s.io")
+    assert store.list("PodGroup") == [newer] and store.has_any("PodGroup")
+    store.remove("PodGroup", "default", "workers")  # every group's
+    assert store.list("PodGroup") == [] and not store.has_any("PodGroup")
+
+
+def test_object_store_an_object_naming_no_api_version_answers_for_any_group() -> None:
+    bare = _pod_group(None, 3)
+    store = ObjectStore([bare])
+    assert store.get("PodGroup", "default", "workers", group="scheduling.x-k8s.io") is bare
+    assert store.list("PodGroup", group="scheduling.k8s.io") == [bare]
+
+
+def test_object_store_undoes_a_change_in_its_own_api_group() -> None:
+    k8s, xk8s = _pod_group("scheduling.k8s.io/v1alpha2", 2), _pod_group("scheduling.x-k8s.io/v1alpha1", 4)
+    store = ObjectStore([k8s])
+    undo: list[Any] = []
+    store.journal = undo.append
+    store.add(xk8s)
+    store.remove("PodGroup", "default", "workers")
+    assert store.list("PodGroup") == []
+    for u in reversed(undo):
+        u()
+    assert store.list("PodGroup") == [k8s]

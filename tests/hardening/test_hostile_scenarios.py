@@ -17,13 +17,17 @@ from typing import Any
 import pytest
 import yaml
 
+from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.cli import main
 from scheduling_framework.config import load_config
 from scheduling_framework.errors import ConfigError, ManifestValidationError
-from scheduling_framework.ingest.cluster import cluster_from_documents, cluster_from_text, load_cluster
+from scheduling_framework.ingest.cluster import Cluster, cluster_from_documents, cluster_from_text, load_cluster
 from scheduling_framework.scenario import ScenarioError, run_scenario, scenario_from_dict
 from scheduling_framework.scenario import sweep as sw
 from scheduling_framework.scenario.rowfiles import RowFileError, read_rows
+from scheduling_framework.scheduler import Scheduler
+from scheduling_framework.simulation import Simulator
+from scheduling_framework.testing import FakeCluster, framework_for, make_pod
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_SIZES = ROOT / "examples" / "scenarios" / "node-sizes.yaml"
@@ -224,6 +228,78 @@ def test_a_scenarios_inline_cluster_refuses_them() -> None:
                                 "same name as the PriorityClass in document 1"]
 
 
+# The Python API's lists: refused as the file's documents are, naming both by position, before anything is applied
+
+PG4 = copy.deepcopy(OBJECTS[0])
+PG4["spec"]["schedulingPolicy"]["gang"]["minCount"] = 4
+GANG_DUPLICATE = ('objects[2]: PodGroup default/workers: metadata.name: Duplicate value: "workers": same '
+                  "namespace/name as the PodGroup in objects[0]")
+NODE = {"kind": "Node", "metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "4", "pods": "110"}}}
+POD = {"kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
+       "spec": {"containers": [{"name": "c", "image": "x"}]}}
+BOUND = {**POD, "spec": {**POD["spec"], "nodeName": "n1"}}
+
+
+def _load(**lists: Any) -> None:
+    Scheduler().load(**lists)
+
+
+API_ENTRIES = [
+    ("Simulator-objects", lambda: Simulator(objects=[OBJECTS[0], OBJECTS[2], PG4]), [GANG_DUPLICATE]),
+    ("Simulator.from_cluster", lambda: Simulator.from_cluster(Cluster(objects=[KubeObject.from_dict(o) for o in
+                                                                              (OBJECTS[0], OBJECTS[2], PG4)])),
+     [GANG_DUPLICATE]),
+    ("Scheduler.load-objects", lambda: _load(objects=[OBJECTS[0], OBJECTS[2], PG4]), [GANG_DUPLICATE]),
+    ("Scheduler.load-nodes", lambda: _load(nodes=[NODE, NODE]),
+     ['nodes[1]: Node n1: metadata.name: Duplicate value: "n1": same name as the Node in nodes[0]']),
+    ("Scheduler.load-pods", lambda: _load(nodes=[NODE], pods=[BOUND, POD]),
+     ['pods[1]: Pod default/web: metadata.name: Duplicate value: "web": same namespace/name as the Pod in pods[0]']),
+    ("Scheduler.load-pod-uids", lambda: _load(pods=[_with(POD, uid="u"), _with(POD, name="db", uid="u")]),
+     ['pods[1]: Pod default/db: metadata.uid: Duplicate value: "u": same uid as Pod default/web (pods[0])']),
+    ("framework_for", lambda: framework_for(["NodeResourcesFit"], nodes=[NODE], pods=[POD, BOUND]),
+     ['pods[1]: Pod default/web: metadata.name: Duplicate value: "web": same namespace/name as the Pod in pods[0]']),
+    ("FakeCluster", lambda: FakeCluster(objects=[OBJECTS[2], OBJECTS[2]]).framework(["NodeResourcesFit"]),
+     ['objects[1]: DeviceClass gpu: metadata.name: Duplicate value: "gpu": same name as the DeviceClass in '
+      "objects[0]"]),
+]
+
+
+@pytest.mark.parametrize(("call", "errors"), [c[1:] for c in API_ENTRIES], ids=[c[0] for c in API_ENTRIES])
+def test_the_python_api_refuses_them_naming_both_positions(call: Any, errors: list[str]) -> None:
+    with pytest.raises(ManifestValidationError) as e:
+        call()
+    assert e.value.errors == errors
+
+
+def test_scheduler_load_refusing_them_applies_nothing() -> None:
+    sched = Scheduler()
+    with pytest.raises(ManifestValidationError):
+        sched.load([NODE], [BOUND], [OBJECTS[0], PG4])
+    assert (sched.cache.nodes(), sched.objects.kinds(), len(sched.queue)) == ([], [], 0)
+    sched.load([NODE], [BOUND], [OBJECTS[0]])  # the same lists without the duplicate load
+    assert len(sched.cache.nodes()) == 1 and sched.objects.get("PodGroup", "default", "workers") is not None
+
+
+# Two API groups: two objects (the file path keeps both; so must the store every reader asks)
+
+SIG_PG = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+          "metadata": {"name": "workers", "namespace": "default"}, "spec": {"minMember": 2}}
+
+
+@pytest.mark.parametrize("order", ["kubernetes-first", "scheduler-plugins-first"])
+def test_a_pod_group_of_each_api_group_both_stay_and_the_gang_reads_its_own(order: str) -> None:
+    objs = [PG4, SIG_PG] if order == "kubernetes-first" else [SIG_PG, PG4]
+    sim = Simulator.from_cluster(cluster_from_documents(objs), kubernetes_version="1.37",
+                                 feature_gates="GenericWorkload=true", seed=1)
+    assert sorted(o.raw["apiVersion"] for o in sim.objects.list("PodGroup")) == [
+        "scheduling.k8s.io/v1alpha2", "scheduling.x-k8s.io/v1alpha1"]
+    for i in range(10):
+        sim.add_node(_with(NODE, name=f"node-{i}"))
+    worker = make_pod().name("worker").uid("worker").req(cpu="3").scheduling_group("workers").obj()
+    result = sim.capacity(worker)  # Kubernetes' gang: minCount 4 (scheduler-plugins' minMember 2 is not its)
+    assert (result.count, result.pods_per_copy) == (2, 4)
+
+
 # --- 9. steps naming nodes or pods that do not exist --------------------------------------------------------
 
 NODE_T = {"status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
@@ -302,6 +378,43 @@ def test_sweep_strict_makes_it_the_rows_error(tmp_path: Path) -> None:
     strict = sw.run_sweep(sw.load_sweep(path, strict=True), workers=1)
     assert strict[0]["error"] is None
     assert 'steps[2].names: Not found: "worker-9"' in strict[1]["error"]
+
+
+GHOST_9 = 'steps[2]: deleteNodes names node(s) that do not exist (nothing done for them): "worker-9"'
+
+
+def _ghost_sweep(tmp_path: Path, names: list[str], seeds: int = 2) -> Path:
+    return _write(tmp_path / "sw.yaml", {"kind": "Sweep", "name": "w",
+                                         "scenario": _timeline({"op": "deleteNodes", "names": ["worker-1"]}),
+                                         "matrix": {"steps[2].names[0]": names}, "seeds": seeds})
+
+
+def test_sweep_rows_carry_the_step_warnings(tmp_path: Path) -> None:
+    rows = sw.run_sweep(sw.load_sweep(_ghost_sweep(tmp_path, ["worker-1", "worker-9"])), workers=1)
+    assert [r.get("warnings") for r in rows] == [None, None, [GHOST_9], [GHOST_9]]  # absent when there are none
+    assert [r["nodes"] for r in rows] == [1, 1, 2, 2]
+    assert sw.summary(rows)["withWarnings"] == 2
+
+
+def test_cli_sweep_prints_each_warning_once_naming_its_first_scenario(tmp_path: Path) -> None:
+    jsonl, csv = tmp_path / "rows.jsonl", tmp_path / "rows.csv"
+    code, out, err = _run("sweep", str(_ghost_sweep(tmp_path, ["worker-1", "worker-9"])), "--workers", "1",
+                          "--jsonl", str(jsonl), "--csv", str(csv))
+    assert code == 0
+    assert err.count(GHOST_9) == 1 and f"warning: scenario 2: {GHOST_9}\n" in err
+    assert out.startswith("sweep w: 4 scenarios, 0 failed, 4 with every pod scheduled, 2 with warnings (local "
+                          "backend)\n")
+    assert [r.get("warnings") for r in read_rows(str(jsonl))] == [None, None, [GHOST_9], [GHOST_9]]
+    assert "warnings" not in csv.read_text(encoding="utf-8").splitlines()[0]  # the CSV columns stay as they were
+
+
+def test_cli_sweep_prints_at_most_twenty_distinct_warnings(tmp_path: Path) -> None:
+    path = _ghost_sweep(tmp_path, [f"ghost-{i}" for i in range(22)], seeds=1)
+    code, out, err = _run("sweep", str(path), "--workers", "1", "--output", "json")
+    assert code == 0 and err.count("names node(s) that do not exist") == 20
+    assert 'warning: more warnings not shown: each row\'s "warnings" holds those of its scenario' in err
+    doc = json.loads(out)
+    assert doc["summary"]["withWarnings"] == 22 and all(len(r["warnings"]) == 1 for r in doc["rows"])
 
 
 # --- 10. resume refuses lines that are not JSON objects -----------------------------------------------------

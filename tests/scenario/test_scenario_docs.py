@@ -40,7 +40,7 @@ def test_python_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     pairs = [(BLOCKS[i][1], BLOCKS[i + 1][1]) for i in range(len(BLOCKS) - 1)
              if BLOCKS[i][0] == "python" and BLOCKS[i + 1][0] == "text"]
-    assert len(pairs) == 5
+    assert len(pairs) == 6
     for code, expected in pairs:
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):

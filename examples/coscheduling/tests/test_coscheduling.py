@@ -214,3 +214,16 @@ def test_kubernetes_own_pod_group_is_not_read() -> None:
                                              "metadata": {"name": "pg1", "namespace": "ns"},
                                              "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}}))
     assert Coscheduling(None, handle).permit(CycleState(), target, "node")[0].message() == "PodGroup not found"
+
+
+@pytest.mark.parametrize("kubernetes_first", [True, False], ids=["kubernetes-first", "ours-first"])
+def test_ours_is_read_beside_kubernetes_own_pod_group_of_the_same_name(kubernetes_first: bool) -> None:
+    # two API groups, two objects: the store keeps both, and Coscheduling reads its own (minMember 1)
+    target = pod({"name": "p", "pg": "pg1"})
+    handle = FakeHandle({}, [target])
+    theirs = KubeObject.from_dict({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+                                   "metadata": {"name": "pg1", "namespace": "ns"},
+                                   "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}})
+    for o in ([theirs, pod_group("pg1", 1)] if kubernetes_first else [pod_group("pg1", 1), theirs]):
+        handle.objects.add(o)
+    assert Coscheduling(None, handle).permit(CycleState(), target, "node")[0] is None

@@ -107,9 +107,11 @@ class Coscheduling:
             return "", None
         full = f"{pod.namespace}/{name}"
         objects = self.handle.objects
-        obj = objects.get(POD_GROUP, pod.namespace, name)
+        # ours, not Kubernetes' own PodGroup (scheduling.k8s.io) of the same name, which the store keeps beside it
+        group = API_VERSION.partition("/")[0]
+        obj = objects.get(POD_GROUP, pod.namespace, name, group=group)
         if obj is None and pod.namespace == "default":
-            obj = objects.get(POD_GROUP, "", name)  # a manifest without metadata.namespace
+            obj = objects.get(POD_GROUP, "", name, group=group)  # a manifest without metadata.namespace
         if obj is None or not str(obj.raw.get("apiVersion", API_VERSION)).startswith("scheduling.x-k8s.io/"):
             return full, None  # absent, or Kubernetes' own PodGroup (scheduling.k8s.io), which is not ours
         return full, PodGroup.from_manifest(obj.raw, pod.namespace)
