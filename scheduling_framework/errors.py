@@ -131,9 +131,12 @@ class ManifestValidationError(ManifestError):
 class ConfigError(ValidationError):
     """A KubeSchedulerConfiguration is invalid. ``errors`` lists every problem found (with field paths)."""
 
-    def __init__(self, errors: list[str] | str) -> None:
+    def __init__(self, errors: list[str] | str, file: str | None = None) -> None:
         self.errors = [errors] if isinstance(errors, str) else list(errors)
-        ValueError.__init__(self, "; ".join(self.errors) if len(self.errors) != 1 else self.errors[0])
+        #: The configuration file the problems are in (None: a document given as data), named first in the message.
+        self.file = file
+        message = "; ".join(self.errors) if len(self.errors) != 1 else self.errors[0]
+        ValueError.__init__(self, message if file is None else f"{file}: {message}")
         self.path = ""
         self.detail = str(self)
 

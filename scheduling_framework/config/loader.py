@@ -124,7 +124,7 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any] | None, *,
     errors: list[str] = []
     cfg = _build(doc, errors, features)
     if errors or cfg is None:
-        raise ConfigError(errors or ["invalid configuration"])
+        raise ConfigError(errors or ["invalid configuration"], file=file)
     return cfg if file is None else attrs.evolve(cfg, file=file)
 
 

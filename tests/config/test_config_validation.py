@@ -315,7 +315,9 @@ profiles:
         "podMaxBackoffSeconds: Invalid value: 2: must be greater than or equal to PodInitialBackoffSeconds",
     ]
     assert sorted(errors) == sorted(expected)
-    assert str(exc.value) == "; ".join(errors)
+    # The message names the file first (errors stay the field problems alone).
+    assert exc.value.file == str(path)
+    assert str(exc.value) == f"{path}: " + "; ".join(errors)
 
 
 def test_malformed_yaml_names_file_and_line(tmp_path: Path) -> None:
