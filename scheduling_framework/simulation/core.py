@@ -604,8 +604,8 @@ class SimulatorCore:
         (``metadata.deletionTimestamp``) and pods the API server would refuse (their PriorityClass does
         not exist).
 
-        Raises SnapshotError, before changing anything, when two pods share a uid, a pod is already in
-        the snapshot, or a candidate node does not exist.
+        Raises SnapshotError, before changing anything, when two pods share a uid or a namespace/name, a pod is
+        already in the snapshot, or a candidate node does not exist.
         """
         if self._owner != _get_ident():
             self._claim("schedule_pods")
@@ -715,9 +715,13 @@ class SimulatorCore:
             else:
                 batch.append(p)
         seen: set[str] = set()
+        keys: set[str] = set()
         for p in batch:
             if p.uid in seen:
                 raise SnapshotError(f"pod {p.key} (uid {p.uid}) appears twice in the pods to schedule")
+            if p.key in keys:  # two uids, one namespace/name: the API server would answer AlreadyExists
+                raise SnapshotError(f"pod {p.key} appears twice in the pods to schedule (uid {p.uid} and another)")
+            keys.add(p.key)
             if self.cluster.has_pod(p):
                 raise SnapshotError(f'pod {p.key} (uid {p.uid}) is already in the snapshot, on node '
                                     f'"{self.cluster.pod_node(p)}"')
@@ -756,7 +760,8 @@ class SimulatorCore:
 
     def _prepared_batch(self, pods: tuple[Pod, ...]) -> _Batch | None:
         """The :class:`_Batch` for these pod objects (the one made before, when the same objects come again),
-        or None when the batch has a pod twice (the plain path then raises, naming the first bad pod)."""
+        or None when the batch has a pod twice, by uid or by namespace/name (the plain path then raises, naming the
+        first bad pod)."""
         prep = self._last_batch  # (the usual case: the same pods as the previous call)
         if prep is not None and self._batch_serves(prep, pods):
             return prep
@@ -779,7 +784,7 @@ class SimulatorCore:
             else:
                 batch.append(p)
         uids = [p.uid for p in batch]
-        if len(set(uids)) != len(uids):
+        if len(set(uids)) != len(uids) or len({p.key for p in batch}) != len(batch):
             return None
         ordered = self.sort_pods(batch)
         # Equivalence classes (see _equivalent), numbered in queue order.

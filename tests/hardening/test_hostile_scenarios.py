@@ -20,7 +20,7 @@ import yaml
 from scheduling_framework.api.objects import KubeObject
 from scheduling_framework.cli import main
 from scheduling_framework.config import load_config
-from scheduling_framework.errors import ConfigError, ManifestValidationError
+from scheduling_framework.errors import ConfigError, ManifestValidationError, SnapshotError
 from scheduling_framework.ingest.cluster import Cluster, cluster_from_documents, cluster_from_text, load_cluster
 from scheduling_framework.scenario import ScenarioError, run_scenario, scenario_from_dict
 from scheduling_framework.scenario import sweep as sw
@@ -278,6 +278,14 @@ def test_scheduler_load_refusing_them_applies_nothing() -> None:
     assert (sched.cache.nodes(), sched.objects.kinds(), len(sched.queue)) == ([], [], 0)
     sched.load([NODE], [BOUND], [OBJECTS[0]])  # the same lists without the duplicate load
     assert len(sched.cache.nodes()) == 1 and sched.objects.get("PodGroup", "default", "workers") is not None
+
+
+def test_schedule_pods_refuses_one_namespace_name_under_two_uids() -> None:
+    sim = Simulator()
+    sim.add_node(NODE)
+    with pytest.raises(SnapshotError, match=r"pod default/web appears twice in the pods to schedule \(uid b"):
+        sim.schedule_pods([_with(POD, uid="a"), _with(POD, uid="b")])
+    assert sim.cluster.pods() == []
 
 
 # Two API groups: two objects (the file path keeps both; so must the store every reader asks)
