@@ -15,7 +15,7 @@ import sys
 import threading
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import attrs
 
@@ -75,6 +75,7 @@ _ASSUMED_SIZE = 8192  # placed copies of pods kept (see Simulator._assumed_pod)
 _BATCHES = 16  # prepared batches kept (see Simulator._prepared_batch)
 _MEMO_SIZE = 4096  # remembered cycles per batch of pods (see Simulator._cycle_memo)
 _POD_INFO_CACHE_SIZE = 100_000
+_T = TypeVar("_T")
 _get_ident = threading.get_ident  # (a module global: the per-call thread check reads no attribute of threading)
 
 
@@ -502,11 +503,7 @@ class SimulatorCore:
             self._claim("check_pod_on_node")
         if type(pod) is not Pod:
             pod = self._as_pod(pod)
-        if not needs_generated_claims(pod):
-            return self._check_pod_on_node(pod, node_name)
-        # Claims a template would give the pod exist only for the question (the fork is reverted).
-        with self.fork():
-            return self._check_pod_on_node(self._generate_claims(pod), node_name)
+        return self._asked_with_claims(pod, lambda p: self._check_pod_on_node(p, node_name))
 
     def _check_pod_on_node(self, pod: Pod, node_name: str) -> Status | None:
         ni = self.cluster.get(node_name)
@@ -534,11 +531,7 @@ class SimulatorCore:
             self._claim("find_node_for_pod")
         if type(pod) is not Pod:
             pod = self._as_pod(pod)
-        if not needs_generated_claims(pod):
-            return self._find_node_for_pod(pod, node_filter)
-        # Claims a template would give the pod exist only for the question (the fork is reverted).
-        with self.fork():
-            return self._find_node_for_pod(self._generate_claims(pod), node_filter)
+        return self._asked_with_claims(pod, lambda p: self._find_node_for_pod(p, node_filter))
 
     def _find_node_for_pod(self, pod: Pod, node_filter: Callable[[NodeInfo], bool] | None = None) -> str | None:
         fwk = self.framework
@@ -576,11 +569,7 @@ class SimulatorCore:
         if self._owner != _get_ident():
             self._claim("best_node_for_pod")
         pod = self._as_pod(pod)
-        if not needs_generated_claims(pod):
-            return self._best_node_for_pod(pod)
-        # Claims a template would give the pod exist only for the question (the fork is reverted).
-        with self.fork():
-            return self._best_node_for_pod(self._generate_claims(pod))
+        return self._asked_with_claims(pod, self._best_node_for_pod)
 
     def _best_node_for_pod(self, pod: Pod) -> Placement:
         return self._cycle(CycleState(), self.admit(pod)[0], None)[0]
@@ -1068,6 +1057,15 @@ class SimulatorCore:
             if q.key == key:
                 return q
         return pod if isinstance(pod, Pod) else None
+
+    def _asked_with_claims(self, pod: Pod, ask: Callable[[Pod], _T]) -> _T:
+        """``ask(pod)``, for the queries that leave the cluster as it was: a pod whose claims come from templates
+        is asked with the claims the resourceclaim controller would make, which exist only for the question
+        (made inside a fork, reverted after)."""
+        if not needs_generated_claims(pod):
+            return ask(pod)
+        with self.fork():
+            return ask(self._generate_claims(pod))
 
     def _generate_claims(self, pod: Pod) -> Pod:
         """What the resourceclaim controller does before the scheduler sees the pod: claims from templates."""
