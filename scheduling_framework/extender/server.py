@@ -63,6 +63,7 @@ from scheduling_framework.extender.types import (
 )
 from scheduling_framework.interfaces import MAX_NODE_SCORE
 from scheduling_framework.registry import Registry, default_registry
+from scheduling_framework.runtime.algorithm import absent_nodes_status
 from scheduling_framework.runtime.framework import Framework
 from scheduling_framework.state.node_info import NodeInfo
 from scheduling_framework.state.snapshot import ObjectStore
@@ -215,7 +216,7 @@ class PluginExtender:
                 target[name] = st.message()
         else:
             allowed = pre_res.node_names if pre_res is not None else None
-            absent = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]"
+            absent = absent_nodes_status(with_nodes).message()
             for name in names:
                 if cancelled():
                     raise RequestCancelled

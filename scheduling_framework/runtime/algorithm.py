@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -283,9 +283,7 @@ class Algorithm:
             allowed = pre_res.node_names
             nodes = _allowed_in_order(fwk.snapshot, allowed)
             diagnosis.pre_filter_allowed = allowed
-            plugins = " ".join(sorted(diagnosis.unschedulable_plugins))
-            diagnosis.absent_nodes_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                                                   f"node(s) didn't satisfy plugin(s) [{plugins}]")
+            diagnosis.absent_nodes_status = absent_nodes_status(diagnosis.unschedulable_plugins)
         feasible = self._find_nodes_that_pass_filters(state, pod, diagnosis, nodes, explain=explain)
         processed = len(feasible) + len(diagnosis.node_to_status)
         self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
@@ -649,6 +647,13 @@ def explain_scores(result: ScheduleResult) -> dict[str, Any]:
 
 def statuses_as_dict(statuses: Mapping[str, Status]) -> dict[str, dict[str, Any]]:
     return {n: st.to_dict() for n, st in statuses.items()}
+
+
+def absent_nodes_status(plugins: Iterable[str]) -> Status:
+    """Upstream's status for the nodes a PreFilterResult left out, naming the PreFilter ``plugins`` that
+    narrowed the nodes."""
+    names = " ".join(sorted(plugins))
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"node(s) didn't satisfy plugin(s) [{names}]")
 
 
 def _allowed_in_order(snapshot: Any, allowed: AbstractSet[str]) -> list[NodeInfo]:

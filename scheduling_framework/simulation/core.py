@@ -53,7 +53,7 @@ from scheduling_framework.ingest.overcommit import report_overcommitted
 from scheduling_framework.interfaces import QueuedPodInfo
 from scheduling_framework.registry import Registry, default_registry
 from scheduling_framework.report.notebook import ResultsMixin
-from scheduling_framework.runtime.algorithm import Algorithm, CycleError, Diagnosis, FitError
+from scheduling_framework.runtime.algorithm import Algorithm, CycleError, Diagnosis, FitError, absent_nodes_status
 from scheduling_framework.runtime.framework import Framework, Nominator
 from scheduling_framework.runtime.signatures import KeptPerPod
 from scheduling_framework.simulation.cluster_snapshot import ClusterSnapshot, Fork
@@ -513,7 +513,7 @@ class SimulatorCore:
         if st is not None and st.code != Code.SUCCESS:
             return st
         if pre_res is not None and pre_res.node_names is not None and node_name not in pre_res.node_names:
-            return _absent_status(with_nodes)
+            return absent_nodes_status(with_nodes)
         st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
         if st is None or st.code == Code.SUCCESS:
             return None
@@ -1204,7 +1204,7 @@ class SimulatorCore:
             allowed = pre_res.node_names
             nodes = [ni for ni in nodes if ni.name in allowed]
             diagnosis.pre_filter_allowed = allowed
-            diagnosis.absent_nodes_status = _absent_status(diagnosis.unschedulable_plugins)
+            diagnosis.absent_nodes_status = absent_nodes_status(diagnosis.unschedulable_plugins)
         run = fwk.run_filter_plugins_with_nominated_pods
         feasible: list[NodeInfo] = []
         nominated = pod.status.nominated_node_name
@@ -1356,12 +1356,6 @@ _NODE_LOCAL_FILTER = frozenset({"NodeUnschedulable", "NodeName", "TaintToleratio
                                 "NodeResourcesFit", "NodeDeclaredFeatures"})
 _SCOPED: Any = object()  # first item of memo keys made of the candidates' content tokens
 _POD_TYPE = {Pod}  # schedule_pods: a list of Pods (nothing to convert)
-
-
-def _absent_status(plugins: Iterable[str]) -> Status:
-    """Upstream's status for nodes a PreFilterResult left out."""
-    names = " ".join(sorted(plugins))
-    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"node(s) didn't satisfy plugin(s) [{names}]")
 
 
 def _equivalent(a: Pod, b: Pod) -> bool:

@@ -25,7 +25,7 @@ from scheduling_framework.errors import ConfigError, PluginError, SchedulingFram
 from scheduling_framework.ingest.cluster import refuse_duplicates
 from scheduling_framework.interfaces import points_of_class
 from scheduling_framework.registry import Registry, default_registry
-from scheduling_framework.runtime.algorithm import CycleError
+from scheduling_framework.runtime.algorithm import CycleError, absent_nodes_status
 from scheduling_framework.runtime.framework import Framework, ScoreDetail
 from scheduling_framework.scheduler import Scheduler
 from scheduling_framework.state.node_info import NodeInfo
@@ -269,8 +269,7 @@ class FrameworkHarness:
         if st is not None and not st.is_success():
             return {ni.name: st for ni in nodes}
         allowed = None if res is None else res.node_names
-        absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                        f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]")
+        absent = absent_nodes_status(with_nodes)
         out: dict[str, Status | None] = {}
         for ni in nodes:
             if allowed is not None and ni.name not in allowed:
