@@ -2884,3 +2884,134 @@ def test_index_and_kept_paths_keep_decisions(seed: int, monkeypatch: pytest.Monk
     plain = _index_run(seed, "plain", monkeypatch)
     assert _index_run(seed, "index", monkeypatch) == plain
     assert _index_run(seed, "switch", monkeypatch) == plain
+
+
+# --- batch Filter (filter_nodes) after the signed filters ---------------------------------------------------
+
+
+def _constrained_template(rng: random.Random, app: str) -> dict[str, Any]:
+    """A pod spec with hard spread constraints and / or required pod (anti-)affinity on its own label."""
+    spec = _sig_template(rng)
+    sel = {"matchLabels": {"app": app}}
+    constraints = []
+    for key in rng.sample(("topology.kubernetes.io/zone", "kubernetes.io/hostname", "disk"), rng.randint(0, 2)):
+        constraints.append({"maxSkew": rng.randint(1, 2), "topologyKey": key, "whenUnsatisfiable": "DoNotSchedule",
+                            "labelSelector": sel})
+    if constraints:
+        spec["topologySpreadConstraints"] = constraints
+    affinity: dict[str, Any] = {}
+    if rng.random() < 0.5:
+        affinity["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": sel, "topologyKey": rng.choice(("kubernetes.io/hostname",
+                                                              "topology.kubernetes.io/zone"))}]}
+    if rng.random() < 0.3:
+        affinity["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": rng.choice(("a0", "a1", "a2"))}},
+             "topologyKey": "topology.kubernetes.io/zone"}]}
+    if affinity:
+        spec["affinity"] = {**spec.get("affinity", {}), **affinity}
+    return spec
+
+
+def _batch_filter_run(seed: int, batched: bool, explain: bool) -> list[Any]:
+    rng = random.Random(seed)
+    nodes = [_sig_node(rng, i) for i in range(rng.randint(10, 30))]
+    apps = [f"a{i}" for i in range(3)]
+    templates = {app: _constrained_template(rng, app) for app in apps}
+    pods = []
+    for i in range(rng.randint(30, 70)):
+        app = rng.choice(apps)
+        pods.append(Pod.from_dict({"kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "default",
+                                                               "labels": {"app": app}},
+                                   "spec": templates[app]}))
+    sched = _scheduler(nodes, pods)
+    sched.explain = explain
+    if not batched:
+        for fwk in sched.profiles.values():
+            fwk._filter_batch = {}
+    out = []
+    for r in sched.run():
+        d = r.to_dict(explain=explain)
+        d.pop("timings", None)
+        out.append(d)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_batch_filters_equal_plain(seed: int) -> None:
+    """PodTopologySpread's and InterPodAffinity's filter_nodes, run on a run of nodes after the signed filters:
+    every decision, message, per-node status and explanation equals node-by-node Filter."""
+    assert _batch_filter_run(seed, batched=True, explain=True) == _batch_filter_run(seed, batched=False, explain=True)
+    assert ([(d["pod"], d["outcome"], d["node"], d["message"]) for d in _batch_filter_run(seed, True, False)]
+            == [(d["pod"], d["outcome"], d["node"], d["message"]) for d in _batch_filter_run(seed, False, False)])
+
+
+class _EvenNodes:
+    """A third-party Filter: rejects nodes whose name ends in an even digit; raises on s7 when told to."""
+
+    name = "EvenNodes"
+    raise_on = ""
+
+    def __init__(self, args: object = None, handle: object = None) -> None:
+        pass
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Any:
+        from scheduling_framework.status import Code, Status
+        if node_info.name == self.raise_on:
+            raise RuntimeError("boom")
+        if int(node_info.name[-1]) % 2 == 0:
+            return Status(Code.UNSCHEDULABLE, "even node")
+        return None
+
+
+class _EvenBatch(_EvenNodes):
+    mode = "ok"
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Any:
+        return super().filter(state, pod, node_info)
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Any:
+        if self.mode == "raise":
+            raise RuntimeError("batch broke")
+        if self.mode == "short":
+            return [None]
+        if self.mode == "decline":
+            return None
+        return [self.filter(state, pod, ni) for ni in nodes]
+
+
+class _EvenBatchFilterOverridden(_EvenBatch):
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Any:
+        from scheduling_framework.status import Code, Status
+        return Status(Code.UNSCHEDULABLE, "subclass says no") if node_info.name == "s1" else None
+
+
+def _even_run(cls: type, mode: str, raise_on: str) -> list[dict[str, Any]]:
+    from scheduling_framework.testing import framework_for
+    cls.mode = mode  # type: ignore[attr-defined]
+    cls.raise_on = raise_on  # type: ignore[attr-defined]
+    nodes = [{"kind": "Node", "metadata": {"name": f"s{i}", "labels": {"kubernetes.io/hostname": f"s{i}"}},
+              "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "10"}}} for i in range(10)]
+    pods = [{"kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "default"},
+             "spec": {"containers": [{"name": "c", "image": "i",
+                                      "resources": {"requests": {"cpu": "100m"}}}]}} for i in range(6)]
+    h = framework_for([cls], with_defaults=True, nodes=nodes, pods=pods, seed=3)
+    return h.schedule_all()
+
+
+@pytest.mark.parametrize("mode", ["ok", "raise", "short", "decline"])
+@pytest.mark.parametrize("raise_on", ["", "s7"])
+def test_a_third_party_filter_nodes_equals_its_filter(mode: str, raise_on: str) -> None:
+    """A plugin's filter_nodes is used after the signed filters; when it raises, declines or answers for
+    another number of nodes, its filter runs node by node: the results equal the plugin without a batch."""
+    _EvenBatch.name = _EvenNodes.name
+    assert _even_run(_EvenBatch, mode, raise_on) == _even_run(_EvenNodes, mode, raise_on)
+
+
+def test_filter_nodes_is_not_used_when_a_subclass_overrides_filter_alone() -> None:
+    from scheduling_framework.runtime.framework import batch_filter
+    assert batch_filter(_EvenBatch()) is not None
+    assert batch_filter(_EvenBatchFilterOverridden()) is None
+    results = _even_run(_EvenBatchFilterOverridden, "ok", "")
+    assert all(r["node"] != "s1" for r in results)
+    assert any(r["node"] in {"s0", "s2", "s4"} for r in results)  # the parent's rule does not apply

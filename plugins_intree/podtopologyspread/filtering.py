@@ -266,7 +266,7 @@ def filter_domain(s: PreFilterState, labels: Mapping[str, str]) -> Status | None
         value = labels.get(key)
         if value is None:
             return s.rejections[0]
-        limits = s.limits or _limits(s)
+        limits = s.limits or filter_limits(s)
         return s.rejections[1] if s.tp_value_to_match_num[0].get(value, 0) > limits[0] else None
     domain = tuple(map(labels.get, s.keys))
     verdicts = s.verdicts
@@ -291,7 +291,7 @@ def filter_labels(s: PreFilterState, labels: Mapping[str, str]) -> Status | None
     return None
 
 
-def _limits(s: PreFilterState) -> list[int]:
+def filter_limits(s: PreFilterState) -> list[int]:
     """Per constraint, the most matching pods a domain may hold for the pod to go there."""
     limits = s.limits = [c.max_skew + s.min_match_num(i) - s.self_match[i] for i, c in enumerate(s.constraints)]
     if s.single_key is not None:
@@ -309,7 +309,7 @@ def _verdict(s: PreFilterState, labels: Mapping[str, str]) -> int | None:
 
     ``count + selfMatch - minMatch > maxSkew`` is tested as ``count > maxSkew + minMatch - selfMatch``, the
     right side computed once per constraint (``s.limits``, reset with the verdicts)."""
-    limits = s.limits or _limits(s)
+    limits = s.limits or filter_limits(s)
     counts = s.tp_value_to_match_num
     for i, key in enumerate(s.keys):
         value = labels.get(key)

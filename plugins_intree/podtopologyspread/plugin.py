@@ -26,6 +26,7 @@ from plugins_intree.podtopologyspread.filtering import (
     PreFilterState,
     calc_pre_filter_state,
     filter_domain,
+    filter_limits,
     filter_node,
     update_with_pod,
 )
@@ -169,6 +170,30 @@ class PodTopologySpread:
         if not s.constraints:
             return None
         return filter_node(s, node)
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[Status | None] | None:
+        """``[filter(state, pod, ni) for ni in nodes]`` for the usual case (the state PreFilter wrote, every node
+        present), each domain's verdict computed once; None otherwise (the framework then calls ``filter``).
+        Pinned by tests/test_perf_equivalence.py::test_batch_filters_equal_plain."""
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if type(s) is not PreFilterState:
+            return None
+        try:
+            label_sets = [ni.node.metadata.labels for ni in nodes]  # type: ignore[union-attr]
+        except AttributeError:
+            return None  # a NodeInfo without its node: filter says so
+        check = s.single_check
+        if check is None and s.single_key is not None:
+            filter_limits(s)  # the one constraint's limit, and with it single_check
+            check = s.single_check
+        if check is None:
+            return [filter_domain(s, labels) for labels in label_sets]
+        key, counts, limit = check
+        values = [labels.get(key) for labels in label_sets]
+        lacking, too_many = s.rejections[0], s.rejections[1]
+        verdicts = {v: lacking if v is None else (too_many if counts.get(v, 0) > limit else None)
+                    for v in set(values)}
+        return list(map(verdicts.__getitem__, values))
 
     # --- PreScore / Score / NormalizeScore --------------------------------------------------------
 

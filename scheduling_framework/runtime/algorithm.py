@@ -347,25 +347,30 @@ class Algorithm:
         head, tail = filters[:signed], filters[signed:]
         tail_one = tail[0] if len(tail) == 1 else None
 
+        key: int = memo_key or 0
+
+        def head_of(ni: NodeInfo) -> Status | None:
+            """The signed filters' verdict on one node: kept, or run and kept (not an error)."""
+            if ni.filter_key == key:
+                return ni.filter_verdict  # type: ignore[no-any-return]
+            memo = ni.memo
+            cached = memo.get(key, _MISSING)
+            if cached is not _MISSING:
+                return cached  # type: ignore[no-any-return]
+            st = _run_filters(head, state, pod, ni, verdict)
+            if st is None or st.code != Code.ERROR:
+                ni.filter_key, ni.filter_verdict = key, st
+                if len(memo) < MAX_MEMO_ENTRIES:
+                    memo[key] = st
+            return st
+
         def verdict_of(ni: NodeInfo) -> Status | None:
             """One node's Filter verdict (None: it passes)."""
             st: Status | None = None
             if check_nominated and nominator.nominated_pods_for_node(ni.name):
                 st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
             elif memo_key is not None:
-                if ni.filter_key == memo_key:
-                    st = ni.filter_verdict
-                else:
-                    memo = ni.memo
-                    cached = memo.get(memo_key, _MISSING)
-                    if cached is _MISSING:
-                        st = _run_filters(head, state, pod, ni, verdict)
-                        if st is None or st.code != Code.ERROR:
-                            ni.filter_key, ni.filter_verdict = memo_key, st
-                            if len(memo) < MAX_MEMO_ENTRIES:
-                                memo[memo_key] = st
-                    else:
-                        st = cached
+                st = head_of(ni)
                 if st is None and tail:
                     if tail_one is not None:  # one unsigned filter left (commonly PodTopologySpread)
                         name1, fn1 = tail_one
@@ -401,7 +406,11 @@ class Algorithm:
         # never holds more nodes than are still to be found, so the to_find-th feasible node can only end one.
         # Same nodes, same order: pinned by
         # tests/test_perf_equivalence.py::test_signature_filter_verdicts_are_reused_exactly.
-        runs = memo_key is not None and not tail
+        # The filters after the signed ones run on a whole run of nodes at once when each has a batch form
+        # (filter_nodes: PodTopologySpread, InterPodAffinity), on the nodes the signed ones passed, in order.
+        # Same verdicts as node by node: pinned by tests/test_perf_equivalence.py::test_batch_filters_equal_plain.
+        tail_batches = fwk.filter_batches(tail) if memo_key is not None and tail else None
+        runs = memo_key is not None and (not tail or tail_batches is not None)
         nominated_nodes = nominator.nodes() if check_nominated else None
         stopped_at = n
         idx = 0
@@ -419,6 +428,20 @@ class Algorithm:
                     kept = [ni.filter_verdict if ni.filter_key == memo_key else ni.memo.get(memo_key, _MISSING)
                             for ni in chunk]
                     size = len(chunk)
+                    if tail_batches is not None:
+                        # every node of the run is visited (it holds no more nodes than are still to be found)
+                        if _MISSING in kept:
+                            kept = [head_of(ni) if st is _MISSING else st for ni, st in zip(chunk, kept, strict=True)]
+                        _tail_verdicts(tail, tail_batches, state, pod, chunk, kept, verdict)
+                        for st in kept:
+                            if st is not None and st.code == Code.ERROR:
+                                raise CycleError(st)
+                        _take_verdicts(chunk, kept, feasible, statuses, diagnosis)
+                        idx = end
+                        if len(feasible) >= to_find:
+                            stopped_at = end - 1
+                            break
+                        continue
                     if kept.count(None) == size:  # all kept, all pass
                         feasible.extend(chunk)
                         idx = end
@@ -611,6 +634,59 @@ def _take_verdicts(chunk: list[NodeInfo], kept: list[Status | None], feasible: l
     statuses.update(rejected)
     for plugin, code in {(st.plugin, st.code) for _, st in rejected}:
         diagnosis.add_plugin_status(Status(code, plugin=plugin))
+
+
+def _tail_verdicts(filters: Sequence[tuple[str, Any]], batches: Sequence[tuple[str, Any]], state: CycleState,
+                   pod: Pod, chunk: list[NodeInfo], kept: list[Status | None],
+                   verdict: Callable[[str, Any], Status | None]) -> None:
+    """Run ``filters`` in order, each through its batch form (``batches``, same order), on the nodes of
+    ``chunk`` whose verdict in ``kept`` is still None (passed), writing each rejection (or error) into
+    ``kept``: what running them node by node after the signed ones gives. A batch that declines (None),
+    answers for another number of nodes, or raises, is replaced by its plugin's ``filter`` node by node."""
+    passing = [q for q, st in enumerate(kept) if st is None]
+    for (name, fn), (_name, batch) in zip(filters, batches, strict=True):
+        if not passing:
+            return
+        sub = [chunk[q] for q in passing]
+        try:
+            outs = batch(state, pod, sub)
+        except Exception:
+            outs = None
+        if type(outs) is not list or len(outs) != len(sub):
+            outs = []
+            for ni in sub:
+                try:
+                    out = fn(state, pod, ni)
+                except Exception as e:
+                    outs.append(_Raised(raised_status(name, "Filter", e)))
+                    continue
+                outs.append(out)
+        still: list[int] = []
+        last_out: Any = None
+        last_st: Status | None = None
+        for q, out in zip(passing, outs, strict=True):
+            if out is None:
+                still.append(q)
+                continue
+            if out is last_out:  # plugins share one Status per rejection per cycle: judged once
+                st = last_st
+            else:
+                st = out.status if type(out) is _Raised else verdict(name, out)
+                last_out, last_st = out, st
+            if st is None:
+                still.append(q)
+            else:
+                kept[q] = st
+        passing = still
+
+
+class _Raised:
+    """A node's Filter call raised: its error status (already final, not a plugin's return value)."""
+
+    __slots__ = ("status",)
+
+    def __init__(self, status: Status) -> None:
+        self.status = status
 
 
 def _run_filters(filters: Sequence[tuple[str, Any]], state: CycleState, pod: Pod, ni: NodeInfo,

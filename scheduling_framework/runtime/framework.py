@@ -227,6 +227,16 @@ def batch_scorer(plugin: Any) -> Callable[[CycleState, Pod, Sequence[NodeInfo]],
     return companion(plugin, "score_nodes", "score")  # type: ignore[no-any-return]
 
 
+def batch_filter(plugin: Any) -> Callable[[CycleState, Pod, Sequence[NodeInfo]], list[Any] | None] | None:
+    """The plugin's optional batch form of Filter, when the framework may use it instead of ``filter``.
+
+    A Filter plugin may define ``filter_nodes(state, pod, nodes)``: the list of what ``filter`` returns for
+    each of ``nodes``, in order, or None to have the framework call ``filter`` node by node (a missing state,
+    anything unusual). Like ``score_nodes`` it is only an accelerator, taken only from the class that defines
+    ``filter``; if it raises, the framework calls ``filter`` node by node instead."""
+    return companion(plugin, "filter_nodes", "filter")  # type: ignore[no-any-return]
+
+
 #: Filter with nominated pods reads the cycle's state itself when no PreFilter extension runs for the pod (False: a
 #: copy each time, the plain twin of tests/test_perf_equivalence.py::test_preemption_bulk_removal_equals_plain).
 SHARE_UNEXTENDED_STATE = True
@@ -486,6 +496,7 @@ class Framework:
                                      if self._pre_filter_ext.get(pl.name) is not None]
         self._score_ext = {pl.name: self._extensions(pl, "score_extensions") for pl in self._points["score"]}
         self._score_batch = {pl.name: batch_scorer(pl) for pl in self._points["score"]}
+        self._filter_batch = {pl.name: bfn for pl in self._points["filter"] if (bfn := batch_filter(pl))}
         self._score_constant = {pl.name: cfn for pl in self._points["score"] if (cfn := constant_scorer(pl))}
         self._normalize_batch = {name: batch_normalizer(ext) for name, ext in self._score_ext.items()
                                  if ext is not None}
@@ -735,6 +746,20 @@ class Framework:
             if len(kept[1]) < MAX_FILTER_PLANS:
                 kept[1][key] = plan
         return plan
+
+    def filter_batches(self, filters: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]] | None:
+        """(name, ``filter_nodes``) for each of ``filters`` when every one has a batch form the framework may use
+        (see :func:`batch_filter`), else None."""
+        batches = self._filter_batch
+        if not batches:
+            return None
+        out: list[tuple[str, Any]] = []
+        for name, _fn in filters:
+            batch = batches.get(name)
+            if batch is None or "filter" in getattr(self.plugins[name], "__dict__", ()):
+                return None
+            out.append((name, batch))
+        return out
 
     def filter_memo_key(self, state: CycleState, pod: Pod, filters: Sequence[tuple[str, Any]]
                         ) -> tuple[int, int | None]:
