@@ -2607,6 +2607,10 @@ def test_pod_index_counts_equal_a_full_pass(seed: int) -> None:
             if got is not None:
                 answered += 1
                 assert got == _idx_full_pass(lst, selector, namespaces, skip), step
+                lists = index.match_lists(lst, selector, namespaces, skip)
+                assert lists is not None and {pos: len(pods) for pos, pods in lists.items()} == got
+                assert all(selector.matches(pi.pod.metadata.labels) and pi in lst[pos].pods
+                           for pos, pods in lists.items() for pi in pods)
             else:
                 assert selector is not None
         for i, ni in enumerate(lst):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import operator
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from scheduling_framework.api.selectors import LabelSelector
 from scheduling_framework.state.node_info import ChangedNodes, NodeInfo, PodInfo
@@ -35,6 +35,14 @@ KEPT_BEYOND = 64
 #: Label keys a PodIndex indexes at most (each costs a pass over every pod when first asked for, and one
 #: entry per labelled pod); a selector on another key is answered with None (count the plain way).
 MAX_KEYS = 16
+
+
+def _every_label_set(labels: object) -> bool:
+    return True
+
+
+#: What a selector whose one requirement chose the listed pods answers for each of them.
+_EVERY_LABEL_SET = _every_label_set
 
 
 class PodIndex:
@@ -154,9 +162,28 @@ class PodIndex:
         requirement the index can answer from (only ``NotIn`` / ``DoesNotExist``, or empty), or when more than
         ``limit`` positions hold pods that can match: count the plain (or kept) way then. A nil selector
         matches nothing: {}."""
-        lists = self.match_lists(nodes, selector, namespaces, skip_terminating, limit)
-        if lists is None:
-            return None
+        with self._lock:
+            self._sync(nodes)
+            if selector is None:
+                return {}
+            found = self._candidates(selector, namespaces, limit)
+            if found is None:
+                return None
+            candidates, exact = found
+            if exact:
+                # every listed pod carries the selector's one requirement: only terminating pods are left out
+                # (a position may come in several lists: one per value or namespace)
+                out: dict[int, int] = {}
+                for pos, pods in candidates:
+                    n = len(pods)
+                    if skip_terminating:
+                        for pi in pods:
+                            if pi.pod.metadata.deletion_timestamp is not None:
+                                n -= 1
+                    if n:
+                        out[pos] = out.get(pos, 0) + n
+                return out
+            lists = self._matching(candidates, selector.matches, skip_terminating)
         return {pos: len(pods) for pos, pods in lists.items()}
 
     def match_lists(self, nodes: Sequence[NodeInfo], selector: LabelSelector | None,
@@ -168,29 +195,35 @@ class PodIndex:
             self._sync(nodes)
             if selector is None:
                 return {}
-            candidates = self._candidates(selector, namespaces, limit)
-            if candidates is None:
+            found = self._candidates(selector, namespaces, limit)
+            if found is None:
                 return None
-            out: dict[int, list[PodInfo]] = {}
-            matches = selector.matches
-            for pos, pods in candidates:
-                for pi in pods:
-                    meta = pi.pod.metadata
-                    if skip_terminating and meta.deletion_timestamp is not None:
-                        continue
-                    if matches(meta.labels):
-                        found = out.get(pos)
-                        if found is None:
-                            out[pos] = [pi]
-                        else:
-                            found.append(pi)
-            return out
+            candidates, exact = found
+            return self._matching(candidates, _EVERY_LABEL_SET if exact else selector.matches, skip_terminating)
+
+    @staticmethod
+    def _matching(candidates: list[tuple[int, list[PodInfo]]], matches: Callable[[Mapping[str, str]], bool],
+                  skip_terminating: bool) -> dict[int, list[PodInfo]]:
+        out: dict[int, list[PodInfo]] = {}
+        for pos, pods in candidates:
+            for pi in pods:
+                meta = pi.pod.metadata
+                if skip_terminating and meta.deletion_timestamp is not None:
+                    continue
+                if matches(meta.labels):
+                    found = out.get(pos)
+                    if found is None:
+                        out[pos] = [pi]
+                    else:
+                        found.append(pi)
+        return out
 
     def _candidates(self, selector: LabelSelector, namespaces: Collection[str] | None,
-                    limit: int | None = None) -> list[tuple[int, list[PodInfo]]] | None:
+                    limit: int | None = None) -> tuple[list[tuple[int, list[PodInfo]]], bool] | None:
         """The (position, pods) lists holding every pod that can match: those carrying the label of the
-        cheapest indexable requirement (each pod once); None when no requirement is indexable or when they
-        are on more than ``limit`` positions."""
+        cheapest indexable requirement (each pod once), and whether that requirement is the selector's only one
+        (then every listed pod matches); None when no requirement is indexable or when they are on more than
+        ``limit`` positions."""
         # (key, values or None for Exists)
         options: list[tuple[str, tuple[str, ...] | None]] = [(k, (v,)) for k, v in selector.match_labels.items()]
         for r in selector.match_expressions:
@@ -230,4 +263,5 @@ class PodIndex:
         if best is None or (limit is not None and best_size > limit):
             return None  # (the size is known before any list is built: refusing costs nothing per pod)
         # distinct namespaces and distinct values hold distinct pods: no pod is listed twice
-        return [item for per_pos in best for item in per_pos.items()]
+        exact = len(options) == 1 and len(selector.match_labels) + len(selector.match_expressions) == 1
+        return [item for per_pos in best for item in per_pos.items()], exact
