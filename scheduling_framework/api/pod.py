@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import marshal
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -259,6 +260,32 @@ class Affinity:
                    None if paa is None else PodAffinity.from_dict(paa, f"{path}.podAntiAffinity"))
 
 
+#: Parsed ``spec.affinity`` by its manifest's content (marshal, version 2: no back-references, so equal data in
+#: the same order gives equal bytes). Replicas of one template share one frozen Affinity: parsed once, held once,
+#: and whatever the scheduler derives from its terms per object is derived once. Cleared beyond the bound.
+_AFFINITIES: dict[bytes, Affinity] = {}
+_AFFINITIES_KEPT = 4096
+_AFFINITY_KEPT_BYTES = 16384  # a bigger affinity is parsed for its pod alone (the table stays small)
+
+
+def _affinity_from_dict(d: Any, path: str) -> Affinity:
+    """``Affinity.from_dict``, shared by manifests whose affinity is the same plain data. Errors are never kept
+    (each manifest reports its own path)."""
+    try:
+        key = marshal.dumps(d, 2)
+    except ValueError:  # not plain data (a mapping of another type): parse it alone
+        return Affinity.from_dict(d, path)
+    if len(key) > _AFFINITY_KEPT_BYTES:
+        return Affinity.from_dict(d, path)
+    hit = _AFFINITIES.get(key)
+    if hit is None:
+        hit = Affinity.from_dict(d, path)
+        if len(_AFFINITIES) >= _AFFINITIES_KEPT:
+            _AFFINITIES.clear()
+        _AFFINITIES[key] = hit
+    return hit
+
+
 @attrs.frozen(slots=True)
 class TopologySpreadConstraint:
     max_skew: int
@@ -398,7 +425,7 @@ class PodSpec:
                 ResourceRequirements.from_dict(res, f"{path}.resources", default_requests=False), containers, inits),
             node_name=as_str(m.get("nodeName"), f"{path}.nodeName"),
             node_selector=str_map(m.get("nodeSelector"), f"{path}.nodeSelector"),
-            affinity=None if aff is None else Affinity.from_dict(aff, f"{path}.affinity"),
+            affinity=None if aff is None else _affinity_from_dict(aff, f"{path}.affinity"),
             tolerations=tols,
             topology_spread_constraints=tscs,
             scheduler_name=as_str(m.get("schedulerName"), f"{path}.schedulerName") or DEFAULT_SCHEDULER_NAME,

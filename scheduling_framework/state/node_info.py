@@ -301,11 +301,26 @@ class WeightedAffinityTerm:
     weight: int
 
 
+#: AffinityTerms by (id of the PodAffinityTerm, the pod's namespace): pods that share a parsed term (replicas of
+#: one template, see api/pod.py) share its AffinityTerm, and what plugins keep per term object is computed once.
+#: The PodAffinityTerm is held beside it so that its id is not reused meanwhile. Cleared beyond the bound.
+_TERMS: dict[tuple[int, str], tuple[PodAffinityTerm, AffinityTerm]] = {}
+_TERMS_KEPT = 16384
+
+
 def new_affinity_term(pod: Pod, term: PodAffinityTerm) -> AffinityTerm:
+    namespace = pod.metadata.namespace
+    hit = _TERMS.get((id(term), namespace))
+    if hit is not None and hit[0] is term:
+        return hit[1]
     namespaces = frozenset(term.namespaces)
     if not namespaces and term.namespace_selector is None:
-        namespaces = frozenset((pod.metadata.namespace,))
-    return AffinityTerm(namespaces, term.label_selector, term.topology_key, term.namespace_selector)
+        namespaces = frozenset((namespace,))
+    out = AffinityTerm(namespaces, term.label_selector, term.topology_key, term.namespace_selector)
+    if len(_TERMS) >= _TERMS_KEPT:
+        _TERMS.clear()
+    _TERMS[(id(term), namespace)] = (term, out)
+    return out
 
 
 class PodInfo:

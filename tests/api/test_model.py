@@ -538,3 +538,42 @@ def test_node_round_trips(capacity: dict[str, str], with_allocatable: bool) -> N
     assert n.to_dict() == manifest
     assert n.status.allocatable == n.status.capacity
     assert Node.from_dict(n.to_dict()) == n
+
+
+def _pod_with_affinity(name: str, namespace: str, affinity: Any) -> Pod:
+    return Pod.from_dict({"kind": "Pod", "metadata": {"name": name, "namespace": namespace},
+                          "spec": {"containers": [{"name": "c", "image": "i"}], "affinity": affinity}})
+
+
+def _anti(app: str) -> dict[str, Any]:
+    return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": "kubernetes.io/hostname"}]}}
+
+
+def test_replicas_share_one_parsed_affinity_and_its_terms() -> None:
+    """Pods whose spec.affinity is the same data share one frozen Affinity, and per namespace one AffinityTerm
+    per term; other data, or another namespace, gets its own."""
+    from scheduling_framework.state.node_info import PodInfo
+
+    a, b = _pod_with_affinity("a", "shop", _anti("web")), _pod_with_affinity("b", "shop", _anti("web"))
+    c = _pod_with_affinity("c", "shop", _anti("db"))
+    d = _pod_with_affinity("d", "other", _anti("web"))
+    assert a.spec.affinity is b.spec.affinity is d.spec.affinity
+    assert c.spec.affinity is not a.spec.affinity and c.spec.affinity != a.spec.affinity
+    ta, tb, td = (PodInfo(p).required_anti_affinity_terms[0] for p in (a, b, d))
+    assert ta is tb
+    assert td is not ta and td.namespaces == frozenset({"other"}) and ta.namespaces == frozenset({"shop"})
+    # True and 1 are different data
+    e = _pod_with_affinity("e", "shop", {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 1, "podAffinityTerm": {"topologyKey": "k"}}]}})
+    assert e.spec.affinity is not None
+
+
+def test_a_shared_affinity_still_reports_each_pods_own_error() -> None:
+    bad = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": "heavy", "podAffinityTerm": {"topologyKey": "k"}}]}}
+    for name in ("x", "y"):
+        with pytest.raises(ManifestError) as e:
+            _pod_with_affinity(name, "shop", bad)
+        assert f"Pod shop/{name}" in str(e.value)
+        assert "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight" in str(e.value)
