@@ -36,6 +36,7 @@ from plugins_intree.interpodaffinity.scoring import (
     PreScoreState,
     TermSums,
     node_score,
+    node_scores,
     normalize,
     normalize_values,
     topology_scores,
@@ -277,13 +278,11 @@ class InterPodAffinity:
         s = state.get(PRE_SCORE_STATE_KEY)
         if not isinstance(s, PreScoreState):
             return None
-        out: list[int] = []
-        for ni in nodes:
-            node = ni.node
-            if node is None:
-                return None
-            out.append(node_score(s, node.metadata.labels))
-        return out
+        try:
+            label_sets = [ni.node.metadata.labels for ni in nodes]  # type: ignore[union-attr]
+        except AttributeError:
+            return None  # a NodeInfo without its node: score says so
+        return node_scores(s, label_sets)
 
     def score_extensions(self) -> InterPodAffinity:
         return self

@@ -444,6 +444,20 @@ def node_score(state: PreScoreState, node_labels: Mapping[str, str]) -> int:
     return score
 
 
+def node_scores(state: PreScoreState, label_sets: Sequence[Mapping[str, str]]) -> list[int]:
+    """``[node_score(state, labels) for labels in label_sets]``, one topology key at a time (a node without the
+    key adds nothing: no value of ``per_value`` is None). Pinned by
+    tests/test_perf_equivalence.py::test_batch_scores_equal_node_by_node_scores."""
+    out: list[int] | None = None
+    for key, per_value in state.topology_score.items():
+        get = cast("Callable[[str | None, int], int]", per_value.get)  # None (the key absent) is never a value
+        if out is None:
+            out = [get(labels.get(key), 0) for labels in label_sets]
+        else:
+            out = [v + get(labels.get(key), 0) for v, labels in zip(out, label_sets, strict=True)]
+    return [0] * len(label_sets) if out is None else out
+
+
 def normalize(state: PreScoreState, scores: list[NodeScore]) -> None:
     """Map raw scores linearly onto [0, MAX_NODE_SCORE] (min -> 0, max -> 100); all equal -> 0."""
     if not state.topology_score or not scores:
