@@ -442,7 +442,9 @@ class Algorithm:
                             stopped_at = end - 1
                             break
                         continue
-                    if kept.count(None) == size:  # all kept, all pass
+                    # Verdicts are tested by truth and identity, never with == (Status.__eq__ is Python code): a
+                    # Status and _MISSING are always true (test_runtime_filter.py::test_a_status_is_always_true).
+                    if not any(kept):  # all kept, all pass
                         feasible.extend(chunk)
                         idx = end
                         if len(feasible) >= to_find:
@@ -450,11 +452,12 @@ class Algorithm:
                             break
                         continue
                     # Kept verdicts are taken a stretch at a time; each node without one is visited alone.
+                    ids = list(map(id, kept))
                     p = 0
                     done = False
                     while p < size:
                         try:
-                            q = kept.index(_MISSING, p)
+                            q = ids.index(_MISSING_ID, p)
                         except ValueError:
                             q = size
                         if q > p:
@@ -610,6 +613,7 @@ class Algorithm:
 
 
 _MISSING: Any = object()
+_MISSING_ID = id(_MISSING)
 
 
 def _rotated(nodes: list[NodeInfo], start: int, a: int, b: int) -> list[NodeInfo]:

@@ -262,3 +262,14 @@ def test_post_filter_receives_the_node_status_map() -> None:
     m = {"node1": Status(Code.UNSCHEDULABLE, "x")}
     fwk.run_post_filter_plugins(CycleState(), POD, m)
     assert seen == [m]
+
+
+def test_a_status_is_always_true() -> None:
+    """The filter loop tells kept verdicts apart by truth (None: passed) and identity, never with ==: every
+    Status is true, whatever its code (a Status.__bool__ or __len__ would break that)."""
+    from scheduling_framework.runtime.algorithm import _MISSING
+    from scheduling_framework.status import Code, Status
+
+    assert all(bool(Status(code)) for code in Code)
+    assert bool(Status(Code.SUCCESS, "")) and bool(_MISSING)
+    assert not hasattr(Status, "__bool__") and not hasattr(Status, "__len__")
