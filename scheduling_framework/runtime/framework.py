@@ -509,6 +509,9 @@ class Framework:
         self._memo_keys = MemoKeys()
         # combinations of score signatures met so far (keys of _memo_keys), see _signed_raw_scores
         self._score_combos: dict[int, None] = {}
+        # per-plugin signature keys (_signed_raw_scores) under which some NodeInfo has been given a raw score: a
+        # signature met for the first time is looked up nowhere
+        self._score_kept_once: set[int] = set()
 
     def _instantiate(self, name: str, args: Any) -> Any:
         try:
@@ -840,11 +843,12 @@ class Framework:
                 if t is None:
                     found[j] = memos[j][_PER_PLUGIN] = {}
         tables = cast("list[dict[int, int]]", found)
+        kept_once = self._score_kept_once
         fresh: list[list[int]] = []
         for pl, frag in parts:
             own = self._memo_keys.key(("score-1", pl.name, frag))
             kept: list[int | None]
-            if own is None:
+            if own is None or own not in kept_once:
                 kept = [None] * m
                 missing = list(range(m))
             else:
@@ -869,6 +873,9 @@ class Framework:
                 for j, v in zip(missing, vals, strict=True):
                     kept[j] = v
             if own is not None:
+                if len(kept_once) >= MAX_SIGNATURES:
+                    kept_once.clear()  # (forgetting only costs scoring again what was kept)
+                kept_once.add(own)
                 for j, v in zip(missing, vals, strict=True):
                     t = tables[j]
                     if len(t) < MAX_PER_PLUGIN_ENTRIES:
