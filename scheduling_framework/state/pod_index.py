@@ -48,19 +48,17 @@ _EVERY_LABEL_SET = _every_label_set
 class PodIndex:
     """Per label key, namespace and value: which positions of a node list hold matching pods, and which pods."""
 
-    __slots__ = ("_at", "_by_name", "_changes", "_generations", "_keys", "_lock", "_nodes")
+    __slots__ = ("_by_name", "_changes", "_indexed", "_keys", "_lock", "_nodes")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._changes = ChangedNodes()
         self._nodes: list[NodeInfo] = []
-        # each position's NodeInfo generation when it was indexed (an old NodeInfo changed in place since then
-        # no longer shows what the index holds)
-        self._generations: list[int] = []
         self._by_name: dict[str, int] = {}
         self._keys: dict[str, _Postings] = {}
-        # per indexed key, per position: the (namespace, value) postings that position's pods are in
-        self._at: dict[str, dict[int, list[tuple[str, str]]]] = {}
+        # per position, the pods the postings of every indexed key hold there (kept while any key is indexed:
+        # a position that changes otherwise than by pods appended leaves the postings these pods are in)
+        self._indexed: list[list[PodInfo]] = []
 
     # -- keeping up with the node list --------------------------------------------------------------
     def _sync(self, nodes: Sequence[NodeInfo]) -> list[NodeInfo]:
@@ -68,10 +66,9 @@ class PodIndex:
         changed = self._changes.changed(lst)
         if changed is None:
             self._nodes = list(lst)
-            self._generations = [ni.generation for ni in lst]
             self._by_name = {ni.name: i for i, ni in enumerate(lst)}
             self._keys = {}
-            self._at = {}
+            self._indexed = []
             return lst
         if not changed:
             return lst
@@ -80,38 +77,30 @@ class PodIndex:
         for i in changed:  # names leave first: positions may swap NodeInfos
             if by_name.get(nodes_before[i].name) == i:
                 del by_name[nodes_before[i].name]
-        generations = self._generations
+        keys = self._keys
+        indexed = self._indexed
         for i in changed:
             ni = lst[i]
-            old = nodes_before[i]
             nodes_before[i] = ni
             by_name[ni.name] = i
-            unchanged_old = old is not ni and old.generation == generations[i]
-            generations[i] = ni.generation
-            if not self._keys:
+            if not keys:
                 continue
-            before, now = old.pods, ni.pods
-            if unchanged_old and len(now) > len(before) and all(map(operator.is_, before, now)):
+            before, now = indexed[i], ni.pods
+            if len(now) > len(before) and all(map(operator.is_, before, now)):
                 # pods only appended (a clone that received a pod, the usual change): index those alone
                 added = now[len(before):]
-                for key, postings in self._keys.items():
-                    self._add_pods(key, postings, self._at[key], i, added)
+                for key, postings in keys.items():
+                    self._add_pods(key, postings, i, added)
+                before.extend(added)
                 continue
-            for key, postings in self._keys.items():
-                at = self._at[key]
-                for ns, value in at.pop(i, ()):
-                    per_value = postings[ns]
-                    per_pos = per_value[value]
-                    del per_pos[i]
-                    if not per_pos:
-                        del per_value[value]
-                self._add_pods(key, postings, at, i, now)
+            for key, postings in keys.items():
+                self._remove_pods(key, postings, i, before)
+                self._add_pods(key, postings, i, now)
+            indexed[i] = list(now)
         return lst
 
     @staticmethod
-    def _add_pods(key: str, postings: _Postings, at: dict[int, list[tuple[str, str]]], i: int,
-                  pods: list[PodInfo]) -> None:
-        here = at.get(i)
+    def _add_pods(key: str, postings: _Postings, i: int, pods: list[PodInfo]) -> None:
         for pi in pods:
             meta = pi.pod.metadata
             value = meta.labels.get(key)
@@ -123,26 +112,39 @@ class PodIndex:
                 per_value = postings[ns] = {}
             per_pos = per_value.get(value)
             if per_pos is None:
-                per_pos = per_value[value] = {}
+                per_value[value] = {i: [pi]}
+                continue
             listed = per_pos.get(i)
             if listed is None:
                 per_pos[i] = [pi]
-                if here is None:
-                    here = at[i] = []
-                here.append((ns, value))
             else:
                 listed.append(pi)
+
+    @staticmethod
+    def _remove_pods(key: str, postings: _Postings, i: int, pods: list[PodInfo]) -> None:
+        """Take position ``i`` out of the postings ``pods`` (all the pods indexed there) are in."""
+        for pi in pods:
+            meta = pi.pod.metadata
+            value = meta.labels.get(key)
+            if value is None:
+                continue
+            per_value = postings[meta.namespace]
+            per_pos = per_value.get(value)
+            if per_pos is not None and per_pos.pop(i, None) is not None and not per_pos:
+                del per_value[value]
 
     def _postings(self, key: str) -> _Postings | None:
         postings = self._keys.get(key)
         if postings is None:
             if len(self._keys) >= MAX_KEYS:
                 return None
+            if not self._keys:
+                self._indexed = [list(ni.pods) for ni in self._nodes]
             postings = self._keys[key] = {}
-            at = self._at[key] = {}
-            for i, ni in enumerate(self._nodes):
-                if ni.pods:
-                    self._add_pods(key, postings, at, i, ni.pods)
+            add = self._add_pods
+            for i, pods in enumerate(self._indexed):
+                if pods:
+                    add(key, postings, i, pods)
         return postings
 
     # -- queries -----------------------------------------------------------------------------------
