@@ -132,10 +132,12 @@ REGEX = st.sampled_from(PATTERNS).map(lambda p: f'device.attributes["gpu.example
 
 def _bounded(expression: str, model: str) -> None:
     device = make_device({"model": {"string": model}, "index": {"int": 1}})
-    t0 = time.perf_counter()
+    # CPU time of this process: the bound is on the evaluator's work, not on what else the machine runs (a CI
+    # suite beside another job once took 17.7 s of wall time for a 0.3 s evaluation)
+    t0 = time.process_time()
     with contextlib.suppress(CELCompileError, CELRuntimeError):
         CELCache().matches(expression, device, "gpu.example.com")
-    assert time.perf_counter() - t0 < 2.0, expression[:200]
+    assert time.process_time() - t0 < 2.0, expression[:200]
 
 
 @FUZZ
