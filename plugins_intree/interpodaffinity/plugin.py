@@ -51,6 +51,7 @@ from scheduling_framework.state.node_info import (
     PodInfo,
     WeightedAffinityTerm,
     new_affinity_term,
+    node_labels,
 )
 from scheduling_framework.status import Code, Status
 
@@ -197,12 +198,9 @@ class InterPodAffinity:
         present); None otherwise (the framework then calls ``filter``). Pinned by
         tests/test_perf_equivalence.py::test_batch_filters_equal_plain."""
         fs = state.get(PRE_FILTER_STATE_KEY)
-        if type(fs) is not PreFilterState:
+        label_sets = node_labels(nodes) if type(fs) is PreFilterState else None
+        if label_sets is None:
             return None
-        try:
-            label_sets = [ni.node.metadata.labels for ni in nodes]  # type: ignore[union-attr]
-        except AttributeError:
-            return None  # a NodeInfo without its node: filter says so
         return [filter_fast(fs, labels) for labels in label_sets]
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
@@ -278,11 +276,8 @@ class InterPodAffinity:
         s = state.get(PRE_SCORE_STATE_KEY)
         if not isinstance(s, PreScoreState):
             return None
-        try:
-            label_sets = [ni.node.metadata.labels for ni in nodes]  # type: ignore[union-attr]
-        except AttributeError:
-            return None  # a NodeInfo without its node: score says so
-        return node_scores(s, label_sets)
+        label_sets = node_labels(nodes)
+        return None if label_sets is None else node_scores(s, label_sets)
 
     def score_extensions(self) -> InterPodAffinity:
         return self

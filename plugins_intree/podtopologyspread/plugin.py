@@ -44,7 +44,7 @@ from scheduling_framework.config.args import SYSTEM_DEFAULTING, PodTopologySprea
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import PluginError, ValidationError
 from scheduling_framework.interfaces import NodeScore, PreFilterResult
-from scheduling_framework.state.node_info import NodeInfo, PodInfo
+from scheduling_framework.state.node_info import NodeInfo, PodInfo, node_labels
 from scheduling_framework.status import Code, Status
 
 
@@ -176,12 +176,9 @@ class PodTopologySpread:
         present), each domain's verdict computed once; None otherwise (the framework then calls ``filter``).
         Pinned by tests/test_perf_equivalence.py::test_batch_filters_equal_plain."""
         s = state.get(PRE_FILTER_STATE_KEY)
-        if type(s) is not PreFilterState:
+        label_sets = node_labels(nodes) if type(s) is PreFilterState else None
+        if label_sets is None:
             return None
-        try:
-            label_sets = [ni.node.metadata.labels for ni in nodes]  # type: ignore[union-attr]
-        except AttributeError:
-            return None  # a NodeInfo without its node: filter says so
         check = s.single_check
         if check is None and s.single_key is not None:
             filter_limits(s)  # the one constraint's limit, and with it single_check
