@@ -664,41 +664,25 @@ def _tail_verdicts(filters: Sequence[tuple[str, Any]], batches: Sequence[tuple[s
             outs = batch(state, pod, sub)
         except Exception:
             outs = None
+        judged = False  # outs are what the plugin returned (True: final statuses, from _run_filters)
         if type(outs) is not list or len(outs) != len(sub):
-            outs = []
-            for ni in sub:
-                try:
-                    out = fn(state, pod, ni)
-                except Exception as e:
-                    outs.append(_Raised(raised_status(name, "Filter", e)))
-                    continue
-                outs.append(out)
+            one = ((name, fn),)
+            outs = [_run_filters(one, state, pod, ni, verdict) for ni in sub]
+            judged = True
         still: list[int] = []
         last_out: Any = None
-        last_st: Status | None = None
+        st: Status | None = None
         for q, out in zip(passing, outs, strict=True):
             if out is None:
                 still.append(q)
                 continue
-            if out is last_out:  # plugins share one Status per rejection per cycle: judged once
-                st = last_st
-            else:
-                st = out.status if type(out) is _Raised else verdict(name, out)
-                last_out, last_st = out, st
+            if out is not last_out:  # plugins share one Status per rejection per cycle: judged once
+                last_out, st = out, out if judged else verdict(name, out)
             if st is None:
                 still.append(q)
             else:
                 kept[q] = st
         passing = still
-
-
-class _Raised:
-    """A node's Filter call raised: its error status (already final, not a plugin's return value)."""
-
-    __slots__ = ("status",)
-
-    def __init__(self, status: Status) -> None:
-        self.status = status
 
 
 def _run_filters(filters: Sequence[tuple[str, Any]], state: CycleState, pod: Pod, ni: NodeInfo,
