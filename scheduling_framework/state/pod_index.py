@@ -37,12 +37,13 @@ KEPT_BEYOND = 64
 MAX_KEYS = 16
 
 
+#: what a pod's labels are asked: does the selector match them
+_Matches = Callable[[Mapping[str, str]], bool]
+
+
 def _every_label_set(labels: object) -> bool:
+    """What a selector whose one requirement chose the listed pods answers for each of them."""
     return True
-
-
-#: What a selector whose one requirement chose the listed pods answers for each of them.
-_EVERY_LABEL_SET = _every_label_set
 
 
 class PodIndex:
@@ -165,14 +166,11 @@ class PodIndex:
         ``limit`` positions hold pods that can match: count the plain (or kept) way then. A nil selector
         matches nothing: {}."""
         with self._lock:
-            self._sync(nodes)
-            if selector is None:
-                return {}
-            found = self._candidates(selector, namespaces, limit)
+            found = self._look_up(nodes, selector, namespaces, limit)
             if found is None:
                 return None
-            candidates, exact = found
-            if exact:
+            candidates, matches = found
+            if matches is _every_label_set:
                 # every listed pod carries the selector's one requirement: only terminating pods are left out
                 # (a position may come in several lists: one per value or namespace)
                 out: dict[int, int] = {}
@@ -185,7 +183,7 @@ class PodIndex:
                     if n:
                         out[pos] = out.get(pos, 0) + n
                 return out
-            lists = self._matching(candidates, selector.matches, skip_terminating)
+            lists = self._matching(candidates, matches, skip_terminating)
         return {pos: len(pods) for pos, pods in lists.items()}
 
     def match_lists(self, nodes: Sequence[NodeInfo], selector: LabelSelector | None,
@@ -194,17 +192,29 @@ class PodIndex:
         """:meth:`match_counts` with the matching pods themselves (in no particular order) instead of their
         number."""
         with self._lock:
-            self._sync(nodes)
-            if selector is None:
-                return {}
-            found = self._candidates(selector, namespaces, limit)
+            found = self._look_up(nodes, selector, namespaces, limit)
             if found is None:
                 return None
-            candidates, exact = found
-            return self._matching(candidates, _EVERY_LABEL_SET if exact else selector.matches, skip_terminating)
+            candidates, matches = found
+            return self._matching(candidates, matches, skip_terminating)
+
+    def _look_up(self, nodes: Sequence[NodeInfo], selector: LabelSelector | None,
+                 namespaces: Collection[str] | None,
+                 limit: int | None) -> tuple[list[tuple[int, list[PodInfo]]], _Matches] | None:
+        """The queries' common part, under the lock: follow ``nodes``, then :meth:`_candidates` and what each
+        candidate's labels are to match (``_every_label_set`` when the requirement that chose them is the
+        selector's only one; a nil selector matches nothing: no candidates). None: not answered here."""
+        self._sync(nodes)
+        if selector is None:
+            return [], _every_label_set
+        found = self._candidates(selector, namespaces, limit)
+        if found is None:
+            return None
+        candidates, exact = found
+        return candidates, _every_label_set if exact else selector.matches
 
     @staticmethod
-    def _matching(candidates: list[tuple[int, list[PodInfo]]], matches: Callable[[Mapping[str, str]], bool],
+    def _matching(candidates: list[tuple[int, list[PodInfo]]], matches: _Matches,
                   skip_terminating: bool) -> dict[int, list[PodInfo]]:
         out: dict[int, list[PodInfo]] = {}
         for pos, pods in candidates:
