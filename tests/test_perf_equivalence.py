@@ -1038,6 +1038,16 @@ def _without_signatures(sched: Scheduler) -> None:
         fwk._score_signers = {}
 
 
+def _run_results(sched: Scheduler, explain: bool = True) -> list[dict[str, Any]]:
+    """Every result of ``sched.run()`` as a dict (with the explanation when ``explain``), timings left out."""
+    out = []
+    for r in sched.run():
+        d = r.to_dict(explain=explain)
+        d.pop("timings", None)
+        out.append(d)
+    return out
+
+
 def _sig_run(seed: int, signed: bool) -> list[Any]:
     rng = random.Random(seed)
     nodes = [_sig_node(rng, i) for i in range(rng.randint(8, 20))]
@@ -1049,12 +1059,7 @@ def _sig_run(seed: int, signed: bool) -> list[Any]:
     sched.explain = True
     if not signed:
         _without_signatures(sched)
-    out = []
-    for r in sched.run():
-        d = r.to_dict(explain=True)
-        d.pop("timings", None)
-        out.append(d)
-    return out
+    return _run_results(sched)
 
 
 @pytest.mark.parametrize("seed", range(24))
@@ -1140,10 +1145,7 @@ def _image_run(seed: int, signed: bool) -> list[Any]:
                 sched.add_pod(Pod.from_dict({"kind": "Pod", "metadata": {"name": f"w{wave}-{t}-{j}",
                                                                          "namespace": "default"},
                                              "spec": {"containers": [{"name": "c", "image": image}]}}))
-        for r in sched.run():
-            d = r.to_dict(explain=True)
-            d.pop("timings", None)
-            out.append(d)
+        out.extend(_run_results(sched))
         sched.add_node(_node(rng, 100 + wave))
     return out
 
@@ -1582,12 +1584,7 @@ def test_signature_runs_at_scale_equal_plain(seed: int) -> None:
         sched = _scheduler(nodes, pods)
         if not signed:
             _without_signatures(sched)
-        out = []
-        for r in sched.run():
-            d = r.to_dict()
-            d.pop("timings", None)
-            out.append(d)
-        return out
+        return _run_results(sched, explain=False)
 
     assert run(True) == run(False)
 
@@ -2933,12 +2930,7 @@ def _batch_filter_run(seed: int, batched: bool, explain: bool) -> list[Any]:
     if not batched:
         for fwk in sched.profiles.values():
             fwk._filter_batch = {}
-    out = []
-    for r in sched.run():
-        d = r.to_dict(explain=explain)
-        d.pop("timings", None)
-        out.append(d)
-    return out
+    return _run_results(sched, explain)
 
 
 @pytest.mark.parametrize("seed", range(16))
