@@ -102,6 +102,16 @@ def _state(pid: int) -> str:
         return "?"
 
 
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of ``pid`` so far (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _cmdline(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
@@ -122,6 +132,18 @@ def pool_workers(mark: str) -> list[int]:
     """The sweep's pool workers: forked by the fork server (their parent runs multiprocessing.forkserver)."""
     pids = marked(mark)
     return sorted(p for p in pids if "forkserver" in _cmdline(_ppid(p)) and _state(p) != "Z")
+
+
+def busy_workers(mark: str, count: int, among: Sequence[int] | None = None) -> list[int] | None:
+    """``count`` pool workers (of ``among``, if given) that are running a task, or None while there are fewer.
+
+    A worker killed before the driver has handed it its task costs no attempt (the task never started), so a
+    test that means to kill a running task waits for this: a scenario takes seconds of CPU, a forked worker
+    starts in milliseconds.
+    """
+    pids = [p for p in pool_workers(mark) if among is None or p in among]
+    busy = [p for p in pids if cpu_seconds(p) >= 0.3]
+    return busy if len(busy) == count else None
 
 
 def ray_workers(mark: str, name: str) -> list[int]:

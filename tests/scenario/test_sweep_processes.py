@@ -14,7 +14,7 @@ import pytest
 
 from scheduling_framework.scenario import pool
 from scheduling_framework.scenario import sweep as sw
-from tests.scenario.sweep_procs import Cli, jsonl_rows, pool_workers, slow_sweep, wait_for
+from tests.scenario.sweep_procs import Cli, busy_workers, jsonl_rows, pool_workers, slow_sweep, wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="lists processes through /proc")
 
@@ -48,7 +48,7 @@ def test_a_killed_worker_costs_nothing_after_its_retry(tmp_path: Path) -> None:
     jl = tmp_path / "r.jsonl"
     cli = Cli(["sweep", str(sweep), "--workers", "2", "--jsonl", str(jl)], tmp_path)
     try:
-        first = wait_for(lambda: pool_workers(cli.mark) if len(pool_workers(cli.mark)) == 2 else None)
+        first = wait_for(lambda: busy_workers(cli.mark, 2))
         os.kill(first[0], signal.SIGKILL)
         rc, _out, err = cli.wait()
         assert rc == 0, err
@@ -65,10 +65,12 @@ def test_a_worker_killed_twice_fails_only_its_scenario(tmp_path: Path) -> None:
     jl = tmp_path / "r.jsonl"
     cli = Cli(["sweep", str(sweep), "--workers", "2", "--jsonl", str(jl)], tmp_path)
     try:
-        first = wait_for(lambda: pool_workers(cli.mark) if len(pool_workers(cli.mark)) == 2 else None)
+        first = wait_for(lambda: busy_workers(cli.mark, 2))
         os.kill(first[0], signal.SIGKILL)
         # Its scenario goes to a new worker (the other one is busy): kill that one too.
         new = wait_for(lambda: [p for p in pool_workers(cli.mark) if p not in first])
+        # Not before it runs that scenario: killed first, it would cost no attempt.
+        wait_for(lambda: busy_workers(cli.mark, 1, among=new))
         os.kill(new[0], signal.SIGKILL)
         rc, _out, err = cli.wait()
         assert rc == 4, err
