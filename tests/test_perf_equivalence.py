@@ -26,7 +26,7 @@ from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import NodeScore
 from scheduling_framework.runtime.framework import batch_normalizer, batch_scorer
 from scheduling_framework.scheduler import Scheduler
-from scheduling_framework.state.node_info import NodeInfo, PodInfo, Resource
+from scheduling_framework.state.node_info import ImageStateSummary, NodeInfo, PodInfo, Resource
 from scheduling_framework.state.snapshot import Snapshot
 
 ZONES = ("z1", "z2", "z3")
@@ -227,14 +227,15 @@ def test_memo_is_emptied_by_every_change() -> None:
     assert not ni.memo
     ni.memo["k"] = 1
     assert not ni.clone().memo
-    ni.filter_key, ni.score_key = 7, 8
+    ni.filter_key = 7
     clone = ni.clone()
-    assert clone.filter_key == clone.score_key == 0
+    assert clone.filter_key == 0
     for change in (lambda: ni.add_pod(extra), lambda: ni.remove_pod(extra), lambda: ni.set_node(nodes[0]),
                    ni.forget):
-        ni.filter_key, ni.score_key = 7, 8
+        ni.filter_key = 7
+        generation = ni.generation
         change()
-        assert ni.filter_key == ni.score_key == 0
+        assert ni.filter_key == 0 and ni.generation != generation
 
 
 # --- derived snapshot lists -------------------------------------------------------------------------------
@@ -804,6 +805,78 @@ def test_changed_nodes_equal_a_generation_scan(seed: int) -> None:
     assert answered > 50
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_node_columns_follow_every_change(seed: int) -> None:
+    """NodeColumns (runtime/columns.py) hands back a kept answer only for the very NodeInfo content it was
+    computed on, whatever happens to the node list in between: clones, changes in place, image states replaced,
+    NodeInfos put back, renamed, listed twice, the list grown, nodes from outside the list, forgotten journals,
+    columns forgotten for room."""
+    from scheduling_framework.runtime.columns import NodeColumns
+    from scheduling_framework.state.node_info import CHANGES
+
+    def answer(ni: NodeInfo) -> tuple[Any, ...]:
+        return ni.name, tuple(pi.pod.metadata.name for pi in ni.pods), tuple(sorted(ni.image_states))
+
+    rng = random.Random(seed)
+    lst = _spread_infos(rng, 25, 40)
+    cols = NodeColumns(max_cells=rng.choice((10**6, 120)), max_log=rng.choice((256, 2)))
+    saved: list[tuple[int, NodeInfo]] = []
+    reused = stored = 0
+    for step in range(250):
+        for _ in range(rng.choice((0, 0, 1, 1, 2))):
+            i = rng.randrange(len(lst))
+            action = rng.random()
+            if action < 0.25:
+                saved.append((i, lst[i]))
+                c = lst[i].clone()
+                c.add_pod(_spread_pod(rng, 3000 + step, c.name))
+                lst[i] = c
+            elif action < 0.4:
+                lst[i].add_pod(_spread_pod(rng, 3000 + step, lst[i].name))
+            elif action < 0.45 and lst[i].pods:
+                lst[i].remove_pod(lst[i].pods[-1])
+            elif action < 0.55:
+                lst[i].image_states = {f"img{step}": ImageStateSummary(1, 1)}
+            elif action < 0.62 and saved:
+                j, old = saved.pop()
+                lst[j] = old
+            elif action < 0.64:
+                scratch = NodeInfo()
+                for _ in range(CHANGES.limit + 1):
+                    scratch.clone()
+            elif action < 0.67:
+                node = lst[i].node
+                assert node is not None
+                manifest = node.to_dict()
+                manifest["metadata"]["name"] = f"renamed{step}"
+                lst[i].set_node(Node.from_dict(manifest))
+            elif action < 0.69:
+                j = rng.randrange(len(lst))
+                saved.append((j, lst[j]))
+                lst[j] = lst[i]
+            elif action < 0.7:
+                lst.append(lst[i].clone())
+        nodes = rng.sample(lst, rng.randint(1, len(lst)))
+        if rng.random() < 0.3:
+            nodes.insert(rng.randrange(len(nodes) + 1), lst[rng.randrange(len(lst))].clone())
+        positions = cols.positions(nodes, lst)
+        for ni, p in zip(nodes, positions, strict=True):
+            assert p == cols.spare or lst[p] is ni
+        key = rng.randrange(6)
+        col = cols.column(key)
+        if col is None:
+            col = cols.new_column(key)
+        assert len(col) == cols.spare + 1 and col[cols.spare] is None
+        for ni, p in zip(nodes, positions, strict=True):
+            if col[p] is not None:
+                assert col[p] == answer(ni), step
+                reused += 1
+            elif p != cols.spare:
+                col[p] = answer(ni)
+                stored += 1
+    assert reused > 50 and stored > 100
+
+
 def _node_infos(nodes: list[Node], running: list[Pod]) -> list[NodeInfo]:
     """A NodeInfo per node, in order, holding the running pods bound to it."""
     infos = {n.name: NodeInfo(n) for n in nodes}
@@ -1198,9 +1271,10 @@ def test_replacing_image_states_empties_the_memo() -> None:
     """ClusterSnapshot.refresh_image_states replaces image states in place outside a fork: kept answers go."""
     ni = NodeInfo()
     ni.memo["x"] = 1
-    ni.score_key, ni.score_row = 7, (1,)
+    ni.filter_key, ni.filter_verdict = 7, "kept"
+    generation = ni.generation
     ni.image_states = {}
-    assert not ni.memo and ni.score_key == 0 and ni.score_row is None
+    assert not ni.memo and ni.filter_key == 0 and ni.filter_verdict is None and ni.generation != generation
 
 
 def test_signatures_are_used_and_emptied_by_changes() -> None:

@@ -13,7 +13,6 @@ import math
 import random
 from collections.abc import Callable, Iterable, KeysView, Mapping, Sequence
 from itertools import repeat
-from operator import itemgetter
 from typing import Any, cast
 
 from scheduling_framework.api.pod import Pod
@@ -30,10 +29,9 @@ from scheduling_framework.interfaces import (
     QueuedPodInfo,
 )
 from scheduling_framework.registry import Registry, default_registry
+from scheduling_framework.runtime.columns import NodeColumns
 from scheduling_framework.runtime.parallelize import Parallelizer
 from scheduling_framework.runtime.signatures import (
-    MAX_MEMO_ENTRIES,
-    MAX_SIGNATURES,
     MemoKeys,
     Signer,
     companion,
@@ -290,18 +288,6 @@ _NO_SKIP: frozenset[str] = frozenset()
 #: Sets of skipped Filter plugins whose plan Framework.filter_plugins_for keeps (a few in practice).
 MAX_FILTER_PLANS = 64
 
-#: Equal rows of kept raw scores share one tuple (``_signed_raw_scores``): replicas meet nodes in a handful of
-#: states, so a cycle's gather touches a few tuples that stay in the CPU cache instead of one cold tuple per node
-#: (about 0.1 us per node at 5,000 nodes). Only equal values are shared; clearing the table forgets nothing.
-_SHARED_ROWS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-MAX_SHARED_ROWS = 4096
-
-#: The NodeInfo memo entry holding raw scores kept per plugin signature (``_signed_raw_scores``), and how many
-#: answers it keeps per node (a plugin signature per pod template: requests, images, tolerations).
-_PER_PLUGIN = "framework/score-per-plugin"
-MAX_PER_PLUGIN_ENTRIES = 256
-
-
 def _all_ints(vals: list[Any]) -> bool:
     """Whether every value is exactly an int (not a bool, not a float), in one C-speed pass."""
     return not vals or set(map(type, vals)) == _INTS_ONLY
@@ -507,11 +493,8 @@ class Framework:
         self._score_signers: dict[str, Signer] = {
             pl.name: fn for pl in self._points["score"] if (fn := signer(pl, "score_signature", "score"))}
         self._memo_keys = MemoKeys()
-        # combinations of score signatures met so far (keys of _memo_keys), see _signed_raw_scores
-        self._score_combos: dict[int, None] = {}
-        # per-plugin signature keys (_signed_raw_scores) under which some NodeInfo has been given a raw score: a
-        # signature met for the first time is looked up nowhere
-        self._score_kept_once: set[int] = set()
+        # answers of signing plugins kept per signature, by position in the snapshot's node list
+        self._columns = NodeColumns()
 
     def _instantiate(self, name: str, args: Any) -> Any:
         try:
@@ -790,10 +773,11 @@ class Framework:
                            ) -> dict[str, list[int]]:
         """The raw score column of every scorer that signs the pod (runtime/signatures.py), by plugin name.
 
-        Each NodeInfo's memo keeps the row of these scorers' raw scores under one key for the combination of
-        their signatures; only the nodes without one are scored (in batch when the plugin can), and their
-        rows kept. When a scorer fails on those nodes nothing is returned: the plain pass then meets and
-        reports the failure exactly as before. Pinned by
+        Each scorer's raw scores are kept per signature in a column over the snapshot's node list
+        (runtime/columns.py) and reused while a node is unchanged; only the nodes without one are scored (in
+        batch when the plugin can), and their scores kept. Pods that differ in one signature (another image,
+        other requests) still share the others. When a scorer fails on those nodes nothing is returned: the
+        plain pass then meets and reports the failure exactly as before. Pinned by
         tests/test_perf_equivalence.py::test_signature_scores_are_reused_exactly."""
         parts: list[tuple[Any, Any]] = []
         for pl in plugins:
@@ -805,59 +789,22 @@ class Framework:
                 parts.append((pl, frag))
         if not parts:
             return {}
-        key = self._memo_keys.key(("score", tuple((pl.name, frag) for pl, frag in parts)))
-        if key is None:
-            return {}
-        # A combination of signatures met for the first time (a pod of a new template) has no row anywhere: no
-        # search, and its rows are kept only from its second pod on (a real cluster's pending pods mostly come
-        # one per template, replicas of a scheduler_perf workload all alike).
-        combos = self._score_combos
-        repeat = key in combos
-        if not repeat:
-            if len(combos) >= MAX_SIGNATURES:
-                combos.clear()
-            combos[key] = None
-        n = len(nodes)
-        rows: list[Any]
-        if not repeat:
-            rows = []
-            pending: list[int] = list(range(n))
-        elif [ni.score_key for ni in nodes].count(key) == n:  # every row kept (the usual case): no search
-            rows = [ni.score_row for ni in nodes]
-            pending = []
-        else:
-            rows = [ni.score_row if ni.score_key == key else ni.memo.get(key) for ni in nodes]
-            pending = [i for i, row in enumerate(rows) if row is None]
-        if not pending:
-            # One C-level gather per column: zip(*rows) would allocate an iterator per node.
-            return {pl.name: list(map(itemgetter(j), rows)) for j, (pl, _frag) in enumerate(parts)}
-        todo = nodes if len(pending) == n else [nodes[i] for i in pending]
-        m = len(todo)
-        # Pods that differ in one signature (another image, other requests) still share the others: each
-        # plugin's raw scores are also kept per node under that plugin's own signature, in a table of their
-        # own in the memo, so only the nodes without that plugin's answer are scored.
-        memos = [ni.memo for ni in todo]
-        found: list[dict[int, int] | None] = [mm.get(_PER_PLUGIN) for mm in memos]
-        if None in found:
-            for j, t in enumerate(found):
-                if t is None:
-                    found[j] = memos[j][_PER_PLUGIN] = {}
-        tables = cast("list[dict[int, int]]", found)
-        kept_once = self._score_kept_once
-        fresh: list[list[int]] = []
+        kept = self._columns
+        positions = kept.positions(nodes, self.snapshot.node_info_list)
+        spare = kept.spare
+        listed = positions.count(spare) < len(positions)
+        out: dict[str, list[int]] = {}
         for pl, frag in parts:
-            own = self._memo_keys.key(("score-1", pl.name, frag))
-            kept: list[int | None]
-            if own is None or own not in kept_once:
-                kept = [None] * m
-                missing = list(range(m))
-            else:
-                kept = [t.get(own) for t in tables]
-                if None not in kept:
-                    fresh.append(cast("list[int]", kept))
+            key = self._memo_keys.key(("score", pl.name, frag))
+            col = kept.column(key) if key is not None else None
+            missing: list[int] | None = None  # None: every node
+            if col is not None:
+                got: list[int | None] = list(map(col.__getitem__, positions))
+                if None not in got:
+                    out[pl.name] = cast("list[int]", got)
                     continue
-                missing = [j for j, v in enumerate(kept) if v is None]
-            sub = todo if len(missing) == m else [todo[j] for j in missing]
+                missing = [j for j, v in enumerate(got) if v is None]
+            sub = nodes if missing is None else [nodes[j] for j in missing]
             batch = self._score_batch.get(pl.name)
             vals = _run_batch(batch, state, pod, sub, len(sub)) if batch is not None else None
             if vals is None:
@@ -867,34 +814,23 @@ class Framework:
             if (vals and self._score_ext.get(pl.name) is None
                     and (min(vals) < MIN_NODE_SCORE or max(vals) > MAX_NODE_SCORE)):
                 return {}  # a score out of range is kept nowhere: the plain pass reports it
-            if len(missing) == m:
-                kept = cast("list[int | None]", vals)
+            if key is not None and listed:
+                if col is None:
+                    col = kept.new_column(key)
+                if missing is None:
+                    for p, v in zip(positions, vals, strict=True):
+                        col[p] = v
+                else:
+                    for j, v in zip(missing, vals, strict=True):
+                        col[positions[j]] = v
+                col[spare] = None  # the slot of nodes outside the list never holds an answer
+            if missing is None:
+                out[pl.name] = vals
             else:
                 for j, v in zip(missing, vals, strict=True):
-                    kept[j] = v
-            if own is not None:
-                if len(kept_once) >= MAX_SIGNATURES:
-                    kept_once.clear()  # (forgetting only costs scoring again what was kept)
-                kept_once.add(own)
-                for j, v in zip(missing, vals, strict=True):
-                    t = tables[j]
-                    if len(t) < MAX_PER_PLUGIN_ENTRIES:
-                        t[own] = v
-            fresh.append(cast("list[int]", kept))
-        if not repeat:
-            return {pl.name: col for (pl, _frag), col in zip(parts, fresh, strict=True)}
-        shared = _SHARED_ROWS
-        if len(shared) > MAX_SHARED_ROWS:
-            shared.clear()
-        for i, row in zip(pending, zip(*fresh, strict=True), strict=True):
-            row = shared.setdefault(row, row)
-            rows[i] = row
-            ni = nodes[i]
-            ni.score_key, ni.score_row = key, row
-            memo = ni.memo
-            if len(memo) < MAX_MEMO_ENTRIES:
-                memo[key] = row
-        return {pl.name: list(map(itemgetter(j), rows)) for j, (pl, _frag) in enumerate(parts)}
+                    got[j] = v
+                out[pl.name] = cast("list[int]", got)
+        return out
 
     @staticmethod
     def filter_verdict(plugin: str, st: Any) -> Status | None:

@@ -9,8 +9,9 @@ returning that part, hashable, from an optional method:
 * ``score_signature(state, pod)``: the same for its raw Score (before normalization), called after PreScore.
 
 ``None`` means the pod cannot be signed this cycle; the plugin then runs as usual. The framework keeps the
-answers in ``NodeInfo.memo``, which every change of that NodeInfo empties, under a key unique to this
-framework and this combination of signatures. Like ``score_nodes``, a signature method is taken only from the
+Filter verdicts in ``NodeInfo.memo``, which every change of that NodeInfo empties, under a key unique to this
+framework and this combination of signatures, and the raw scores per plugin signature in columns over the
+snapshot's node list (runtime/columns.py), which every change of a NodeInfo empties at its position. Like ``score_nodes``, a signature method is taken only from the
 class that defines the method it vouches for, so a subclass overriding ``filter`` alone is never bypassed.
 
 This is upstream 1.35's pod scheduling signature idea, made exact: upstream reuses a whole cycle's result for

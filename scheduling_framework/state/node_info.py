@@ -468,8 +468,7 @@ class NodeInfo:
 
     __slots__ = ("node", "name", "pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports",
                  "requested", "non_zero_requested", "allocatable", "_image_states", "pvc_ref_counts",
-                 "generation", "_pod_index", "memo", "filter_key", "filter_verdict", "score_key", "score_row",
-                 "_noted")
+                 "generation", "_pod_index", "memo", "filter_key", "filter_verdict", "_noted")
 
     def __init__(self, node: Node | None = None, pods: Iterable[Pod | PodInfo] = ()) -> None:
         self.node: Node | None = None
@@ -495,13 +494,11 @@ class NodeInfo:
         # Every change (node set or removed, pod added or removed) empties it; a clone starts empty. Keys
         # should name the plugin that owns them.
         self.memo: dict[Any, Any] = {}
-        # The latest entry the framework put in ``memo`` for a Filter verdict and a row of raw scores, also held
-        # here: reading two slots of this object is cheaper than a dict lookup when thousands of nodes are
-        # scanned per cycle (runtime/signatures.py). Key 0 = none; every change resets them with the memo.
+        # The latest entry the framework put in ``memo`` for a Filter verdict, also held here: reading two slots
+        # of this object is cheaper than a dict lookup when thousands of nodes are scanned per cycle
+        # (runtime/signatures.py). Key 0 = none; every change resets it with the memo.
         self.filter_key = 0
         self.filter_verdict: Any = None
-        self.score_key = 0
-        self.score_row: Any = None
         if node is not None:
             self.set_node(node)
         for p in pods:
@@ -510,7 +507,7 @@ class NodeInfo:
     @property
     def image_states(self) -> dict[str, ImageStateSummary]:
         """The node's images (normalized name -> size and how many nodes have it). Replaced wholesale, never
-        changed in place: replacing it empties ``memo`` (ImageLocality's kept scores read it)."""
+        changed in place: replacing it is a change of the NodeInfo (ImageLocality's kept scores read it)."""
         return self._image_states
 
     @image_states.setter
@@ -531,19 +528,19 @@ class NodeInfo:
         self._changed()
 
     def _changed(self) -> None:
-        """After every change: the memo and the latest Filter/Score entries go, a new generation, a journal note."""
+        """After every change: the memo and the latest Filter entry go, a new generation, a journal note."""
         if self.memo:
             self.memo.clear()
-        self.filter_key = self.score_key = 0
+        self.filter_key = 0
         self.generation = next_generation()
         if self._noted:
             CHANGES.note(self)
 
     def forget(self) -> None:
-        """Drop everything derived from this NodeInfo (``memo`` and the latest Filter/Score entries)."""
-        self.memo.clear()
-        self.filter_key = self.score_key = 0
-        self.filter_verdict = self.score_row = None
+        """Drop everything derived from this NodeInfo (``memo``, the latest Filter entry, answers kept by
+        position elsewhere): a change as far as every reader is concerned (a new generation, a journal note)."""
+        self._changed()
+        self.filter_verdict = None
 
     # pods ------------------------------------------------------------------------------------
     def add_pod(self, pod: Pod | PodInfo) -> PodInfo:
@@ -664,8 +661,8 @@ class NodeInfo:
         c.generation = self.generation
         c._pod_index = None  # built on first use (see __init__)
         c.memo = {}
-        c.filter_key = c.score_key = 0
-        c.filter_verdict = c.score_row = None
+        c.filter_key = 0
+        c.filter_verdict = None
         c._noted = noted
         if noted:
             CHANGES.note(c)

@@ -162,7 +162,7 @@ class SignedBadScore(BadScore):
 
 @pytest.mark.parametrize("value", [1000, -1, 101], ids=["above-max", "negative", "just-above"])
 def test_a_signing_scorer_out_of_range_is_reported_as_the_plain_path_does(value: int) -> None:
-    """Raw scores of a scorer without NormalizeScore are range-checked when they are kept on the NodeInfos;
+    """Raw scores of a scorer without NormalizeScore are range-checked when they are kept (runtime/columns.py);
     an out-of-range one is kept nowhere, so the plain pass reports it with the same words, cycle after cycle."""
     s = scheduler({"score": [SignedBadScore(value)]})
     results = _run(s, [make_pod("a"), make_pod("b")])
@@ -172,7 +172,7 @@ def test_a_signing_scorer_out_of_range_is_reported_as_the_plain_path_does(value:
             in r.message
     fwk = s.profile()
     assert "SignedBadScore" in fwk._score_signers
-    assert not any(ni.score_key for ni in s.snapshot.list())
+    assert len(fwk._columns) == 0
     _assert_rolled_back(s)
 
 
