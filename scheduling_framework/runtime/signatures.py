@@ -11,8 +11,9 @@ returning that part, hashable, from an optional method:
 ``None`` means the pod cannot be signed this cycle; the plugin then runs as usual. The framework keeps the
 Filter verdicts in ``NodeInfo.memo``, which every change of that NodeInfo empties, under a key unique to this
 framework and this combination of signatures, and the raw scores per plugin signature in columns over the
-snapshot's node list (runtime/columns.py), which every change of a NodeInfo empties at its position. Like ``score_nodes``, a signature method is taken only from the
-class that defines the method it vouches for, so a subclass overriding ``filter`` alone is never bypassed.
+snapshot's node list (runtime/columns.py), which every change of a NodeInfo empties at its position.
+Like ``score_nodes``, a signature method is taken only from the class that defines the method it vouches for,
+so a subclass overriding ``filter`` alone is never bypassed.
 
 This is upstream 1.35's pod scheduling signature idea, made exact: upstream reuses a whole cycle's result for
 pods with the same signature; here only per-node answers are reused, and only while the node is unchanged.
