@@ -11,13 +11,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from itertools import compress
 from operator import attrgetter, not_
-from typing import Any
+from typing import Any, TypeVar
 
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import SchedulingFrameworkError
 from scheduling_framework.runtime.framework import Framework, NodePluginScores, ScoreDetail, raised_status
-from scheduling_framework.runtime.signatures import MAX_MEMO_ENTRIES
 from scheduling_framework.state.node_info import NodeInfo
 from scheduling_framework.status import Code, Status
 
@@ -342,28 +341,36 @@ class Algorithm:
         nodes_list = nodes if isinstance(nodes, list) else list(nodes)
         if start >= n:
             start = 0  # the start index counts all nodes; a PreFilterResult may leave fewer (as a rotation by 0)
-        # The verdict of the leading node-local filters that sign the pod is kept in each NodeInfo's memo and
-        # reused while the NodeInfo is unchanged (runtime/signatures.py); the remaining filters run as usual.
-        # Pinned by tests/test_perf_equivalence.py::test_signature_filter_verdicts_are_reused_exactly.
+        # The verdict of the leading node-local filters that sign the pod is kept in a column over the snapshot's
+        # node list (runtime/columns.py) and reused while a node is unchanged (runtime/signatures.py); the
+        # remaining filters run as usual. Pinned by
+        # tests/test_perf_equivalence.py::test_signature_filter_verdicts_are_reused_exactly.
         signed, memo_key = fwk.filter_memo_key(state, pod, filters)
         head, tail = filters[:signed], filters[signed:]
         tail_one = tail[0] if len(tail) == 1 else None
-
-        key: int = memo_key or 0
+        columns = fwk.node_columns
+        col: list[Any] | None = None  # kept verdicts by position: None passes, _MISSING not kept
+        listed = fwk.snapshot.node_info_list
+        if memo_key is not None:
+            columns.sync(listed)
+            if columns.tracking:
+                col = columns.column(memo_key)
+                if col is None:
+                    col = columns.new_column(memo_key, _MISSING)
+        spare = columns.spare
+        position = columns.position
 
         def head_of(ni: NodeInfo) -> Status | None:
             """The signed filters' verdict on one node: kept, or run and kept (not an error)."""
-            if ni.filter_key == key:
-                return ni.filter_verdict  # type: ignore[no-any-return]
-            memo = ni.memo
-            cached = memo.get(key, _MISSING)
-            if cached is not _MISSING:
-                return cached  # type: ignore[no-any-return]
+            if col is None:
+                return _run_filters(head, state, pod, ni, verdict)
+            p = position(ni)
+            st: Status | None = col[p]
+            if st is not _MISSING:
+                return st
             st = _run_filters(head, state, pod, ni, verdict)
-            if st is None or st.code != Code.ERROR:
-                ni.filter_key, ni.filter_verdict = key, st
-                if len(memo) < MAX_MEMO_ENTRIES:
-                    memo[key] = st
+            if p != spare and (st is None or st.code != Code.ERROR):
+                col[p] = st
             return st
 
         def verdict_of(ni: NodeInfo) -> Status | None:
@@ -413,6 +420,11 @@ class Algorithm:
         # Same verdicts as node by node: pinned by tests/test_perf_equivalence.py::test_batch_filters_equal_plain.
         tail_batches = fwk.filter_batches(tail) if memo_key is not None and tail else None
         runs = memo_key is not None and (not tail or tail_batches is not None)
+        # Where the kept verdicts of a run are: a rotated slice of the column when the nodes are the snapshot's
+        # list, else gathered by position.
+        sliced = col is not None and nodes_list is listed
+        at: list[int] | None = columns.positions(nodes_list, listed) if runs and col is not None and not sliced \
+            else None
         nominated_nodes = nominator.nodes() if check_nominated else None
         stopped_at = n
         idx = 0
@@ -425,10 +437,15 @@ class Algorithm:
                     end = n
                 chunk = _rotated(nodes_list, start, idx, end)
                 if nominated_nodes is None or nominated_nodes.isdisjoint([ni.name for ni in chunk]):
-                    # the latest verdict a NodeInfo holds, else the one its memo keeps for this pod's signature
-                    # (pods of a few request shapes alternate: each node keeps a verdict per shape)
-                    kept = [ni.filter_verdict if ni.filter_key == memo_key else ni.memo.get(memo_key, _MISSING)
-                            for ni in chunk]
+                    # the verdicts kept for this pod's signature (pods of a few request shapes alternate: each
+                    # shape has its column)
+                    kept: list[Any]
+                    if sliced:
+                        kept = _rotated(col, start, idx, end, n)  # type: ignore[arg-type]
+                    elif at is not None and col is not None:
+                        kept = list(map(col.__getitem__, _rotated(at, start, idx, end)))
+                    else:
+                        kept = [_MISSING] * len(chunk)
                     size = len(chunk)
                     if tail_batches is not None:
                         # every node of the run is visited (it holds no more nodes than are still to be found)
@@ -614,21 +631,25 @@ class Algorithm:
         return names[best]
 
 
+T = TypeVar("T")
+
 _MISSING: Any = object()
 _NAME = attrgetter("name")
 _PLUGIN_AND_CODE = attrgetter("plugin", "code")
 _MISSING_ID = id(_MISSING)
 
 
-def _rotated(nodes: list[NodeInfo], start: int, a: int, b: int) -> list[NodeInfo]:
-    """Items ``a`` to ``b`` (0 <= a <= b <= len) of ``nodes`` rotated to begin at ``start``."""
-    n = len(nodes)
+def _rotated(nodes: list[T], start: int, a: int, b: int, n: int | None = None) -> list[T]:
+    """Items ``a`` to ``b`` (0 <= a <= b <= n) of the first ``n`` (all) of ``nodes`` rotated to begin at
+    ``start``."""
+    if n is None:
+        n = len(nodes)
     lo, hi = start + a, start + b
     if hi <= n:
         return nodes[lo:hi]
     if lo >= n:
         return nodes[lo - n:hi - n]
-    return nodes[lo:] + nodes[:hi - n]
+    return nodes[lo:n] + nodes[:hi - n]
 #: How many nodes the filter loop reads at once when every filter signs the pod.
 _RUN = 128
 

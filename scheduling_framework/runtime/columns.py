@@ -41,7 +41,8 @@ class NodeColumns:
         self._nodes: list[NodeInfo] = []  # also keeps every listed NodeInfo alive, so no id in _positions is reused
         self._positions: dict[int, int] = {}  # id(NodeInfo) -> its position
         self._spare = 0  # the slot read for a node outside the list: len(_nodes)
-        self._columns: dict[Hashable, tuple[list[int], list[Any]]] = {}  # key -> ([epoch read], column)
+        # key -> ([epoch read], column, what a missing answer reads as)
+        self._columns: dict[Hashable, tuple[list[int], list[Any], Any]] = {}
         self._epoch = 0
         self._log: deque[tuple[int, list[int]]] = deque(maxlen=max_log)
 
@@ -51,21 +52,30 @@ class NodeColumns:
 
     @property
     def spare(self) -> int:
-        """The position of every node outside the list (the last slot of each column, always None)."""
+        """The position of every node outside the list (the last slot of each column, always missing)."""
         return self._spare
+
+    @property
+    def tracking(self) -> bool:
+        """Whether the positions of the last synced list are known (not when it holds a NodeInfo twice)."""
+        return len(self._positions) == self._spare
 
     def positions(self, nodes: Sequence[NodeInfo], listed: list[NodeInfo]) -> list[int]:
         """Bring the columns up to date with ``listed`` (the snapshot's node list), then each of ``nodes``'s
         position in it (:attr:`spare` for a node it does not hold)."""
-        self._sync(listed)
+        self.sync(listed)
         return list(map(self._positions.get, map(id, nodes), repeat(self._spare)))
 
+    def position(self, ni: NodeInfo) -> int:
+        """The position of ``ni`` in the list of the last sync (:attr:`spare` when it does not hold it)."""
+        return self._positions.get(id(ni), self._spare)
+
     def column(self, key: Hashable) -> list[Any] | None:
-        """The kept answers under ``key`` by position (None where missing), or None when none are kept."""
+        """The kept answers under ``key`` by position (its ``empty`` where missing), or None when none are kept."""
         entry = self._columns.get(key)
         if entry is None:
             return None
-        read, col = entry
+        read, col, empty = entry
         if read[0] != self._epoch:
             log = self._log
             if not log or log[0][0] > read[0] + 1:  # some changes since are forgotten
@@ -75,20 +85,22 @@ class NodeColumns:
                 if epoch <= read[0]:
                     break
                 for i in changed:
-                    col[i] = None
+                    col[i] = empty
             read[0] = self._epoch
         return col
 
-    def new_column(self, key: Hashable) -> list[Any]:
-        """An empty column under ``key`` (replacing any), to be filled by position."""
+    def new_column(self, key: Hashable, empty: Any = None) -> list[Any]:
+        """A column under ``key`` (replacing any) where every answer is missing (reads ``empty``), to be filled by
+        position; the spare slot must be left ``empty``."""
         cells = self._spare + 1
         if (len(self._columns) + 1) * cells > self._max_cells:
             self._columns.clear()
-        col: list[Any] = [None] * cells
-        self._columns[key] = ([self._epoch], col)
+        col: list[Any] = [empty] * cells
+        self._columns[key] = ([self._epoch], col, empty)
         return col
 
-    def _sync(self, listed: list[NodeInfo]) -> None:
+    def sync(self, listed: list[NodeInfo]) -> None:
+        """Follow ``listed`` (the snapshot's node list): positions whose NodeInfo changed lose their answers."""
         changed = self._changes.changed(listed)
         if changed is None:
             self._reset(listed)

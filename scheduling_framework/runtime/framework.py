@@ -493,8 +493,9 @@ class Framework:
         self._score_signers: dict[str, Signer] = {
             pl.name: fn for pl in self._points["score"] if (fn := signer(pl, "score_signature", "score"))}
         self._memo_keys = MemoKeys()
-        # answers of signing plugins kept per signature, by position in the snapshot's node list
-        self._columns = NodeColumns()
+        # answers of signing plugins kept per signature, by position in the snapshot's node list: raw scores
+        # (_signed_raw_scores) and Filter verdicts (Algorithm._find_nodes_that_pass_filters)
+        self.node_columns = NodeColumns()
 
     def _instantiate(self, name: str, args: Any) -> Any:
         try:
@@ -789,7 +790,7 @@ class Framework:
                 parts.append((pl, frag))
         if not parts:
             return {}
-        kept = self._columns
+        kept = self.node_columns
         positions = kept.positions(nodes, self.snapshot.node_info_list)
         spare = kept.spare
         listed = positions.count(spare) < len(positions)

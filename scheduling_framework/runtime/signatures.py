@@ -9,9 +9,9 @@ returning that part, hashable, from an optional method:
 * ``score_signature(state, pod)``: the same for its raw Score (before normalization), called after PreScore.
 
 ``None`` means the pod cannot be signed this cycle; the plugin then runs as usual. The framework keeps the
-Filter verdicts in ``NodeInfo.memo``, which every change of that NodeInfo empties, under a key unique to this
-framework and this combination of signatures, and the raw scores per plugin signature in columns over the
-snapshot's node list (runtime/columns.py), which every change of a NodeInfo empties at its position.
+answers in columns over the snapshot's node list (runtime/columns.py), which every change of a NodeInfo
+empties at its position, under a key unique to this framework and signature: the Filter verdict of the
+leading signed filters per combination of their signatures, each scorer's raw scores per its signature.
 Like ``score_nodes``, a signature method is taken only from the class that defines the method it vouches for,
 so a subclass overriding ``filter`` alone is never bypassed.
 
@@ -69,7 +69,7 @@ def signer(plugin: Any, method: str, vouches_for: str) -> Signer | None:
 
 
 class MemoKeys:
-    """Interns signatures as small ints (the NodeInfo.memo keys) for one framework."""
+    """Interns signatures as small ints (the keys of kept answers) for one framework."""
 
     __slots__ = ("_table",)
 
@@ -77,7 +77,7 @@ class MemoKeys:
         self._table: dict[Hashable, int] = {}
 
     def key(self, signature: Hashable) -> int | None:
-        """The memo key of ``signature``; None when it is not hashable (nothing is then cached)."""
+        """The key of ``signature``; None when it is not hashable (nothing is then cached)."""
         table = self._table
         try:
             k = table.get(signature)

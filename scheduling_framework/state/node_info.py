@@ -468,7 +468,7 @@ class NodeInfo:
 
     __slots__ = ("node", "name", "pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports",
                  "requested", "non_zero_requested", "allocatable", "_image_states", "pvc_ref_counts",
-                 "generation", "_pod_index", "memo", "filter_key", "filter_verdict", "_noted")
+                 "generation", "_pod_index", "memo", "_noted")
 
     def __init__(self, node: Node | None = None, pods: Iterable[Pod | PodInfo] = ()) -> None:
         self.node: Node | None = None
@@ -494,11 +494,6 @@ class NodeInfo:
         # Every change (node set or removed, pod added or removed) empties it; a clone starts empty. Keys
         # should name the plugin that owns them.
         self.memo: dict[Any, Any] = {}
-        # The latest entry the framework put in ``memo`` for a Filter verdict, also held here: reading two slots
-        # of this object is cheaper than a dict lookup when thousands of nodes are scanned per cycle
-        # (runtime/signatures.py). Key 0 = none; every change resets it with the memo.
-        self.filter_key = 0
-        self.filter_verdict: Any = None
         if node is not None:
             self.set_node(node)
         for p in pods:
@@ -528,19 +523,18 @@ class NodeInfo:
         self._changed()
 
     def _changed(self) -> None:
-        """After every change: the memo and the latest Filter entry go, a new generation, a journal note."""
+        """After every change: the memo goes, a new generation, a journal note (answers kept by position in
+        runtime/columns.py go with it)."""
         if self.memo:
             self.memo.clear()
-        self.filter_key = 0
         self.generation = next_generation()
         if self._noted:
             CHANGES.note(self)
 
     def forget(self) -> None:
-        """Drop everything derived from this NodeInfo (``memo``, the latest Filter entry, answers kept by
-        position elsewhere): a change as far as every reader is concerned (a new generation, a journal note)."""
+        """Drop everything derived from this NodeInfo (``memo``, answers kept by position in runtime/columns.py):
+        a change as far as every reader is concerned (a new generation, a journal note)."""
         self._changed()
-        self.filter_verdict = None
 
     # pods ------------------------------------------------------------------------------------
     def add_pod(self, pod: Pod | PodInfo) -> PodInfo:
@@ -661,8 +655,6 @@ class NodeInfo:
         c.generation = self.generation
         c._pod_index = None  # built on first use (see __init__)
         c.memo = {}
-        c.filter_key = 0
-        c.filter_verdict = None
         c._noted = noted
         if noted:
             CHANGES.note(c)

@@ -172,7 +172,7 @@ def test_a_signing_scorer_out_of_range_is_reported_as_the_plain_path_does(value:
             in r.message
     fwk = s.profile()
     assert "SignedBadScore" in fwk._score_signers
-    assert len(fwk._columns) == 0
+    assert len(fwk.node_columns) == 0
     _assert_rolled_back(s)
 
 
