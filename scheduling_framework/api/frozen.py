@@ -76,6 +76,35 @@ def freeze_map(value: Mapping[str, Any] | None) -> FrozenDict[str, Any]:
     return FrozenDict(value)
 
 
+#: Label maps met lately, by content: equal maps (a workload's replicas carry the same labels) are one
+#: FrozenDict, so a pass over many pods' labels reads a few maps that stay in the CPU cache, and memory holds
+#: each once. Bounded: past the limit the table starts afresh (maps already shared stay as they are).
+_SHARED_LABELS: dict[tuple[tuple[str, str], ...], FrozenDict[str, str]] = {}
+MAX_SHARED_LABELS = 16384
+#: Maps with more entries than this are not shared (their content would make a costly key).
+MAX_SHARED_LABEL_ENTRIES = 32
+
+
+def shared_labels(value: Mapping[str, str] | None) -> FrozenDict[str, str]:
+    """``value`` as a FrozenDict, the same object as the last equal map when there was one (see above)."""
+    if type(value) is FrozenDict:
+        return value
+    if not value:
+        return EMPTY
+    if len(value) > MAX_SHARED_LABEL_ENTRIES:
+        return FrozenDict(value)
+    key = tuple(value.items())
+    try:
+        got = _SHARED_LABELS.get(key)
+    except TypeError:  # an unhashable value (a map built by hand): not shared
+        return FrozenDict(value)
+    if got is None:
+        if len(_SHARED_LABELS) >= MAX_SHARED_LABELS:
+            _SHARED_LABELS.clear()
+        got = _SHARED_LABELS[key] = FrozenDict(value)
+    return got
+
+
 _ATOMS = frozenset((str, int, float, bool, type(None)))
 
 

@@ -11,7 +11,7 @@ import attrs
 from scheduling_framework.api._parse import as_bool, as_list, as_map, as_str, as_time, str_map
 from scheduling_framework.api.clients import as_manifest
 from scheduling_framework.api.fields import check_unknown_fields
-from scheduling_framework.api.frozen import freeze_map
+from scheduling_framework.api.frozen import freeze_map, shared_labels
 from scheduling_framework.errors import ManifestError, ValidationError, brief_str
 
 
@@ -36,7 +36,7 @@ class ObjectMeta:
     name: str = ""
     namespace: str = ""
     uid: str = ""
-    labels: Mapping[str, str] = attrs.field(factory=dict, converter=freeze_map)
+    labels: Mapping[str, str] = attrs.field(factory=dict, converter=shared_labels)
     annotations: Mapping[str, str] = attrs.field(factory=dict, converter=freeze_map)
     owner_references: tuple[OwnerReference, ...] = ()
     creation_timestamp: datetime | None = None

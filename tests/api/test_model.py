@@ -577,3 +577,25 @@ def test_a_shared_affinity_still_reports_each_pods_own_error() -> None:
             _pod_with_affinity(name, "shop", bad)
         assert f"Pod shop/{name}" in str(e.value)
         assert "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight" in str(e.value)
+
+
+def test_equal_label_maps_are_one_object_bounded() -> None:
+    """Replicas' equal labels share one read-only map (api/frozen.py shared_labels); a map built by hand with an
+    unhashable value, or a very long one, is kept as given; the table of shared maps is bounded."""
+    from scheduling_framework.api import frozen
+    from scheduling_framework.api.meta import ObjectMeta
+
+    a = Pod.from_dict({"metadata": {"name": "a", "labels": {"app": "web", "tier": "1"}}, "spec": {"containers": []}})
+    b = Pod.from_dict({"metadata": {"name": "b", "labels": {"app": "web", "tier": "1"}}, "spec": {"containers": []}})
+    c = Pod.from_dict({"metadata": {"name": "c", "labels": {"app": "web", "tier": "2"}}, "spec": {"containers": []}})
+    assert a.metadata.labels is b.metadata.labels and a.metadata.labels is not c.metadata.labels
+    assert dict(c.metadata.labels) == {"app": "web", "tier": "2"}
+    with pytest.raises(TypeError):
+        a.metadata.labels["app"] = "db"  # type: ignore[index]
+    odd = ObjectMeta(labels={"k": ["not", "hashable"]})  # type: ignore[dict-item]
+    assert odd.labels == {"k": ["not", "hashable"]}
+    many = {f"k{i}": "v" for i in range(frozen.MAX_SHARED_LABEL_ENTRIES + 1)}
+    assert ObjectMeta(labels=many).labels is not ObjectMeta(labels=many).labels
+    for i in range(frozen.MAX_SHARED_LABELS + 10):
+        frozen.shared_labels({"n": str(i)})
+    assert len(frozen._SHARED_LABELS) <= frozen.MAX_SHARED_LABELS
