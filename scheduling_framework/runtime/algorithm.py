@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import SchedulingFrameworkError
+from scheduling_framework.runtime.columns import NodeColumns
 from scheduling_framework.runtime.framework import Framework, NodePluginScores, ScoreDetail, raised_status
 from scheduling_framework.state.node_info import NodeInfo
 from scheduling_framework.status import Code, Status
@@ -345,7 +346,7 @@ class Algorithm:
         # node list (runtime/columns.py) and reused while a node is unchanged (runtime/signatures.py); the
         # remaining filters run as usual. Pinned by
         # tests/test_perf_equivalence.py::test_signature_filter_verdicts_are_reused_exactly.
-        signed, memo_key = fwk.filter_memo_key(state, pod, filters)
+        signed, memo_key, head_keys = fwk.filter_memo_key(state, pod, filters)
         head, tail = filters[:signed], filters[signed:]
         tail_one = tail[0] if len(tail) == 1 else None
         columns = fwk.node_columns
@@ -357,21 +358,17 @@ class Algorithm:
                 col = columns.column(memo_key)
                 if col is None:
                     col = columns.new_column(memo_key, _MISSING)
-        spare = columns.spare
         position = columns.position
 
         def head_of(ni: NodeInfo) -> Status | None:
             """The signed filters' verdict on one node: kept, or run and kept (not an error)."""
-            if col is None:
-                return _run_filters(head, state, pod, ni, verdict)
-            p = position(ni)
-            st: Status | None = col[p]
-            if st is not _MISSING:
-                return st
-            st = _run_filters(head, state, pod, ni, verdict)
-            if p != spare and (st is None or st.code != Code.ERROR):
-                col[p] = st
-            return st
+            if col is not None:
+                st: Status | None = col[position(ni)]
+                if st is not _MISSING:
+                    return st
+            one: list[Any] = [_MISSING]
+            _head_verdicts(head, head_keys, columns, col, state, pod, [ni], [position(ni)], one, verdict)
+            return one[0]  # type: ignore[no-any-return]
 
         def verdict_of(ni: NodeInfo) -> Status | None:
             """One node's Filter verdict (None: it passes)."""
@@ -411,8 +408,9 @@ class Algorithm:
             return False
 
         # When every filter signs the pod, the nodes are read in runs: the kept verdicts of a run are taken with
-        # list operations (no Python step per node) up to the first node without one, which is visited alone. A run
-        # never holds more nodes than are still to be found, so the to_find-th feasible node can only end one.
+        # list operations (no Python step per node), the nodes without one filtered together, one signed filter
+        # at a time. A run never holds more nodes than are still to be found, so the to_find-th feasible node can
+        # only end one.
         # Same nodes, same order: pinned by
         # tests/test_perf_equivalence.py::test_signature_filter_verdicts_are_reused_exactly.
         # The filters after the signed ones run on a whole run of nodes at once when each has a batch form
@@ -446,52 +444,23 @@ class Algorithm:
                         kept = list(map(col.__getitem__, _rotated(at, start, idx, end)))
                     else:
                         kept = [_MISSING] * len(chunk)
-                    size = len(chunk)
+                    if _MISSING in kept:
+                        # the nodes without a kept verdict: each signed filter in turn, in batch (its own kept
+                        # verdicts first), then kept for the next pods of this signature
+                        at_run = ([columns.spare] * len(chunk) if col is None
+                                  else _rotated_range(start, idx, end, n) if sliced
+                                  else _rotated(at, start, idx, end) if at is not None else [])
+                        _head_verdicts(head, head_keys, columns, col, state, pod, chunk, at_run, kept, verdict)
+                        if tail_batches is None:
+                            _raise_errors(kept)
                     if tail_batches is not None:
-                        # every node of the run is visited (it holds no more nodes than are still to be found)
-                        if _MISSING in kept:
-                            kept = [head_of(ni) if st is _MISSING else st for ni, st in zip(chunk, kept, strict=True)]
                         _tail_verdicts(tail, tail_batches, state, pod, chunk, kept, verdict)
-                        for st in kept:
-                            if st is not None and st.code == Code.ERROR:
-                                raise CycleError(st)
-                        _take_verdicts(chunk, kept, feasible, statuses, diagnosis)
-                        idx = end
-                        if len(feasible) >= to_find:
-                            stopped_at = end - 1
-                            break
-                        continue
-                    # Verdicts are tested by truth and identity, never with == (Status.__eq__ is Python code): a
-                    # Status and _MISSING are always true (test_runtime_filter.py::test_a_status_is_always_true).
-                    if not any(kept):  # all kept, all pass
-                        feasible.extend(chunk)
-                        idx = end
-                        if len(feasible) >= to_find:
-                            stopped_at = end - 1
-                            break
-                        continue
-                    # Kept verdicts are taken a stretch at a time; each node without one is visited alone.
-                    ids = list(map(id, kept))
-                    p = 0
-                    done = False
-                    while p < size:
-                        try:
-                            q = ids.index(_MISSING_ID, p)
-                        except ValueError:
-                            q = size
-                        if q > p:
-                            _take_verdicts(chunk[p:q], kept[p:q], feasible, statuses, diagnosis)
-                            idx += q - p
-                            if len(feasible) >= to_find:
-                                stopped_at, done = idx - 1, True
-                                break
-                        if q < size:
-                            if visit(chunk[q]):
-                                stopped_at, done = idx, True
-                                break
-                            idx += 1
-                        p = q + 1
-                    if done:
+                        _raise_errors(kept)
+                    # every node of the run is visited (it holds no more nodes than are still to be found)
+                    _take_verdicts(chunk, kept, feasible, statuses, diagnosis)
+                    idx = end
+                    if len(feasible) >= to_find:
+                        stopped_at = end - 1
                         break
                     continue
             done = False
@@ -636,7 +605,6 @@ T = TypeVar("T")
 _MISSING: Any = object()
 _NAME = attrgetter("name")
 _PLUGIN_AND_CODE = attrgetter("plugin", "code")
-_MISSING_ID = id(_MISSING)
 
 
 def _rotated(nodes: list[T], start: int, a: int, b: int, n: int | None = None) -> list[T]:
@@ -652,6 +620,78 @@ def _rotated(nodes: list[T], start: int, a: int, b: int, n: int | None = None) -
     return nodes[lo:n] + nodes[:hi - n]
 #: How many nodes the filter loop reads at once when every filter signs the pod.
 _RUN = 128
+
+
+def _rotated_range(start: int, a: int, b: int, n: int) -> list[int]:
+    """Positions ``a`` to ``b`` (0 <= a <= b <= n) of a list of ``n`` rotated to begin at ``start``."""
+    lo, hi = start + a, start + b
+    if hi <= n:
+        return list(range(lo, hi))
+    if lo >= n:
+        return list(range(lo - n, hi - n))
+    return [*range(lo, n), *range(hi - n)]
+
+
+def _raise_errors(kept: list[Status | None]) -> None:
+    """End the cycle with the first erring verdict of a run, in node order (visiting stops there)."""
+    for st in filter(None, kept):
+        if st.code == Code.ERROR:
+            raise CycleError(st)
+
+
+def _head_verdicts(head: Sequence[tuple[str, Any]], keys: Sequence[int | None], columns: NodeColumns,
+                   col: list[Any] | None, state: CycleState, pod: Pod, chunk: list[NodeInfo], positions: list[int],
+                   kept: list[Any], verdict: Callable[[str, Any], Status | None]) -> None:
+    """Replace each _MISSING in ``kept`` with the verdict of the signed filters ``head`` on that node of
+    ``chunk`` (at ``positions`` of the snapshot's list): each filter in order on the nodes the previous ones
+    passed, its own kept verdicts (under ``keys``) read first and the rest computed and kept; then the combined
+    verdicts kept in ``col``. Errors are never kept. Same verdicts as running ``head`` node by node: pinned by
+    tests/test_perf_equivalence.py::test_signature_filter_verdicts_are_reused_exactly."""
+    todo = [q for q, st in enumerate(kept) if st is _MISSING]
+    spare = columns.spare
+    alive = todo
+    for (name, fn), key in zip(head, keys, strict=True):
+        if not alive:
+            break
+        own = columns.column(key) if key is not None else None
+        if own is None and key is not None and columns.tracking:
+            own = columns.new_column(key, _MISSING)
+        found = [_MISSING] * len(alive) if own is None else [own[positions[q]] for q in alive]
+        if _MISSING in found:
+            for j, q in enumerate(alive):
+                if found[j] is not _MISSING:
+                    continue
+                st: Status | None
+                try:
+                    out = fn(state, pod, chunk[q])
+                except Exception as e:
+                    st = raised_status(name, "Filter", e)
+                else:
+                    st = None if out is None else verdict(name, out)
+                found[j] = st
+                p = positions[q]
+                if own is not None and p != spare and (st is None or st.code != Code.ERROR):
+                    own[p] = st
+        if None in found:
+            still = []
+            for q, st in zip(alive, found, strict=True):
+                if st is None:
+                    still.append(q)
+                else:
+                    kept[q] = st
+            alive = still
+        else:
+            for q, st in zip(alive, found, strict=True):
+                kept[q] = st
+            alive = []
+    for q in alive:
+        kept[q] = None
+    if col is not None:
+        for q in todo:
+            st = kept[q]
+            p = positions[q]
+            if p != spare and (st is None or st.code != Code.ERROR):
+                col[p] = st
 
 
 def _take_verdicts(chunk: list[NodeInfo], kept: list[Status | None], feasible: list[NodeInfo],

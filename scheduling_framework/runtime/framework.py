@@ -749,13 +749,14 @@ class Framework:
         return out
 
     def filter_memo_key(self, state: CycleState, pod: Pod, filters: Sequence[tuple[str, Any]]
-                        ) -> tuple[int, int | None]:
-        """(n, key): the first ``n`` of this cycle's ``filters`` sign the pod, and their combined verdict on a
-        NodeInfo is kept in its memo under ``key`` (None, n = 0: nothing to reuse). The verdict of the first
-        ``n`` filters depends only on their signatures and the NodeInfo, so it holds while the NodeInfo does."""
+                        ) -> tuple[int, int | None, list[int | None]]:
+        """(n, key, keys): the first ``n`` of this cycle's ``filters`` sign the pod; their combined verdict on a
+        node is kept under ``key``, and each one's own verdict under its entry of ``keys`` (runtime/columns.py;
+        None, n = 0: nothing to reuse). The verdict of the first ``n`` filters depends only on their signatures
+        and the NodeInfo, so it holds while the NodeInfo does; so does each one's."""
         signers = self._filter_signers
         if not signers:
-            return 0, None
+            return 0, None, []
         parts: list[tuple[str, Any]] = []
         for name, _fn in filters:
             fn = signers.get(name)
@@ -766,9 +767,12 @@ class Framework:
                 break
             parts.append((name, frag))
         if not parts:
-            return 0, None
-        key = self._memo_keys.key(("filter", tuple(parts)))
-        return (len(parts), key) if key is not None else (0, None)
+            return 0, None, []
+        keys = self._memo_keys
+        key = keys.key(("filter", tuple(parts)))
+        if key is None:
+            return 0, None, []
+        return len(parts), key, [keys.key(("filter-1", name, frag)) for name, frag in parts]
 
     def _signed_raw_scores(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], plugins: Sequence[Any]
                            ) -> dict[str, list[int]]:
