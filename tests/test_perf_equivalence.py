@@ -147,6 +147,31 @@ def test_batch_scores_equal_node_by_node_scores(seed: int) -> None:
     assert checked > 0
 
 
+@pytest.mark.parametrize("read_only", [False, True], ids=["dict", "mapping-proxy"])
+def test_imagelocality_batch_equals_score_for_one_image(read_only: bool) -> None:
+    """ImageLocality's one-image batch (a score per distinct image summary) equals Score per node, with image
+    states in a dict or in another mapping (set by hand)."""
+    import types
+
+    from plugins_intree.imagelocality.plugin import ImageLocality
+    from scheduling_framework.state.node_info import ImageStateSummary
+
+    pod = Pod.from_dict({"kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                         "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}]}})
+    shared = ImageStateSummary(300 * 1024 * 1024, 2)
+    infos = []
+    for i, states in enumerate([{"nginx:1.25": shared}, {}, {"nginx:1.25": ImageStateSummary(900 * 1024 * 1024, 3)},
+                                {"other:1": shared}, {"nginx:1.25": shared}]):
+        ni = NodeInfo(Node.from_dict({"kind": "Node", "metadata": {"name": f"n{i}"}}))
+        ni.image_states = types.MappingProxyType(states) if read_only else states  # type: ignore[assignment]
+        infos.append(ni)
+    state = CycleState()
+    pl = ImageLocality(None, types.SimpleNamespace(snapshot=Snapshot({ni.name: ni for ni in infos})))
+    want = [pl.score(state, pod, ni)[0] for ni in infos]
+    assert pl.score_nodes(state, pod, infos) == want
+    assert len(set(want)) == 3
+
+
 def test_batch_form_is_ignored_when_a_subclass_overrides_score() -> None:
     from plugins_intree.noderesources.fit import Fit
 
