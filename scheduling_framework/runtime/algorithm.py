@@ -604,6 +604,7 @@ T = TypeVar("T")
 
 _MISSING: Any = object()
 _NAME = attrgetter("name")
+_CODE = attrgetter("code")
 _PLUGIN_AND_CODE = attrgetter("plugin", "code")
 
 
@@ -634,9 +635,9 @@ def _rotated_range(start: int, a: int, b: int, n: int) -> list[int]:
 
 def _raise_errors(kept: list[Status | None]) -> None:
     """End the cycle with the first erring verdict of a run, in node order (visiting stops there)."""
-    for st in filter(None, kept):
-        if st.code == Code.ERROR:
-            raise CycleError(st)
+    rejected = list(filter(None, kept))
+    if rejected and Code.ERROR in map(_CODE, rejected):  # C-level passes: a run holds many rejections
+        raise CycleError(next(st for st in rejected if st.code == Code.ERROR))
 
 
 def _head_verdicts(head: Sequence[tuple[str, Any]], keys: Sequence[int | None], columns: NodeColumns,
