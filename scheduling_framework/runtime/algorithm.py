@@ -650,14 +650,15 @@ def _head_verdicts(head: Sequence[tuple[str, Any]], keys: Sequence[int | None], 
     tests/test_perf_equivalence.py::test_signature_filter_verdicts_are_reused_exactly."""
     todo = [q for q, st in enumerate(kept) if st is _MISSING]
     spare = columns.spare
-    alive = todo
+    alive = todo  # the nodes every filter so far passed: their indices in ``chunk`` and their positions
+    alive_at = [positions[q] for q in todo]
     for (name, fn), key in zip(head, keys, strict=True):
         if not alive:
             break
         own = columns.column(key) if key is not None else None
         if own is None and key is not None and columns.tracking:
             own = columns.new_column(key, _MISSING)
-        found = [_MISSING] * len(alive) if own is None else [own[positions[q]] for q in alive]
+        found: list[Any] = [_MISSING] * len(alive) if own is None else list(map(own.__getitem__, alive_at))
         if _MISSING in found:
             for j, q in enumerate(alive):
                 if found[j] is not _MISSING:
@@ -670,21 +671,17 @@ def _head_verdicts(head: Sequence[tuple[str, Any]], keys: Sequence[int | None], 
                 else:
                     st = None if out is None else verdict(name, out)
                 found[j] = st
-                p = positions[q]
+                p = alive_at[j]
                 if own is not None and p != spare and (st is None or st.code != Code.ERROR):
                     own[p] = st
-        if None in found:
-            still = []
-            for q, st in zip(alive, found, strict=True):
-                if st is None:
-                    still.append(q)
-                else:
-                    kept[q] = st
-            alive = still
-        else:
-            for q, st in zip(alive, found, strict=True):
-                kept[q] = st
-            alive = []
+        # C-level passes (a Status is always true): the usual filter passes every node
+        if found.count(None) == len(found):
+            continue
+        for q, st in zip(compress(alive, found), filter(None, found), strict=True):
+            kept[q] = st
+        passed = list(map(not_, found))
+        alive = list(compress(alive, passed))
+        alive_at = list(compress(alive_at, passed))
     for q in alive:
         kept[q] = None
     if col is not None:
