@@ -773,11 +773,53 @@ def test_interpodaffinity_filter_fast_equals_plain(seed: int) -> None:
                 plugin.add_pod(state, pod, PodInfo(rng.choice(running).with_node_name(ni.name)), ni)
 
 
+def _change_node_list(rng: random.Random, lst: list[NodeInfo], saved: list[tuple[int, NodeInfo]], step: int,
+                      images: bool = False) -> None:
+    """One random change of a node list as the cache and the simulator make them: a node cloned with a pod
+    more (the old NodeInfo kept in ``saved``), a pod added or removed in place, a saved NodeInfo put back, a
+    journal flooded past its limit, a node renamed, a NodeInfo listed twice, the list grown; with ``images``,
+    also a node's image states replaced."""
+    from scheduling_framework.state.node_info import CHANGES
+
+    i = rng.randrange(len(lst))
+    action = rng.random()
+    if images and action < 0.1:
+        lst[i].image_states = {f"img{step}": ImageStateSummary(1, 1)}
+    elif action < 0.3:
+        saved.append((i, lst[i]))
+        c = lst[i].clone()
+        c.add_pod(_spread_pod(rng, 3000 + step, c.name))
+        lst[i] = c
+    elif action < 0.45:
+        lst[i].add_pod(_spread_pod(rng, 3000 + step, lst[i].name))
+    elif action < 0.5 and lst[i].pods:
+        lst[i].remove_pod(lst[i].pods[-1])
+    elif action < 0.6 and saved:
+        j, old = saved.pop()
+        lst[j] = old
+    elif action < 0.63:
+        scratch = NodeInfo()
+        for _ in range(CHANGES.limit + 1):
+            scratch.clone()
+    elif action < 0.66:
+        node = lst[i].node
+        assert node is not None
+        manifest = node.to_dict()
+        manifest["metadata"]["name"] = f"renamed{step}"
+        lst[i].set_node(Node.from_dict(manifest))
+    elif action < 0.69:
+        j = rng.randrange(len(lst))
+        saved.append((j, lst[j]))
+        lst[j] = lst[i]
+    elif action < 0.7:
+        lst.append(lst[i].clone())
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_changed_nodes_equal_a_generation_scan(seed: int) -> None:
     """ChangedNodes names exactly the positions holding another NodeInfo or a changed one since the previous
     call (or asks for all of them), whatever happens to the list in between."""
-    from scheduling_framework.state.node_info import CHANGES, ChangedNodes
+    from scheduling_framework.state.node_info import ChangedNodes
 
     rng = random.Random(seed)
     lst = _spread_infos(rng, 25, 40)
@@ -788,36 +830,7 @@ def test_changed_nodes_equal_a_generation_scan(seed: int) -> None:
     answered = 0
     for step in range(150):
         for _ in range(rng.choice((0, 1, 1, 2, 3))):
-            i = rng.randrange(len(lst))
-            action = rng.random()
-            if action < 0.3:
-                saved.append((i, lst[i]))
-                c = lst[i].clone()
-                c.add_pod(_spread_pod(rng, 3000 + step, c.name))
-                lst[i] = c
-            elif action < 0.45:
-                lst[i].add_pod(_spread_pod(rng, 3000 + step, lst[i].name))
-            elif action < 0.5 and lst[i].pods:
-                lst[i].remove_pod(lst[i].pods[-1])
-            elif action < 0.6 and saved:
-                j, old = saved.pop()
-                lst[j] = old
-            elif action < 0.63:
-                scratch = NodeInfo()
-                for _ in range(CHANGES.limit + 1):
-                    scratch.clone()
-            elif action < 0.66:
-                node = lst[i].node
-                assert node is not None
-                manifest = node.to_dict()
-                manifest["metadata"]["name"] = f"renamed{step}"
-                lst[i].set_node(Node.from_dict(manifest))
-            elif action < 0.69:
-                j = rng.randrange(len(lst))
-                saved.append((j, lst[j]))
-                lst[j] = lst[i]
-            elif action < 0.7:
-                lst.append(lst[i].clone())
+            _change_node_list(rng, lst, saved, step)
         got = tracker.changed(lst)
         if got is not None:
             answered += 1
@@ -834,7 +847,6 @@ def test_node_columns_follow_every_change(seed: int) -> None:
     NodeInfos put back, renamed, listed twice, the list grown, nodes from outside the list, forgotten journals,
     columns forgotten for room."""
     from scheduling_framework.runtime.columns import NodeColumns
-    from scheduling_framework.state.node_info import CHANGES
 
     def answer(ni: NodeInfo) -> tuple[Any, ...]:
         return ni.name, tuple(pi.pod.metadata.name for pi in ni.pods), tuple(sorted(ni.image_states))
@@ -846,38 +858,7 @@ def test_node_columns_follow_every_change(seed: int) -> None:
     reused = stored = 0
     for step in range(250):
         for _ in range(rng.choice((0, 0, 1, 1, 2))):
-            i = rng.randrange(len(lst))
-            action = rng.random()
-            if action < 0.25:
-                saved.append((i, lst[i]))
-                c = lst[i].clone()
-                c.add_pod(_spread_pod(rng, 3000 + step, c.name))
-                lst[i] = c
-            elif action < 0.4:
-                lst[i].add_pod(_spread_pod(rng, 3000 + step, lst[i].name))
-            elif action < 0.45 and lst[i].pods:
-                lst[i].remove_pod(lst[i].pods[-1])
-            elif action < 0.55:
-                lst[i].image_states = {f"img{step}": ImageStateSummary(1, 1)}
-            elif action < 0.62 and saved:
-                j, old = saved.pop()
-                lst[j] = old
-            elif action < 0.64:
-                scratch = NodeInfo()
-                for _ in range(CHANGES.limit + 1):
-                    scratch.clone()
-            elif action < 0.67:
-                node = lst[i].node
-                assert node is not None
-                manifest = node.to_dict()
-                manifest["metadata"]["name"] = f"renamed{step}"
-                lst[i].set_node(Node.from_dict(manifest))
-            elif action < 0.69:
-                j = rng.randrange(len(lst))
-                saved.append((j, lst[j]))
-                lst[j] = lst[i]
-            elif action < 0.7:
-                lst.append(lst[i].clone())
+            _change_node_list(rng, lst, saved, step, images=True)
         nodes = rng.sample(lst, rng.randint(1, len(lst)))
         if rng.random() < 0.3:
             nodes.insert(rng.randrange(len(nodes) + 1), lst[rng.randrange(len(lst))].clone())
