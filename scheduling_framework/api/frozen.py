@@ -86,18 +86,15 @@ MAX_SHARED_LABEL_ENTRIES = 32
 
 
 def shared_labels(value: Mapping[str, str] | None) -> FrozenDict[str, str]:
-    """``value`` as a FrozenDict, the same object as the last equal map when there was one (see above)."""
-    if type(value) is FrozenDict:
-        return value
-    if not value:
-        return EMPTY
-    if len(value) > MAX_SHARED_LABEL_ENTRIES:
-        return FrozenDict(value)
+    """``value`` as a FrozenDict (:func:`freeze_map`), the same object as the last equal map when there was one
+    (see above)."""
+    if type(value) is FrozenDict or not value or len(value) > MAX_SHARED_LABEL_ENTRIES:
+        return freeze_map(value)
     key = tuple(value.items())
     try:
         got = _SHARED_LABELS.get(key)
     except TypeError:  # an unhashable value (a map built by hand): not shared
-        return FrozenDict(value)
+        return freeze_map(value)
     if got is None:
         if len(_SHARED_LABELS) >= MAX_SHARED_LABELS:
             _SHARED_LABELS.clear()
