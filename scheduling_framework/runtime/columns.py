@@ -39,7 +39,9 @@ class NodeColumns:
         self._max_cells = max_cells
         self._changes = ChangedNodes()
         self._nodes: list[NodeInfo] = []  # also keeps every listed NodeInfo alive, so no id in _positions is reused
-        self._positions: dict[int, int] = {}  # id(NodeInfo) -> its position
+        # id(NodeInfo) -> its position. ChangedNodes keeps such a map too, but drops it while two NodeInfos share a
+        # name (its journal is read by name); positions need only distinct objects.
+        self._positions: dict[int, int] = {}
         self._spare = 0  # the slot read for a node outside the list: len(_nodes)
         # key -> ([epoch read], column, what a missing answer reads as)
         self._columns: dict[Hashable, tuple[list[int], list[Any], Any]] = {}
