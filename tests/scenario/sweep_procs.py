@@ -94,22 +94,24 @@ def marked(mark: str) -> list[int]:
     return out
 
 
-def _state(pid: int) -> str:
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (state first), None when the process is gone."""
     try:
         with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0]
+            return fh.read().rsplit(")", 1)[1].split()
     except OSError:
-        return "?"
+        return None
+
+
+def _state(pid: int) -> str:
+    fields = _stat(pid)
+    return "?" if fields is None else fields[0]
 
 
 def cpu_seconds(pid: int) -> float:
     """User plus system CPU time of ``pid`` so far (0 when it is gone)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
-            fields = fh.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    fields = _stat(pid)
+    return 0.0 if fields is None else (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _cmdline(pid: int) -> str:
@@ -121,11 +123,8 @@ def _cmdline(pid: int) -> str:
 
 
 def _ppid(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
-            return int(fh.read().rsplit(")", 1)[1].split()[1])
-    except OSError:
-        return -1
+    fields = _stat(pid)
+    return -1 if fields is None else int(fields[1])
 
 
 def pool_workers(mark: str) -> list[int]:
