@@ -133,6 +133,7 @@ def test_batch_scores_equal_node_by_node_scores(seed: int) -> None:
                 got = batch(state, pod, infos)
                 if got is not None:
                     assert got == [s for s, _ in one_by_one], pl.name
+                    assert set(map(type, got)) <= {int}, pl.name  # the framework does not check ours (_ours)
                     checked += 1
             ext = pl.score_extensions()
             normalize = batch_normalizer(ext) if ext is not None else None
@@ -143,6 +144,7 @@ def test_batch_scores_equal_node_by_node_scores(seed: int) -> None:
                 got = normalize(state, pod, [ni.name for ni in infos], list(raw))
                 if got is not None:
                     assert got == [ns.score for ns in scores], pl.name
+                    assert set(map(type, got)) <= {int}, pl.name
                     checked += 1
     assert checked > 0
 

@@ -15,7 +15,7 @@ from typing import Any
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.interfaces import MAX_NODE_SCORE
-from scheduling_framework.state.node_info import NodeInfo
+from scheduling_framework.state.node_info import NodeInfo, image_states_of
 from scheduling_framework.state.snapshot import normalized_image_name
 from scheduling_framework.status import Code, Status
 from scheduling_framework.versions import at_least, release_of
@@ -126,8 +126,7 @@ class ImageLocality:
             # pinned by tests/test_perf_equivalence.py::test_batch_scores_equal_node_by_node_scores.
             name = images[0]
             by_summary: dict[int, int] = {}
-            for ni in nodes:
-                states = ni.image_states
+            for states in map(image_states_of, nodes):
                 st = states.get(name) if states else None
                 if st is None:
                     append(no_image)
@@ -138,8 +137,7 @@ class ImageLocality:
                                                                  num_images)
                 append(sc)
             return out
-        for ni in nodes:
-            states = ni.image_states
+        for states in map(image_states_of, nodes):
             if not states:
                 append(no_image)
                 continue

@@ -128,10 +128,7 @@ def count_pods_match_selector(pod_infos: Sequence[PodInfo], selector: Selector, 
     matches = selector.matches
     count = 0
     for pi in pod_infos:
-        meta = pi.pod.metadata
-        if meta.deletion_timestamp is not None or meta.namespace != namespace:
-            continue
-        if matches(meta.labels):
+        if pi.namespace == namespace and matches(pi.labels) and pi.pod.metadata.deletion_timestamp is None:
             count += 1
     return count
 

@@ -266,8 +266,9 @@ def _run_constant(fn: Callable[[CycleState, Pod], int | None], state: CycleState
 
 
 def _run_batch(batch: Callable[[CycleState, Pod, Sequence[NodeInfo]], list[int] | None], state: CycleState,
-               pod: Pod, nodes: Sequence[NodeInfo], n: int) -> list[int] | None:
-    """The batch's scores when it gives one int per node; None (score node by node) otherwise.
+               pod: Pod, nodes: Sequence[NodeInfo], n: int, exact: bool = False) -> list[int] | None:
+    """The batch's scores when it gives one int per node; None (score node by node) otherwise. ``exact``: the
+    batch is one of ours (:func:`_ours`), whose values are ints by construction: their types are not checked.
 
     A batch that raises is not reported: the node-by-node pass that follows meets the same failure on
     the same node and reports it exactly as Score does."""
@@ -277,9 +278,16 @@ def _run_batch(batch: Callable[[CycleState, Pod, Sequence[NodeInfo]], list[int] 
         return None
     if type(vals) is not list or len(vals) != n:
         return None
-    if not _all_ints(vals):
+    if not exact and not _all_ints(vals):
         return None
     return vals
+
+
+def _ours(fn: Any) -> bool:
+    """Whether ``fn`` (a batch form) is defined by the bundled plugins, which give ints by construction (pinned by
+    tests/test_perf_equivalence.py::test_batch_scores_equal_node_by_node_scores): a third party's batch has the
+    type of every value checked."""
+    return fn is not None and str(getattr(fn, "__module__", "")).startswith("plugins_intree.")
 
 
 _INTS_ONLY = {int}
@@ -359,14 +367,15 @@ def batch_normalizer(ext: Any) -> Callable[[CycleState, Pod, list[str], list[int
 
 
 def _run_normalize_batch(batch: Callable[[CycleState, Pod, list[str], list[int]], list[int] | None],
-                         state: CycleState, pod: Pod, names: list[str], vals: list[int]) -> list[int] | None:
+                         state: CycleState, pod: Pod, names: list[str], vals: list[int],
+                         exact: bool = False) -> list[int] | None:
     try:
         out = batch(state, pod, names, vals)
     except Exception:
         return None  # normalize_score meets the same failure and reports it
     if type(out) is not list or len(out) != len(vals):
         return None
-    if not _all_ints(out):
+    if not exact and not _all_ints(out):
         return None
     return out
 
@@ -486,6 +495,9 @@ class Framework:
         self._score_constant = {pl.name: cfn for pl in self._points["score"] if (cfn := constant_scorer(pl))}
         self._normalize_batch = {name: batch_normalizer(ext) for name, ext in self._score_ext.items()
                                  if ext is not None}
+        # the plugins whose batch forms are ours (their values' types go unchecked, see _run_batch)
+        self._exact_batch = {name for name, fn in self._score_batch.items() if _ours(fn)}
+        self._exact_normalize = {name for name, fn in self._normalize_batch.items() if _ours(fn)}
         # Node-local plugins' pod signatures (runtime/signatures.py): their answers on an unchanged NodeInfo are
         # reused from its memo.
         self._filter_signers: dict[str, Signer] = {
@@ -811,7 +823,8 @@ class Framework:
                 missing = [j for j, v in enumerate(got) if v is None]
             sub = nodes if missing is None else [nodes[j] for j in missing]
             batch = self._score_batch.get(pl.name)
-            vals = _run_batch(batch, state, pod, sub, len(sub)) if batch is not None else None
+            vals = _run_batch(batch, state, pod, sub, len(sub), pl.name in self._exact_batch) \
+                if batch is not None else None
             if vals is None:
                 vals, err = _score_node_by_node(pl, state, pod, sub)
                 if err is not None:
@@ -1033,7 +1046,7 @@ class Framework:
             if name in signed:
                 vals = signed[name]
             elif batch is not None:
-                vals = _run_batch(batch, state, pod, nodes, n)
+                vals = _run_batch(batch, state, pod, nodes, n, name in self._exact_batch)
             if vals is None:
                 vals, err = _score_node_by_node(pl, state, pod, nodes)
                 if err is not None:
@@ -1043,7 +1056,8 @@ class Framework:
             ext = self._score_ext.get(name)
             normalize_batch = self._normalize_batch.get(name) if ext is not None else None
             if normalize_batch is not None and "normalize_score" not in getattr(ext, "__dict__", ()):
-                batch_vals = _run_normalize_batch(normalize_batch, state, pod, names, vals)
+                batch_vals = _run_normalize_batch(normalize_batch, state, pod, names, vals,
+                                                  name in self._exact_normalize)
                 if batch_vals is not None:
                     vals = batch_vals
                     ext = None  # normalized

@@ -103,11 +103,10 @@ class PodIndex:
     @staticmethod
     def _add_pods(key: str, postings: _Postings, i: int, pods: list[PodInfo]) -> None:
         for pi in pods:
-            meta = pi.pod.metadata
-            value = meta.labels.get(key)
+            value = pi.labels.get(key)
             if value is None:
                 continue
-            ns = meta.namespace
+            ns = pi.namespace
             per_value = postings.get(ns)
             if per_value is None:
                 per_value = postings[ns] = {}
@@ -125,11 +124,10 @@ class PodIndex:
     def _remove_pods(key: str, postings: _Postings, i: int, pods: list[PodInfo]) -> None:
         """Take position ``i`` out of the postings ``pods`` (all the pods indexed there) are in."""
         for pi in pods:
-            meta = pi.pod.metadata
-            value = meta.labels.get(key)
+            value = pi.labels.get(key)
             if value is None:
                 continue
-            per_value = postings[meta.namespace]
+            per_value = postings[pi.namespace]
             per_pos = per_value.get(value)
             if per_pos is not None and per_pos.pop(i, None) is not None and not per_pos:
                 del per_value[value]
@@ -219,10 +217,9 @@ class PodIndex:
         out: dict[int, list[PodInfo]] = {}
         for pos, pods in candidates:
             for pi in pods:
-                meta = pi.pod.metadata
-                if skip_terminating and meta.deletion_timestamp is not None:
+                if skip_terminating and pi.pod.metadata.deletion_timestamp is not None:
                     continue
-                if matches(meta.labels):
+                if matches(pi.labels):
                     found = out.get(pos)
                     if found is None:
                         out[pos] = [pi]
