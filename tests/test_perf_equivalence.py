@@ -846,8 +846,9 @@ def test_changed_nodes_equal_a_generation_scan(seed: int) -> None:
 def test_node_columns_follow_every_change(seed: int) -> None:
     """NodeColumns (runtime/columns.py) hands back a kept answer only for the very NodeInfo content it was
     computed on, whatever happens to the node list in between: clones, changes in place, image states replaced,
-    NodeInfos put back, renamed, listed twice, the list grown, nodes from outside the list, forgotten journals,
-    columns forgotten for room."""
+    NodeInfos put back, renamed, listed twice, the list grown, nodes from outside the list (new, or once listed:
+    their position hints are stale), hints moved by columns following another list, forgotten journals, columns
+    forgotten for room."""
     from scheduling_framework.runtime.columns import NodeColumns
 
     def answer(ni: NodeInfo) -> tuple[Any, ...]:
@@ -856,14 +857,20 @@ def test_node_columns_follow_every_change(seed: int) -> None:
     rng = random.Random(seed)
     lst = _spread_infos(rng, 25, 40)
     cols = NodeColumns(max_cells=rng.choice((10**6, 120)), max_log=rng.choice((256, 2)))
+    other = NodeColumns()  # follows another list of the same NodeInfos: moves their position hints
     saved: list[tuple[int, NodeInfo]] = []
     reused = stored = 0
     for step in range(250):
         for _ in range(rng.choice((0, 0, 1, 1, 2))):
             _change_node_list(rng, lst, saved, step, images=True)
+        if rng.random() < 0.15:
+            shuffled = rng.sample(lst, len(lst))
+            other.positions(shuffled[:2], shuffled)
         nodes = rng.sample(lst, rng.randint(1, len(lst)))
         if rng.random() < 0.3:
             nodes.insert(rng.randrange(len(nodes) + 1), lst[rng.randrange(len(lst))].clone())
+        if saved and rng.random() < 0.3:
+            nodes.insert(rng.randrange(len(nodes) + 1), rng.choice(saved)[1])
         positions = cols.positions(nodes, lst)
         for ni, p in zip(nodes, positions, strict=True):
             assert p == cols.spare or lst[p] is ni
@@ -879,7 +886,7 @@ def test_node_columns_follow_every_change(seed: int) -> None:
             elif p != cols.spare:
                 col[p] = answer(ni)
                 stored += 1
-    assert reused > 50 and stored > 100
+    assert reused > 5 and stored > 100  # (10 and 127 on the seed with a 2-entry log and 120 cells; others 160+)
 
 
 def _node_infos(nodes: list[Node], running: list[Pod]) -> list[NodeInfo]:

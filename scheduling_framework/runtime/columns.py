@@ -17,8 +17,9 @@ Pinned by tests/test_perf_equivalence.py::test_node_columns_follow_every_change.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 from scheduling_framework.state.node_info import ChangedNodes, NodeInfo
@@ -28,6 +29,15 @@ MAX_CELLS = 4_000_000
 
 #: Syncs with changes remembered for columns not read since; a column older than that starts afresh.
 MAX_LOG = 256
+
+
+def gatherer(positions: list[int]) -> Callable[[list[Any]], list[Any]]:
+    """A function reading a column's answers at ``positions``, in that order (one C-level call per column: the
+    same positions are read from several columns in a cycle)."""
+    if len(positions) > 1:
+        get = itemgetter(*positions)
+        return lambda col: list(get(col))
+    return lambda col: [col[p] for p in positions]
 
 
 class NodeColumns:
@@ -66,6 +76,16 @@ class NodeColumns:
         """Bring the columns up to date with ``listed`` (the snapshot's node list), then each of ``nodes``'s
         position in it (:attr:`spare` for a node it does not hold)."""
         self.sync(listed)
+        if len(nodes) > 1 and len(self._positions) == self._spare:
+            # Each NodeInfo's list_position, set by sync, names its place when the list there holds it (another
+            # NodeColumns may have moved the hint, or the node is not listed): one check of them all at once.
+            hints = [ni.list_position for ni in nodes]
+            try:
+                found = itemgetter(*hints)(self._nodes)
+            except IndexError:
+                found = None
+            if found is not None and list(found) == nodes:  # by identity (NodeInfo has no __eq__)
+                return hints
         return list(map(self._positions.get, map(id, nodes), repeat(self._spare)))
 
     def position(self, ni: NodeInfo) -> int:
@@ -117,6 +137,7 @@ class NodeColumns:
                     del positions[id(old)]
                 nodes[i] = new
                 positions[id(new)] = i
+                new.list_position = i
         if len(positions) != len(nodes):  # a NodeInfo listed twice: positions cannot name it
             self._reset(listed)
             return
@@ -125,6 +146,8 @@ class NodeColumns:
 
     def _reset(self, listed: list[NodeInfo]) -> None:
         self._nodes = list(listed)
+        for i, ni in enumerate(listed):
+            ni.list_position = i
         positions = {id(ni): i for i, ni in enumerate(listed)}
         self._positions = positions if len(positions) == len(listed) else {}
         self._spare = len(listed)

@@ -29,7 +29,7 @@ from scheduling_framework.interfaces import (
     QueuedPodInfo,
 )
 from scheduling_framework.registry import Registry, default_registry
-from scheduling_framework.runtime.columns import NodeColumns
+from scheduling_framework.runtime.columns import NodeColumns, gatherer
 from scheduling_framework.runtime.parallelize import Parallelizer
 from scheduling_framework.runtime.signatures import (
     MemoKeys,
@@ -810,13 +810,14 @@ class Framework:
         positions = kept.positions(nodes, self.snapshot.node_info_list)
         spare = kept.spare
         listed = positions.count(spare) < len(positions)
+        gather = gatherer(positions)
         out: dict[str, list[int]] = {}
         for pl, frag in parts:
             key = self._memo_keys.key(("score", pl.name, frag))
             col = kept.column(key) if key is not None else None
             missing: list[int] | None = None  # None: every node
             if col is not None:
-                got: list[int | None] = list(map(col.__getitem__, positions))
+                got: list[int | None] = gather(col)
                 if None not in got:
                     out[pl.name] = cast("list[int]", got)
                     continue

@@ -183,6 +183,9 @@ class ChangedNodes:
         return out
 
 
+#: NodeInfo.list_position before any NodeColumns has seen the NodeInfo (past the end of any list)
+NO_POSITION = 1 << 62
+
 #: ChangedNodes._from_journal's answer "evaluate every position"
 _ALL: list[int] = []
 
@@ -473,7 +476,7 @@ class NodeInfo:
 
     __slots__ = ("node", "name", "pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports",
                  "requested", "non_zero_requested", "allocatable", "_image_states", "pvc_ref_counts",
-                 "generation", "_pod_index", "memo", "_noted")
+                 "generation", "_pod_index", "memo", "_noted", "list_position")
 
     def __init__(self, node: Node | None = None, pods: Iterable[Pod | PodInfo] = ()) -> None:
         self.node: Node | None = None
@@ -499,6 +502,9 @@ class NodeInfo:
         # Every change (node set or removed, pod added or removed) empties it; a clone starts empty. Keys
         # should name the plugin that owns them.
         self.memo: dict[Any, Any] = {}
+        # Where a NodeColumns (runtime/columns.py) last saw this NodeInfo in the node list it follows: a hint it
+        # checks before use (another list may hold the NodeInfo elsewhere). Out of range until then.
+        self.list_position = NO_POSITION
         if node is not None:
             self.set_node(node)
         for p in pods:
@@ -661,6 +667,7 @@ class NodeInfo:
         c._pod_index = None  # built on first use (see __init__)
         c.memo = {}
         c._noted = noted
+        c.list_position = NO_POSITION
         if noted:
             CHANGES.note(c)
         return c
