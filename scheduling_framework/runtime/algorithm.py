@@ -93,19 +93,80 @@ def _reservoir_inline(totals: Sequence[int], getrandbits: Callable[[int], int]) 
 class Diagnosis:
     """Why nodes were rejected: status per node, the status of nodes not in the map, plugin names."""
 
-    __slots__ = ("node_to_status", "absent_nodes_status", "unschedulable_plugins", "pending_plugins",
-                 "pre_filter_msg", "post_filter_msg", "pre_filter_allowed", "explained")
+    __slots__ = ("_node_to_status", "absent_nodes_status", "_unschedulable_plugins", "_pending_plugins",
+                 "pre_filter_msg", "post_filter_msg", "pre_filter_allowed", "explained", "_runs")
+
+    #: what a Diagnosis says, field by field (the deferred runs are part of node_to_status and the plugin sets)
+    FIELDS = ("node_to_status", "absent_nodes_status", "unschedulable_plugins", "pending_plugins", "pre_filter_msg",
+              "post_filter_msg", "pre_filter_allowed", "explained")
 
     def __init__(self) -> None:
-        self.node_to_status: dict[str, Status] = {}
+        self._node_to_status: dict[str, Status] = {}
         self.absent_nodes_status: Status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
-        self.unschedulable_plugins: set[str] = set()
-        self.pending_plugins: set[str] = set()
+        self._unschedulable_plugins: set[str] = set()
+        self._pending_plugins: set[str] = set()
         self.pre_filter_msg = ""
         self.post_filter_msg = ""
         self.pre_filter_allowed: set[str] | None = None
         # Verdicts of nodes evaluated only to explain the decision (None = passed); see explain mode.
         self.explained: dict[str, Status | None] = {}
+        # Runs of filter verdicts not yet recorded (see defer): (nodes, verdicts, the rejections among them)
+        self._runs: list[tuple[list[NodeInfo], list[Status | None], list[Status]]] = []
+
+    @property
+    def node_to_status(self) -> dict[str, Status]:
+        """The rejected nodes' statuses by node name, in the order the nodes were filtered."""
+        if self._runs:
+            self._record_runs()
+        return self._node_to_status
+
+    @node_to_status.setter
+    def node_to_status(self, statuses: dict[str, Status]) -> None:
+        if self._runs:
+            self._record_runs()  # (their plugins)
+        self._node_to_status = statuses
+
+    @property
+    def unschedulable_plugins(self) -> set[str]:
+        if self._runs:
+            self._record_runs()
+        return self._unschedulable_plugins
+
+    @unschedulable_plugins.setter
+    def unschedulable_plugins(self, plugins: set[str]) -> None:
+        if self._runs:
+            self._record_runs()
+        self._unschedulable_plugins = plugins
+
+    @property
+    def pending_plugins(self) -> set[str]:
+        if self._runs:
+            self._record_runs()
+        return self._pending_plugins
+
+    @pending_plugins.setter
+    def pending_plugins(self, plugins: set[str]) -> None:
+        if self._runs:
+            self._record_runs()
+        self._pending_plugins = plugins
+
+    def defer(self, nodes: list[NodeInfo], verdicts: list[Status | None], rejected: list[Status]) -> None:
+        """Record a run of filter verdicts (None: the node passed; ``rejected``: the others, in order) when
+        someone reads the statuses or plugins, not now: a cycle that finds a node never reads them. Neither list
+        may change afterwards. Node names are distinct within a cycle's filtering (a snapshot's list)."""
+        self._runs.append((nodes, verdicts, rejected))
+
+    def rejected_count(self) -> int:
+        """How many nodes have a status (``len(node_to_status)``, without recording the deferred runs)."""
+        return len(self._node_to_status) + sum(len(r) for _, _, r in self._runs)
+
+    def _record_runs(self) -> None:
+        runs, self._runs = self._runs, []
+        statuses = self._node_to_status
+        for nodes, verdicts, rejected in runs:
+            statuses.update(zip(map(_NAME, compress(nodes, verdicts)), rejected, strict=True))
+            for plugin, code in set(map(_PLUGIN_AND_CODE, rejected)):
+                self.add_plugin_status(Status(code, plugin=plugin))
 
     def add_plugin_status(self, st: Status) -> None:
         if not st.plugin:
@@ -246,7 +307,7 @@ class Algorithm:
         feasible, diagnosis = self.find_nodes_that_fit_pod(state, pod, explain)
         if not feasible:
             raise FitError(pod, snapshot.num_nodes(), diagnosis)
-        evaluated = len(feasible) + len(diagnosis.node_to_status)
+        evaluated = len(feasible) + diagnosis.rejected_count()
         if len(feasible) == 1:
             return ScheduleResult(feasible[0].name, evaluated, 1, feasible_names=[feasible[0].name],
                                   diagnosis=diagnosis)
@@ -287,7 +348,7 @@ class Algorithm:
             diagnosis.pre_filter_allowed = allowed
             diagnosis.absent_nodes_status = absent_nodes_status(diagnosis.unschedulable_plugins)
         feasible = self._find_nodes_that_pass_filters(state, pod, diagnosis, nodes, explain=explain)
-        processed = len(feasible) + len(diagnosis.node_to_status)
+        processed = len(feasible) + diagnosis.rejected_count()
         self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
         if self.extenders and feasible:
             before = len(feasible)
@@ -332,7 +393,6 @@ class Algorithm:
                 diagnosis.explained.update((ni.name, None) for ni in nodes if ni not in chosen)
             return chosen
         feasible: list[NodeInfo] = []
-        statuses = diagnosis.node_to_status
         filters = fwk.filter_plugins_for(state)
         verdict = fwk.filter_verdict
         nominator = fwk.nominator
@@ -402,7 +462,7 @@ class Algorithm:
                 return len(feasible) >= to_find
             if st.code == Code.ERROR:
                 raise CycleError(st)
-            statuses[ni.name] = st
+            diagnosis.node_to_status[ni.name] = st  # (after the runs deferred before it)
             if st is not last_rejection[0]:  # plugins share one Status per rejection per cycle: note it once
                 last_rejection[0] = st
                 diagnosis.add_plugin_status(st)
@@ -460,7 +520,7 @@ class Algorithm:
                         _tail_verdicts(tail, tail_batches, state, pod, chunk, kept, verdict)
                         _raise_errors(kept)
                     # every node of the run is visited (it holds no more nodes than are still to be found)
-                    _take_verdicts(chunk, kept, feasible, statuses, diagnosis)
+                    _take_verdicts(chunk, kept, feasible, diagnosis)
                     idx = end
                     if len(feasible) >= to_find:
                         stopped_at = end - 1
@@ -697,18 +757,17 @@ def _head_verdicts(head: Sequence[tuple[str, Any]], keys: Sequence[int | None], 
 
 
 def _take_verdicts(chunk: list[NodeInfo], kept: list[Status | None], feasible: list[NodeInfo],
-                   statuses: dict[str, Status], diagnosis: Diagnosis) -> None:
+                   diagnosis: Diagnosis) -> None:
     """Record a run of kept verdicts as visiting each node would: passing nodes in order, rejections in the
-    status map, and each rejecting plugin once in the diagnosis (the kept statuses are rejections only)."""
+    status map, and each rejecting plugin once in the diagnosis (the kept statuses are rejections only; both
+    recorded when first read, see Diagnosis.defer)."""
     # C-level passes: a Status is always true (test_runtime_filter.py::test_a_status_is_always_true)
     rejected = list(filter(None, kept))
     if not rejected:
         feasible.extend(chunk)
         return
     feasible.extend(compress(chunk, map(not_, kept)))
-    statuses.update(zip(map(_NAME, compress(chunk, kept)), rejected, strict=True))
-    for plugin, code in set(map(_PLUGIN_AND_CODE, rejected)):
-        diagnosis.add_plugin_status(Status(code, plugin=plugin))
+    diagnosis.defer(chunk, kept, rejected)
 
 
 def _tail_verdicts(filters: Sequence[tuple[str, Any]], batches: Sequence[tuple[str, Any]], state: CycleState,

@@ -1327,7 +1327,7 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, Status):
         return a.code == b.code and a.reasons == b.reasons and a.plugin == b.plugin and a.error is b.error
     if isinstance(a, Diagnosis):
-        return all(_same(getattr(a, slot), getattr(b, slot)) for slot in Diagnosis.__slots__)
+        return all(_same(getattr(a, field), getattr(b, field)) for field in Diagnosis.FIELDS)
     if isinstance(a, dict):
         return list(a) == list(b) and all(_same(v, b[k]) for k, v in a.items())
     if isinstance(a, (str, int, set, frozenset)):

@@ -273,3 +273,36 @@ def test_a_status_is_always_true() -> None:
     assert all(bool(Status(code)) for code in Code)
     assert bool(Status(Code.SUCCESS, "")) and bool(_MISSING)
     assert not hasattr(Status, "__bool__") and not hasattr(Status, "__len__")
+
+
+def test_deferred_filter_runs_read_as_recorded_at_once() -> None:
+    """Runs of filter verdicts deferred in a Diagnosis (recorded when first read) give the statuses, in filtering
+    order, and the plugin sets that recording them at once gives, with node-by-node rejections and plugin sets
+    written in between."""
+    from scheduling_framework.runtime.algorithm import Diagnosis
+    from scheduling_framework.status import Code, Status
+
+    nodes = [NodeInfo(make_node(f"n{i}")) for i in range(7)]
+    fit = Status(Code.UNSCHEDULABLE, "Insufficient cpu", plugin="NodeResourcesFit")
+    taint = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "untolerated taint", plugin="TaintToleration")
+    gate = Status(Code.PENDING, "waiting", plugin="Gate")
+    first = [fit, None, taint]
+    second = [None, gate, fit]
+
+    d = Diagnosis()
+    d.defer(nodes[:3], first, [fit, taint])
+    assert d.rejected_count() == 2
+    d.node_to_status["n3"] = fit  # a node filtered on its own after the first run
+    d.defer(nodes[4:7], second, [gate, fit])
+    assert d.rejected_count() == 5
+    assert list(d.node_to_status) == ["n0", "n2", "n3", "n5", "n6"]
+    assert d.node_to_status["n5"] is gate and d.node_to_status["n2"] is taint
+    assert d.unschedulable_plugins == {"NodeResourcesFit", "TaintToleration"}
+    assert d.pending_plugins == {"Gate"}
+    assert d.rejected_count() == 5
+
+    replaced = Diagnosis()
+    replaced.defer(nodes[:3], first, [fit, taint])
+    replaced.node_to_status = {"other": fit}  # as preemption does: the runs' plugins are still counted
+    assert replaced.node_to_status == {"other": fit}
+    assert replaced.unschedulable_plugins == {"NodeResourcesFit", "TaintToleration"}
