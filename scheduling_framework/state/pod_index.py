@@ -24,8 +24,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from scheduling_framework.api.selectors import LabelSelector
 from scheduling_framework.state.node_info import ChangedNodes, NodeInfo, PodInfo
 
-#: namespace -> label value -> position in the node list -> the pods there with that label value
-_Postings = dict[str, dict[str, dict[int, list[PodInfo]]]]
+#: namespace -> label value -> position in the node list -> the pods there with that label value: the one PodInfo
+#: itself, or a list of two or more (most positions hold one replica of a Deployment: no list is made for it)
+_Postings = dict[str, dict[str, dict[int, "PodInfo | list[PodInfo]"]]]
 
 #: Candidate positions beyond which the plugins count a selector their kept way instead (a selector that many
 #: pods carry, as in a workload of thousands of replicas, is met again and again: counts kept across cycles,
@@ -112,13 +113,15 @@ class PodIndex:
                 per_value = postings[ns] = {}
             per_pos = per_value.get(value)
             if per_pos is None:
-                per_value[value] = {i: [pi]}
+                per_value[value] = {i: pi}
                 continue
             listed = per_pos.get(i)
             if listed is None:
-                per_pos[i] = [pi]
-            else:
+                per_pos[i] = pi
+            elif isinstance(listed, list):
                 listed.append(pi)
+            else:
+                per_pos[i] = [listed, pi]
 
     @staticmethod
     def _remove_pods(key: str, postings: _Postings, i: int, pods: list[PodInfo]) -> None:
@@ -249,13 +252,13 @@ class PodIndex:
             if postings is None:
                 return None
             indexed = [options[0]]
-        best: list[dict[int, list[PodInfo]]] | None = None
+        best: list[dict[int, PodInfo | list[PodInfo]]] | None = None
         best_size = -1
         for key, values in indexed:
             postings = self._keys[key]
             per_ns = postings.values() if namespaces is None else [
                 postings[ns] for ns in set(namespaces) if ns in postings]
-            lists: list[dict[int, list[PodInfo]]] = []
+            lists: list[dict[int, PodInfo | list[PodInfo]]] = []
             for per_value in per_ns:
                 if values is None:
                     lists.extend(per_value.values())
@@ -273,4 +276,5 @@ class PodIndex:
             return None  # (the size is known before any list is built: refusing costs nothing per pod)
         # distinct namespaces and distinct values hold distinct pods: no pod is listed twice
         exact = len(options) == 1 and len(selector.match_labels) + len(selector.match_expressions) == 1
-        return [item for per_pos in best for item in per_pos.items()], exact
+        return [(pos, pods if isinstance(pods, list) else [pods]) for per_pos in best
+                for pos, pods in per_pos.items()], exact
