@@ -903,7 +903,7 @@ class Scheduler:
         if assumed.status.nominated_node_name:
             assumed = assumed.with_nominated_node_name("")
         with self._lock:
-            self.cache.assume_pod(assumed)
+            self.cache.assume_pod(assumed, qpi.pod_info)
             if is_member(assumed, self._v2):
                 # upstream's cache counts the pod assumed in its group (1.36+; the 1.35 plugin's Reserve does too)
                 self.pod_groups.assume(assumed)

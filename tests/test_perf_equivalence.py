@@ -1987,6 +1987,38 @@ def test_renamed_pod_info_equals_a_fresh_one(seed: int) -> None:
         cs.revert()
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_placed_pod_info_equals_a_fresh_one(seed: int) -> None:
+    """The PodInfo the scheduler assumes is its queued PodInfo placed (PodInfo.placed: values shared): every
+    field equals a PodInfo made afresh for the placed pod, under every request rule, for random pods and for
+    upstream's pods with an in-place resize in their status (whose requests the rules change)."""
+    from pathlib import Path
+
+    from scheduling_framework.api.resize import RequestRules
+    from scheduling_framework.state.node_info import PodInfo
+    from tests import yamlio
+
+    fixture = Path(__file__).resolve().parent / "fixtures" / "upstream" / "resource-helpers-resize.yaml"
+    resized = [Pod.from_dict(c["pod"]) for c in yamlio.load(fixture.read_text())["cases"]]
+    assert any(p.status.resize is not None for p in resized)
+    rng = random.Random(seed)
+    pods = resized + [_pod(rng, i) for i in range(20)]
+    rule_sets = [RequestRules(a, b, c) for a in (False, True) for b in (False, True) for c in (False, True)]
+    for pod in pods:
+        for before in (None, *rule_sets):
+            queued = PodInfo(pod) if before is None else PodInfo(pod, before)
+            for rules in rule_sets:
+                placed = pod.with_node_name("n1")
+                got = queued.placed(placed, rules)
+                fresh = PodInfo(placed, rules)
+                assert got.pod is placed
+                for slot in PodInfo.__slots__:
+                    a, b = getattr(got, slot), getattr(fresh, slot)
+                    if slot == "requests":
+                        a, b = vars_of(a), vars_of(b)
+                    assert a == b, (pod.metadata.name, slot)
+
+
 def vars_of(obj: Any) -> Any:
     return {s: getattr(obj, s) for s in type(obj).__slots__} if hasattr(type(obj), "__slots__") else vars(obj)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import cast
+from typing import Any
 
 from plugins_intree.interpodaffinity._terms import term_id
 from scheduling_framework.api.pod import Pod
@@ -27,19 +27,19 @@ PairSums = dict[tuple[str, str], int]
 def group_terms(terms: Iterable[tuple[AffinityTerm, int]], node_labels: Mapping[str, str]) -> tuple[NodeTerm, ...]:
     """One node's (term, amount) pairs grouped by (canonical term key, topology key, topology value), amounts
     summed, in first-seen order; a term whose topology key the node lacks adds nothing."""
-    grouped: dict[tuple[str, str, str], list[object]] = {}
+    grouped: dict[tuple[str, str, str], list[Any]] = {}  # -> [a term of the group, the amounts' sum]
     for term, amount in terms:
-        value = node_labels.get(term.topology_key)
+        topology_key = term.topology_key
+        value = node_labels.get(topology_key)
         if value is None:
             continue
-        group = (term_id(term), term.topology_key, value)
+        group = (term_id(term), topology_key, value)
         entry = grouped.get(group)
         if entry is None:
             grouped[group] = [term, amount]
         else:
-            entry[1] = cast("int", entry[1]) + amount
-    return tuple((tid, cast("AffinityTerm", e[0]), topology_key, value, cast("int", e[1]))
-                 for (tid, topology_key, value), e in grouped.items())
+            entry[1] += amount
+    return tuple([(tid, e[0], topology_key, value, e[1]) for (tid, topology_key, value), e in grouped.items()])
 
 
 class KeptTerms:

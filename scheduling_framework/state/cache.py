@@ -117,12 +117,14 @@ class Cache:
             self._remove(st)
             return True
 
-    def assume_pod(self, pod: Pod) -> PodInfo:
-        """Account for ``pod`` (with spec.node_name set) on its node before binding completes."""
+    def assume_pod(self, pod: Pod, queued: PodInfo | None = None) -> PodInfo:
+        """Account for ``pod`` (with spec.node_name set) on its node before binding completes. ``queued``: the
+        PodInfo of the same pod before it was placed (see PodInfo.placed), whose derived values are reused."""
         with self._lock:
             if pod.uid in self._pods:
                 raise SnapshotError(f"pod {pod.key} is in the cache, so can't be assumed")
-            return self._add(PodInfo(pod, self.rules), pod.spec.node_name, assumed=True)
+            pi = PodInfo(pod, self.rules) if queued is None else queued.placed(pod, self.rules)
+            return self._add(pi, pod.spec.node_name, assumed=True)
 
     def finish_binding(self, pod: Pod) -> None:
         with self._lock:
