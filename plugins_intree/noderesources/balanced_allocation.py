@@ -93,13 +93,15 @@ def balance_with_pod_nodes_scorer(resources: Sequence[ResourceSpec]) -> NodesSco
                 append(one_fraction)
                 continue
             used = ni.requested
-            f_cpu = float(used.milli_cpu + req_cpu) / cap_cpu
+            # an int over a float divides as float(int) / float: the float() calls are left out, and abs() too
+            f_cpu = (used.milli_cpu + req_cpu) / cap_cpu
             if f_cpu > 1:
                 f_cpu = 1.0
-            f_mem = float(used.memory + req_mem) / cap_mem
+            f_mem = (used.memory + req_mem) / cap_mem
             if f_mem > 1:
                 f_mem = 1.0
-            append(int((1 - abs((f_cpu - f_mem) / 2)) * max_score))
+            d = (f_cpu - f_mem) / 2
+            append(int((1 - (d if d >= 0 else -d)) * max_score))
         return out
 
     return nodes_scorer
@@ -130,21 +132,24 @@ def balanced_nodes_scorer(resources: Sequence[ResourceSpec]) -> NodesScorer | No
             used = ni.requested
             used_cpu = used.milli_cpu
             used_mem = used.memory
-            # the fractions balance_score computes, capped at 1, with the pod and without it
-            f_cpu = float(used_cpu + req_cpu) / cap_cpu
+            # the fractions balance_score computes, capped at 1, with the pod and without it (an int over a
+            # float divides as float(int) / float: the float() calls are left out, and abs() too)
+            f_cpu = (used_cpu + req_cpu) / cap_cpu
             if f_cpu > 1:
                 f_cpu = 1.0
-            f_mem = float(used_mem + req_mem) / cap_mem
+            f_mem = (used_mem + req_mem) / cap_mem
             if f_mem > 1:
                 f_mem = 1.0
-            with_pod = int((1 - abs((f_cpu - f_mem) / 2)) * max_score)
-            f_cpu = float(used_cpu) / cap_cpu
+            d = (f_cpu - f_mem) / 2
+            with_pod = int((1 - (d if d >= 0 else -d)) * max_score)
+            f_cpu = used_cpu / cap_cpu
             if f_cpu > 1:
                 f_cpu = 1.0
-            f_mem = float(used_mem) / cap_mem
+            f_mem = used_mem / cap_mem
             if f_mem > 1:
                 f_mem = 1.0
-            without_pod = int((1 - abs((f_cpu - f_mem) / 2)) * max_score)
+            d = (f_cpu - f_mem) / 2
+            without_pod = int((1 - (d if d >= 0 else -d)) * max_score)
             change = half + with_pod - without_pod
             # div_trunc(change, 2) inlined: Go's truncating division
             append(half + (change // 2 if change >= 0 else -(-change // 2)))
