@@ -1112,10 +1112,17 @@ class Framework:
             totals = [const_total] * n
         elif len(weighted) == 1:
             totals = list(map(const_total.__add__, weighted[0])) if const_total else list(weighted[0])
-        elif const_total:
-            totals = list(map(sum, zip(*weighted, strict=True), repeat(const_total)))
+        elif len(weighted) == 2:  # the usual counts of columns, added without a tuple and a sum() call per node
+            w1, w2 = weighted
+            totals = [x + y + const_total for x, y in zip(w1, w2, strict=True)]
+        elif len(weighted) == 3:
+            w1, w2, w3 = weighted
+            totals = [x + y + z + const_total for x, y, z in zip(w1, w2, w3, strict=True)]
+        elif len(weighted) == 4:
+            w1, w2, w3, w4 = weighted
+            totals = [x + y + z + v + const_total for x, y, z, v in zip(w1, w2, w3, w4, strict=True)]
         else:
-            totals = list(map(sum, zip(*weighted, strict=True)))
+            totals = list(map(sum, zip(*weighted, strict=True), repeat(const_total)))
         return names, totals, columns, None
 
     # Reserve / Permit ------------------------------------------------------------------------
