@@ -2849,6 +2849,20 @@ def test_interpodaffinity_index_scores_equal_plain(seed: int) -> None:
         assert topology_scores(*args, None, None, lst, index, existing) == _per_pod_topology_scores(*args), step
         lst = list(lst)
         _change_one_node(lst, rng, waiting, any_pod=True)
+        _relabel_a_holder(rng, lst, step, lambda ni: bool(ni.pods_with_affinity))
+
+
+def _relabel_a_holder(rng: random.Random, lst: list[NodeInfo], step: int, holds: Any) -> None:
+    """Now and then, a node whose pods have terms (``holds``) relabelled in a clone: its zone moves, so its
+    pods' terms count elsewhere (kept terms must read it again although its pods are the same)."""
+    holders = [i for i, ni in enumerate(lst) if holds(ni)]
+    if holders and rng.random() < 0.3:
+        i = rng.choice(holders)
+        c = lst[i].clone()
+        manifest = c.node.to_dict()  # type: ignore[union-attr]
+        manifest["metadata"].setdefault("labels", {})["topology.kubernetes.io/zone"] = f"zone-{step % 3}"
+        c.set_node(Node.from_dict(manifest))
+        lst[i] = c
 
 
 def _ipa_rich_selector(rng: random.Random) -> dict[str, Any]:
@@ -2893,6 +2907,17 @@ def _ipa_rich_pod(rng: random.Random, i: int, node: str) -> Pod:
                                                       "labels": labels}, "spec": spec})
 
 
+def _required_anti_pod(rng: random.Random, i: int, node: str) -> Pod:
+    """A running pod with a required anti-affinity term (zone or hostname) on the rich pods' labels."""
+    term = {"labelSelector": _ipa_rich_selector(rng),
+            "topologyKey": rng.choice(("topology.kubernetes.io/zone", "kubernetes.io/hostname"))}
+    return Pod.from_dict({"kind": "Pod", "metadata": {"name": f"ra{i}", "namespace": "default",
+                                                      "labels": {"app": rng.choice(APPS)}},
+                          "spec": {"nodeName": node, "containers": [{"name": "c", "image": "i"}],
+                                   "affinity": {"podAntiAffinity": {
+                                       "requiredDuringSchedulingIgnoredDuringExecution": [term]}}}})
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_interpodaffinity_index_prefilter_equals_plain(seed: int) -> None:
     """PreFilter's counts from the snapshot's pod index (the incoming pod's required terms) and from the existing
@@ -2900,6 +2925,7 @@ def test_interpodaffinity_index_prefilter_equals_plain(seed: int) -> None:
     from plugins_intree.interpodaffinity import _terms
     from plugins_intree.interpodaffinity._kept_terms import KeptTerms
     from plugins_intree.interpodaffinity.filtering import (
+        anti_affinity_inputs,
         anti_affinity_terms_of,
         existing_anti_affinity_counts,
         incoming_affinity_anti_affinity_counts,
@@ -2910,17 +2936,21 @@ def test_interpodaffinity_index_prefilter_equals_plain(seed: int) -> None:
     rng = random.Random(seed)
     nodes, running, waiting = _cluster(seed, nodes=rng.randint(4, 20), bound=rng.randint(5, 80), pending=30)
     running += [_ipa_rich_pod(rng, 500 + i, rng.choice(nodes).name) for i in range(rng.randint(0, 30))]
+    running += [_required_anti_pod(rng, 700 + i, rng.choice(nodes).name) for i in range(rng.randint(3, 20))]
     waiting += [_ipa_rich_pod(rng, 900 + i, "") for i in range(15)]
     lst = _node_infos(nodes, running)
-    index, kept = PodIndex(), KeptTerms(anti_affinity_terms_of)
-    answered = 0
+    # as the plugin keeps them: a changed node whose inputs (node, pods with required anti-affinity) are the
+    # same is not read again
+    index, kept = PodIndex(), KeptTerms(anti_affinity_terms_of, anti_affinity_inputs)
+    answered = counted = 0
     for step in range(80):
         pod = rng.choice(waiting)
         pi = PodInfo(pod)
         with_anti = [ni for ni in lst if ni.pods_with_required_anti_affinity]
         ns_labels = rng.choice((_terms.NO_LABELS, {"team": "x"}))
-        assert (existing_anti_affinity_counts(pod, ns_labels, with_anti, None, kept, lst)
-                == existing_anti_affinity_counts(pod, ns_labels, with_anti)), step
+        want = existing_anti_affinity_counts(pod, ns_labels, with_anti)
+        assert existing_anti_affinity_counts(pod, ns_labels, with_anti, None, kept, lst) == want, step
+        counted += bool(want)
         affinity, anti = pi.required_affinity_terms, pi.required_anti_affinity_terms
         got = incoming_counts_from_index(affinity, anti, lst, index)
         if got is not None:
@@ -2928,7 +2958,8 @@ def test_interpodaffinity_index_prefilter_equals_plain(seed: int) -> None:
             assert got == incoming_affinity_anti_affinity_counts(affinity, anti, lst), step
         lst = list(lst)
         _change_one_node(lst, rng, waiting + running, any_pod=True)
-    assert answered
+        _relabel_a_holder(rng, lst, step, lambda ni: bool(ni.pods_with_required_anti_affinity))
+    assert answered and counted
 
 
 @pytest.mark.parametrize("seed", range(10))

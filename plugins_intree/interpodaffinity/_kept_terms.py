@@ -45,15 +45,20 @@ def group_terms(terms: Iterable[tuple[AffinityTerm, int]], node_labels: Mapping[
 class KeptTerms:
     """Per canonical term key, the amounts the existing terms add per topology pair over a node list."""
 
-    __slots__ = ("_anchors", "_changes", "_contrib", "_lock", "_occurrences", "_pairs", "_terms", "_unanchored",
-                 "contribution")
+    __slots__ = ("_anchors", "_changes", "_contrib", "_inputs", "_lock", "_occurrences", "_pairs", "_terms",
+                 "_unanchored", "contribution", "inputs")
 
-    def __init__(self, contribution: Callable[[NodeInfo], tuple[NodeTerm, ...]]) -> None:
+    def __init__(self, contribution: Callable[[NodeInfo], tuple[NodeTerm, ...]],
+                 inputs: Callable[[NodeInfo], tuple[object, ...]] | None = None) -> None:
         #: a node's grouped terms (one entry per (term key, topology pair) the node adds to)
         self.contribution = contribution
+        #: what a node's contribution is a function of (equal inputs, equal contribution): a changed node whose
+        #: inputs are equal to the last ones (a pod without terms added, the usual change) is not read again
+        self.inputs = inputs
         self._lock = threading.Lock()
         self._changes = ChangedNodes()
         self._contrib: list[tuple[NodeTerm, ...]] = []
+        self._inputs: list[tuple[object, ...]] = []
         # term key -> the amounts per topology pair, and on how many nodes each pair occurs (a pair goes when
         # none is left); the amounts are a dict of their own so that a caller can copy them in one step
         self._pairs: dict[str, PairSums] = {}
@@ -134,10 +139,18 @@ class KeptTerms:
             self._unanchored = set()
             contribution = self.contribution
             self._contrib = [contribution(ni) for ni in nodes]
+            inputs = self.inputs
+            self._inputs = [] if inputs is None else [inputs(ni) for ni in nodes]
             for c in self._contrib:
                 self._apply(c, 1)
             return
+        inputs = self.inputs
         for i in changed:
+            if inputs is not None:
+                now = inputs(nodes[i])
+                if now == self._inputs[i]:  # (elements compared by identity first)
+                    continue
+                self._inputs[i] = now
             old = self._contrib[i]
             new = self._contrib[i] = self.contribution(nodes[i])
             if old != new:

@@ -201,6 +201,12 @@ def _node_pairs(pod: Pod, ns_labels: Mapping[str, str], ni: NodeInfo,
     return pairs
 
 
+def anti_affinity_inputs(ni: NodeInfo) -> tuple[object, ...]:
+    """What ``anti_affinity_terms_of`` reads of a node: its node object and its pods with required
+    anti-affinity."""
+    return (ni.node, *ni.pods_with_required_anti_affinity)
+
+
 def anti_affinity_terms_of(ni: NodeInfo) -> tuple[NodeTerm, ...]:
     """The node's existing required anti-affinity terms for a :class:`KeptTerms`: per (term key, topology pair),
     how many (pod, term) there are."""

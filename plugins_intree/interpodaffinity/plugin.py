@@ -21,6 +21,7 @@ from plugins_intree.interpodaffinity.filtering import (
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
     PRE_FILTER_STATE_KEY,
     PreFilterState,
+    anti_affinity_inputs,
     anti_affinity_terms_of,
     existing_anti_affinity_counts,
     filter_fast,
@@ -113,7 +114,7 @@ class InterPodAffinity:
         self._term_sums = TermSums()
         self._existing_sums = ExistingTermSums()
         # the existing pods' required anti-affinity terms of the snapshot, kept across cycles by term
-        self._kept_anti_terms = KeptTerms(anti_affinity_terms_of)
+        self._kept_anti_terms = KeptTerms(anti_affinity_terms_of, anti_affinity_inputs)
 
     # --- cluster lookups ------------------------------------------------------------------------
     def _objects(self) -> Any:

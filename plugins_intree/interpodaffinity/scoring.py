@@ -422,10 +422,15 @@ class ExistingTermSums:
         if kept is None:
             if len(self._kept) >= 4:
                 self._kept.clear()
-            kept = self._kept[hw] = KeptTerms(partial(_existing_contribution_of, hw=hw))
+            kept = self._kept[hw] = KeptTerms(partial(_existing_contribution_of, hw=hw), _existing_inputs)
         for pairs in kept.matching(nodes, ctx.pod, ctx.ns_labels, cast("dict[str, bool]", ctx.matches)):
             for (topology_key, value), amount in pairs.items():
                 _add(scores, topology_key, value, amount)
+
+
+def _existing_inputs(ni: NodeInfo) -> tuple[object, ...]:
+    """What ``_existing_contribution_of`` reads of a node: its node object and its pods with affinity."""
+    return (ni.node, *ni.pods_with_affinity)
 
 
 def _existing_contribution_of(ni: NodeInfo, hw: int) -> tuple[ExistingTerm, ...]:
