@@ -738,8 +738,10 @@ def _ipa_plain_filter(s: Any, labels: Any) -> Any:
 
 @pytest.mark.parametrize("seed", range(10))
 def test_interpodaffinity_filter_fast_equals_plain(seed: int) -> None:
-    """InterPodAffinity's Filter fast path (keys of the positive existing pairs, shared statuses) equals the
-    plain checks on every node, also on cloned states after AddPod / RemovePod (preemption)."""
+    """InterPodAffinity's Filter fast path (keys of the positive existing pairs, shared statuses) and its batch
+    form (filter_nodes: a verdict per value when every pair is on one key) equal the plain checks on every node,
+    also on cloned states after AddPod / RemovePod (preemption); incoming pods with required anti-affinity by
+    hostname, by zone, or both."""
     from plugins_intree.interpodaffinity.filtering import PRE_FILTER_STATE_KEY
 
     rng = random.Random(seed)
@@ -751,10 +753,20 @@ def test_interpodaffinity_filter_fast_equals_plain(seed: int) -> None:
             "spec": {"nodeName": rng.choice(nodes).name, "containers": [{"name": "c", "image": "i"}],
                      "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
                          _term(rng, rng.choice(("kubernetes.io/hostname", "topology.kubernetes.io/zone")))]}}}}))
+    for j in range(10):  # incoming pods with required anti-affinity of their own
+        keys = rng.choice((["kubernetes.io/hostname"], ["topology.kubernetes.io/zone"],
+                           ["kubernetes.io/hostname", "topology.kubernetes.io/zone"]))
+        waiting.append(Pod.from_dict({
+            "kind": "Pod", "metadata": {"name": f"new-anti{j}", "namespace": "default",
+                                        "labels": {"app": rng.choice(APPS)}},
+            "spec": {"containers": [{"name": "c", "image": "i"}],
+                     "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                         _term(rng, key) for key in keys]}}}}))
     sched = _scheduler(nodes, running)
     sched.cache.update_snapshot(sched.snapshot)
     plugin = next(iter(sched.profiles.values())).plugins["InterPodAffinity"]
     infos = sched.snapshot.list()
+    batched = 0
     for k, pod in enumerate(waiting):
         state = CycleState()
         _, st = plugin.pre_filter(state, pod, infos)
@@ -762,17 +774,23 @@ def test_interpodaffinity_filter_fast_equals_plain(seed: int) -> None:
             continue
         for _round in range(3):
             s = state.read(PRE_FILTER_STATE_KEY)
+            wants = []
             for ni in infos:
                 assert ni.node is not None
                 got = plugin.filter(state, pod, ni)
                 want = _ipa_plain_filter(s, ni.node.metadata.labels)
                 assert _status_tuple(got) == _status_tuple(want), (k, ni.name)
+                wants.append(_status_tuple(want))
+            many = plugin.filter_nodes(state, pod, infos)
+            assert many is not None and [_status_tuple(st) for st in many] == wants, k
+            batched += any(st is not None for st in many)
             state = state.clone()
             ni = rng.choice(infos)
             if ni.pods and rng.random() < 0.5:
                 plugin.remove_pod(state, pod, ni.pods[0], ni)
             else:
                 plugin.add_pod(state, pod, PodInfo(rng.choice(running).with_node_name(ni.name)), ni)
+    assert batched
 
 
 def _change_node_list(rng: random.Random, lst: list[NodeInfo], saved: list[tuple[int, NodeInfo]], step: int,

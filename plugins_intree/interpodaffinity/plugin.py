@@ -25,6 +25,7 @@ from plugins_intree.interpodaffinity.filtering import (
     anti_affinity_terms_of,
     existing_anti_affinity_counts,
     filter_fast,
+    filter_many,
     incoming_affinity_anti_affinity_counts,
     incoming_counts_from_index,
     satisfy_existing_pods_anti_affinity,
@@ -202,7 +203,7 @@ class InterPodAffinity:
         label_sets = node_labels(nodes) if type(fs) is PreFilterState else None
         if label_sets is None:
             return None
-        return [filter_fast(fs, labels) for labels in label_sets]
+        return filter_many(fs, label_sets)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         # Fast path (the state PreFilter wrote, a node): filter_fast, equal to the plain checks below; pinned by
