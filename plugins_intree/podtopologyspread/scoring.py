@@ -26,9 +26,10 @@ from plugins_intree.podtopologyspread.common import (
     unique_selectors,
 )
 from plugins_intree.podtopologyspread.domains import DomainCountsCache
+from scheduling_framework.api.node import Node
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.interfaces import MAX_NODE_SCORE, NodeScore
-from scheduling_framework.state.node_info import NodeInfo
+from scheduling_framework.state.node_info import NodeInfo, node_labels
 from scheduling_framework.state.pod_index import KEPT_BEYOND, PodIndex
 
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
@@ -116,15 +117,26 @@ def calc_pre_score_state(pod: Pod, constraints: list[SpreadConstraint], filtered
     # first-seen order: one comprehension per key rather than one loop step per node and key. Equal to the
     # node-by-node loop (each node with node_has_all_keys, then labels.get(key, "") per constraint) it
     # replaces; pinned by tests/test_perf_equivalence.py::test_spread_score_per_domain_equals_per_node.
-    live = [node for node in map(_node, filtered_nodes) if node is not None]
-    label_sets = [node.metadata.labels for node in live]
+    listed_labels = node_labels(filtered_nodes)  # one pass when every NodeInfo has its node (so in a snapshot)
+    live: list[Node] | None = None
+    if listed_labels is None:
+        live = [node for node in map(_node, filtered_nodes) if node is not None]
+        label_sets = [node.metadata.labels for node in live]
+    else:
+        label_sets = listed_labels
     if require_all_topologies:
-        lacking: set[int] = set()
-        for key in {c.topology_key for c in constraints}:
-            lacking.update([i for i, labels in enumerate(label_sets) if key not in labels])
+        keys = list({c.topology_key: None for c in constraints})
+        if len(keys) == 2:  # (the default constraints': one pass for both keys)
+            k1, k2 = keys
+            lacking = [i for i, labels in enumerate(label_sets) if k1 not in labels or k2 not in labels]
+        else:
+            lacking = sorted({i for key in keys for i, labels in enumerate(label_sets) if key not in labels})
         if lacking:
+            if live is None:
+                live = [node for node in map(_node, filtered_nodes) if node is not None]
             ignored = {live[i].metadata.name for i in lacking}
-            label_sets = [labels for i, labels in enumerate(label_sets) if i not in lacking]
+            out = set(lacking)
+            label_sets = [labels for i, labels in enumerate(label_sets) if i not in out]
     for i, c in enumerate(constraints):
         if c.topology_key == LABEL_HOSTNAME:
             continue  # counted per node in Score
