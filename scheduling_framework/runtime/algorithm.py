@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cycle_state import CycleState
 from scheduling_framework.errors import SchedulingFrameworkError
-from scheduling_framework.runtime.columns import NodeColumns
+from scheduling_framework.runtime.columns import NodeColumns, gatherer
 from scheduling_framework.runtime.framework import Framework, NodePluginScores, ScoreDetail, raised_status
 from scheduling_framework.state.node_info import NodeInfo
 from scheduling_framework.status import Code, Status
@@ -721,7 +721,7 @@ def _head_verdicts(head: Sequence[tuple[str, Any]], keys: Sequence[int | None], 
         own = columns.column(key) if key is not None else None
         if own is None and key is not None and columns.tracking:
             own = columns.new_column(key, _MISSING)
-        found: list[Any] = [_MISSING] * len(alive) if own is None else list(map(own.__getitem__, alive_at))
+        found: list[Any] = [_MISSING] * len(alive) if own is None else gatherer(alive_at)(own)
         if _MISSING in found:
             for j, q in enumerate(alive):
                 if found[j] is not _MISSING:
@@ -738,8 +738,9 @@ def _head_verdicts(head: Sequence[tuple[str, Any]], keys: Sequence[int | None], 
                 p = alive_at[j]
                 if own is not None and p != spare and (st is None or st.code != Code.ERROR):
                     own[p] = st
-        # C-level passes (a Status is always true): the usual filter passes every node
-        if found.count(None) == len(found):
+        # C-level passes (a Status is always true; counting Nones would call Status.__eq__ on each rejection):
+        # the usual filter passes every node
+        if not any(found):
             continue
         for q, st in zip(compress(alive, found), filter(None, found), strict=True):
             kept[q] = st
