@@ -74,12 +74,6 @@ def topology_scores(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm]
     tests/test_perf_equivalence.py::test_interpodaffinity_kept_sums_equal_plain.
     """
     scores: ScoreMap = {}
-    # A node's additions depend on its pods and on the incoming pod's namespace, labels, namespace labels
-    # and terms: remembered per NodeInfo (and replayed in order) while the node does not change.
-    meta = pod.metadata
-    node_memo_key = memo_key(PRE_SCORE_STATE_KEY, meta.namespace, tuple(sorted(meta.labels.items())),
-                             tuple(sorted(ns_labels.items())), weighted_terms_key(preferred_affinity),
-                             weighted_terms_key(preferred_anti_affinity), all_pods, hard_pod_affinity_weight)
     ctx = _Pass(pod, ns_labels, preferred_affinity, preferred_anti_affinity, hard_pod_affinity_weight)
     if index is not None and existing is not None and all_nodes is not None:
         # The incoming pod's terms counted from the pods the index lists for their selectors, the existing pods'
@@ -88,6 +82,12 @@ def topology_scores(pod: Pod, preferred_affinity: Sequence[WeightedAffinityTerm]
         indexed_map = _scores_from_index(ctx, index, existing, all_nodes)
         if indexed_map is not _UNAVAILABLE:
             return cast("ScoreMap | None", indexed_map)
+    # A node's additions depend on its pods and on the incoming pod's namespace, labels, namespace labels
+    # and terms: remembered per NodeInfo (and replayed in order) while the node does not change.
+    meta = pod.metadata
+    node_memo_key = memo_key(PRE_SCORE_STATE_KEY, meta.namespace, tuple(sorted(meta.labels.items())),
+                             tuple(sorted(ns_labels.items())), weighted_terms_key(preferred_affinity),
+                             weighted_terms_key(preferred_anti_affinity), all_pods, hard_pod_affinity_weight)
     # Pods that repeat a signature (replicas of one template) reuse the per-signature sums below; a pod
     # with a new signature (the usual case in a real cluster's dump) is summed per term.
     if term_sums is not None and all_nodes is not None and (all_pods or not (ctx.affinity or ctx.anti_affinity)) \
