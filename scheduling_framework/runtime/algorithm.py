@@ -171,17 +171,19 @@ class Diagnosis:
     def add_plugin_status(self, st: Status) -> None:
         if not st.plugin:
             return
+        # (the sets themselves: the deferred runs add their own plugins when recorded, in any order)
         if st.code == Code.PENDING:
-            self.pending_plugins.add(st.plugin)
+            self._pending_plugins.add(st.plugin)
         elif st.is_rejected():
-            self.unschedulable_plugins.add(st.plugin)
+            self._unschedulable_plugins.add(st.plugin)
 
     def status_of(self, node_name: str) -> Status:
         return self.node_to_status.get(node_name, self.absent_nodes_status)
 
     def full_map(self, node_names: Sequence[str]) -> dict[str, Status]:
         """Every node's status (nodes absent from the map get the absent status)."""
-        return {n: self.node_to_status.get(n, self.absent_nodes_status) for n in node_names}
+        get, absent = self.node_to_status.get, self.absent_nodes_status
+        return {n: get(n, absent) for n in node_names}
 
 
 class FitError(SchedulingFrameworkError):
@@ -393,6 +395,7 @@ class Algorithm:
                 diagnosis.explained.update((ni.name, None) for ni in nodes if ni not in chosen)
             return chosen
         feasible: list[NodeInfo] = []
+        statuses = diagnosis.node_to_status
         filters = fwk.filter_plugins_for(state)
         verdict = fwk.filter_verdict
         nominator = fwk.nominator
@@ -462,7 +465,9 @@ class Algorithm:
                 return len(feasible) >= to_find
             if st.code == Code.ERROR:
                 raise CycleError(st)
-            diagnosis.node_to_status[ni.name] = st  # (after the runs deferred before it)
+            if diagnosis._runs:
+                diagnosis._record_runs()  # (the runs deferred before this node come first)
+            statuses[ni.name] = st
             if st is not last_rejection[0]:  # plugins share one Status per rejection per cycle: note it once
                 last_rejection[0] = st
                 diagnosis.add_plugin_status(st)
