@@ -40,7 +40,6 @@ _MISSING: Any = object()
 _NEW_NODE: Any = object()  # the content token every added node's token moves from (see _advance_node)
 _TEMPLATE_COPIES = 4096  # remembered template copies (see ClusterSnapshot._node_copy)
 _RENAMED_INFOS = 4096  # PodInfos kept for pods added without spec.nodeName (see ClusterSnapshot._renamed_info)
-_POD_INFO_SLOTS = PodInfo.__slots__
 _TRANSITIONS = 65536  # remembered content transitions (see ClusterSnapshot._advance)
 
 # An undo entry: (mapping, key, previous value or _MISSING), or (None, callback, None).
@@ -537,7 +536,7 @@ class ClusterSnapshot:
     def _renamed_info(self, given: Pod, stored: Pod) -> PodInfo:
         """The PodInfo of ``stored``, which is ``given`` with spec.nodeName set. Nothing a PodInfo derives
         (requests, affinity terms, host ports, claims) depends on spec.nodeName: the one derived when the same
-        Pod object was added before is copied with the pod replaced. Pinned by
+        Pod object was added before is placed (PodInfo.placed). Pinned by
         tests/test_perf_equivalence.py::test_renamed_pod_info_equals_a_fresh_one."""
         hit = self._renamed_infos.get(id(given))
         if hit is None or hit[0] is not given:
@@ -546,11 +545,7 @@ class ClusterSnapshot:
             pi = PodInfo(stored, self.rules)
             self._renamed_infos[id(given)] = (given, pi)  # (given is held: its id is not reused meanwhile)
             return pi
-        c = PodInfo.__new__(PodInfo)
-        for slot in _POD_INFO_SLOTS:
-            setattr(c, slot, getattr(hit[1], slot))
-        c.pod = stored
-        return c
+        return hit[1].placed(stored, self.rules)
 
     def rebuild_pod_infos(self, rules: RequestRules) -> None:
         """Follow ``rules`` from now on, and count again the pods whose status holds an in-place resize (the
