@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from itertools import compress
 from operator import attrgetter, not_
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 from scheduling_framework.api.pod import Pod
 from scheduling_framework.cycle_state import CycleState
@@ -20,6 +20,8 @@ from scheduling_framework.runtime.columns import NodeColumns, gatherer
 from scheduling_framework.runtime.framework import Framework, NodePluginScores, ScoreDetail, raised_status
 from scheduling_framework.state.node_info import NodeInfo
 from scheduling_framework.status import Code, Status
+
+V = TypeVar("V")
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -90,6 +92,34 @@ def _reservoir_inline(totals: Sequence[int], getrandbits: Callable[[int], int]) 
     return pos
 
 
+class _Recorded(Generic[V]):
+    """A Diagnosis field the deferred runs of filter verdicts add to (Diagnosis.defer): they are recorded before it
+    is read or replaced. ``slot`` holds the value."""
+
+    __slots__ = ("_get", "_slot")
+
+    def __init__(self, slot: str) -> None:
+        self._slot = slot
+        self._get = attrgetter(slot)
+
+    @overload
+    def __get__(self, d: None, owner: type) -> _Recorded[V]: ...
+    @overload
+    def __get__(self, d: Diagnosis, owner: type) -> V: ...
+
+    def __get__(self, d: Diagnosis | None, owner: type) -> V | _Recorded[V]:
+        if d is None:
+            return self
+        if d._runs:
+            d._record_runs()
+        return self._get(d)  # type: ignore[no-any-return]
+
+    def __set__(self, d: Diagnosis, value: V) -> None:
+        if d._runs:
+            d._record_runs()  # (their plugins)
+        setattr(d, self._slot, value)
+
+
 class Diagnosis:
     """Why nodes were rejected: status per node, the status of nodes not in the map, plugin names."""
 
@@ -113,42 +143,11 @@ class Diagnosis:
         # Runs of filter verdicts not yet recorded (see defer): (nodes, verdicts, the rejections among them)
         self._runs: list[tuple[list[NodeInfo], list[Status | None], list[Status]]] = []
 
-    @property
-    def node_to_status(self) -> dict[str, Status]:
-        """The rejected nodes' statuses by node name, in the order the nodes were filtered."""
-        if self._runs:
-            self._record_runs()
-        return self._node_to_status
-
-    @node_to_status.setter
-    def node_to_status(self, statuses: dict[str, Status]) -> None:
-        if self._runs:
-            self._record_runs()  # (their plugins)
-        self._node_to_status = statuses
-
-    @property
-    def unschedulable_plugins(self) -> set[str]:
-        if self._runs:
-            self._record_runs()
-        return self._unschedulable_plugins
-
-    @unschedulable_plugins.setter
-    def unschedulable_plugins(self, plugins: set[str]) -> None:
-        if self._runs:
-            self._record_runs()
-        self._unschedulable_plugins = plugins
-
-    @property
-    def pending_plugins(self) -> set[str]:
-        if self._runs:
-            self._record_runs()
-        return self._pending_plugins
-
-    @pending_plugins.setter
-    def pending_plugins(self, plugins: set[str]) -> None:
-        if self._runs:
-            self._record_runs()
-        self._pending_plugins = plugins
+    #: The rejected nodes' statuses by node name, in the order the nodes were filtered; the plugins that rejected or
+    #: kept a node pending. Each is read, and replaced, with the deferred runs recorded.
+    node_to_status: _Recorded[dict[str, Status]] = _Recorded("_node_to_status")
+    unschedulable_plugins: _Recorded[set[str]] = _Recorded("_unschedulable_plugins")
+    pending_plugins: _Recorded[set[str]] = _Recorded("_pending_plugins")
 
     def defer(self, nodes: list[NodeInfo], verdicts: list[Status | None], rejected: list[Status]) -> None:
         """Record a run of filter verdicts (None: the node passed; ``rejected``: the others, in order) when
