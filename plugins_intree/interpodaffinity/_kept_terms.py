@@ -49,7 +49,7 @@ class KeptTerms:
                  "_unanchored", "contribution", "inputs")
 
     def __init__(self, contribution: Callable[[NodeInfo], tuple[NodeTerm, ...]],
-                 inputs: Callable[[NodeInfo], tuple[object, ...]] | None = None) -> None:
+                 inputs: Callable[[NodeInfo], tuple[object, ...]]) -> None:
         #: a node's grouped terms (one entry per (term key, topology pair) the node adds to)
         self.contribution = contribution
         #: what a node's contribution is a function of (equal inputs, equal contribution): a changed node whose
@@ -140,17 +140,16 @@ class KeptTerms:
             contribution = self.contribution
             self._contrib = [contribution(ni) for ni in nodes]
             inputs = self.inputs
-            self._inputs = [] if inputs is None else [inputs(ni) for ni in nodes]
+            self._inputs = [inputs(ni) for ni in nodes]
             for c in self._contrib:
                 self._apply(c, 1)
             return
         inputs = self.inputs
         for i in changed:
-            if inputs is not None:
-                now = inputs(nodes[i])
-                if now == self._inputs[i]:  # (elements compared by identity first)
-                    continue
-                self._inputs[i] = now
+            now = inputs(nodes[i])
+            if now == self._inputs[i]:  # (elements compared by identity first)
+                continue
+            self._inputs[i] = now
             old = self._contrib[i]
             new = self._contrib[i] = self.contribution(nodes[i])
             if old != new:

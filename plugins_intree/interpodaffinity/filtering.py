@@ -454,10 +454,6 @@ def filter_many(state: PreFilterState, label_sets: list[Mapping[str, str]]) -> l
     own, existing = state.rejections[1], state.rejections[2]
     anti_get = cast("dict[tuple[str, str | None], int]", anti).get
     counts_get = cast("dict[tuple[str, str | None], int]", counts).get
-    if not anti:
-        return [existing if counts_get((key, labels.get(key)), 0) > 0 else None for labels in label_sets]
-    if not counts:
-        return [own if anti_get((key, labels.get(key)), 0) > 0 else None for labels in label_sets]
     return [own if anti_get(pair := (key, labels.get(key)), 0) > 0
             else (existing if counts_get(pair, 0) > 0 else None) for labels in label_sets]
 

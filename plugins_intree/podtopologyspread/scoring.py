@@ -128,15 +128,14 @@ def calc_pre_score_state(pod: Pod, constraints: list[SpreadConstraint], filtered
         keys = list({c.topology_key: None for c in constraints})
         if len(keys) == 2:  # (the default constraints': one pass for both keys)
             k1, k2 = keys
-            lacking = [i for i, labels in enumerate(label_sets) if k1 not in labels or k2 not in labels]
+            lacking = {i for i, labels in enumerate(label_sets) if k1 not in labels or k2 not in labels}
         else:
-            lacking = sorted({i for key in keys for i, labels in enumerate(label_sets) if key not in labels})
+            lacking = {i for key in keys for i, labels in enumerate(label_sets) if key not in labels}
         if lacking:
-            if live is None:
-                live = [node for node in map(_node, filtered_nodes) if node is not None]
+            if live is None:  # (every NodeInfo has its node then)
+                live = [ni.node for ni in filtered_nodes]  # type: ignore[misc]
             ignored = {live[i].metadata.name for i in lacking}
-            out = set(lacking)
-            label_sets = [labels for i, labels in enumerate(label_sets) if i not in out]
+            label_sets = [labels for i, labels in enumerate(label_sets) if i not in lacking]
     for i, c in enumerate(constraints):
         if c.topology_key == LABEL_HOSTNAME:
             continue  # counted per node in Score

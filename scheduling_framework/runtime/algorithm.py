@@ -508,7 +508,7 @@ class Algorithm:
                         kept = _rotated(col, start, idx, end, n)  # type: ignore[arg-type]
                     elif at is not None and col is not None:
                         at_run = _rotated(at, start, idx, end)
-                        kept = list(map(col.__getitem__, at_run))
+                        kept = gatherer(at_run)(col)
                     else:
                         at_run = [columns.spare] * len(chunk)
                         kept = [_MISSING] * len(chunk)

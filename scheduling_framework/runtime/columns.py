@@ -76,7 +76,7 @@ class NodeColumns:
         """Bring the columns up to date with ``listed`` (the snapshot's node list), then each of ``nodes``'s
         position in it (:attr:`spare` for a node it does not hold)."""
         self.sync(listed)
-        if len(nodes) > 1 and len(self._positions) == self._spare:
+        if len(nodes) > 1 and self.tracking:
             # Each NodeInfo's list_position, set by sync, names its place when the list there holds it (another
             # NodeColumns may have moved the hint, or the node is not listed): one check of them all at once.
             hints = [ni.list_position for ni in nodes]
