@@ -640,6 +640,8 @@ class Framework:
         for pl in self._points["preFilter"]:
             try:
                 out = pl.pre_filter(state, pod, nodes)
+                if type(out) is tuple and len(out) == 2 and out[0] is None and out[1] is None:
+                    continue  # the usual answer: no narrowing, success
                 if not (isinstance(out, tuple) and len(out) == 2):
                     return None, _bad_shape(pl.name, "PreFilter", out, "(PreFilterResult or None, Status or None)"), []
                 r, st = out
@@ -818,10 +820,12 @@ class Framework:
             missing: list[int] | None = None  # None: every node
             if col is not None:
                 got: list[int | None] = gather(col)
-                if None not in got:
+                # (one pass by identity: ``None in got`` compares each int with None the long way, and most
+                # columns lack the node or two changed since they were last read)
+                missing = [j for j, v in enumerate(got) if v is None]
+                if not missing:
                     out[pl.name] = cast("list[int]", got)
                     continue
-                missing = [j for j, v in enumerate(got) if v is None]
             sub = nodes if missing is None else [nodes[j] for j in missing]
             batch = self._score_batch.get(pl.name)
             vals = _run_batch(batch, state, pod, sub, len(sub), pl.name in self._exact_batch) \
