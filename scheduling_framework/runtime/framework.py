@@ -820,12 +820,10 @@ class Framework:
             missing: list[int] | None = None  # None: every node
             if col is not None:
                 got: list[int | None] = gather(col)
-                # (one pass by identity: ``None in got`` compares each int with None the long way, and most
-                # columns lack the node or two changed since they were last read)
-                missing = [j for j, v in enumerate(got) if v is None]
-                if not missing:
+                if None not in got:
                     out[pl.name] = cast("list[int]", got)
                     continue
+                missing = [j for j, v in enumerate(got) if v is None]
             sub = nodes if missing is None else [nodes[j] for j in missing]
             batch = self._score_batch.get(pl.name)
             vals = _run_batch(batch, state, pod, sub, len(sub), pl.name in self._exact_batch) \
