@@ -329,6 +329,24 @@ def score_domains(s: PreScoreState, nodes: Sequence[NodeInfo]) -> list[int]:
                 sc = cache[value] = score_node(s, ni)
             append(sc)
         return out
+    labels_list = node_labels(nodes)
+    if labels_list is not None:
+        # Every node has its node object: the inputs as one column per constraint (the node's domain, or its
+        # matching-pod count for a hostname constraint; None where the node lacks the key), a score per distinct
+        # row of inputs, computed as score_node computes it.
+        columns: list[list[object]] = []
+        for key, is_host, count_key, _, _, _ in plan:
+            values: list[object] = [labels.get(key) for labels in labels_list]
+            if is_host:
+                counts = _host_counts(s, nodes, count_key)
+                values = [None if v is None else c for v, c in zip(values, counts, strict=True)]
+            columns.append(values)
+        rows = list(zip(*columns, strict=True))
+        score_of = {row: _row_score(plan, row) for row in set(rows)}
+        scores = list(map(score_of.__getitem__, rows))
+        if ignored:
+            return [0 if ni.name in ignored else sc for ni, sc in zip(nodes, scores, strict=True)]
+        return scores
     host_count = s.host_count
     for ni in nodes:
         node = ni.node
@@ -346,6 +364,31 @@ def score_domains(s: PreScoreState, nodes: Sequence[NodeInfo]) -> list[int]:
             sc = cache[domain] = score_node(s, ni)
         append(sc)
     return out
+
+
+def _host_counts(s: PreScoreState, nodes: Sequence[NodeInfo], count_key: CountKey) -> list[int]:
+    """``s.host_count`` of each of ``nodes`` for ``count_key``: from the index's counts by position when PreScore
+    took them (one pass), else counted on each node."""
+    index, host_counts = s.index, s.host_counts
+    per_pos = host_counts.get(count_key.key) if index is not None and host_counts is not None \
+        and count_key.key is not None else None
+    if per_pos is None or index is None:
+        return [count_matching_pods(ni, count_key) for ni in nodes]
+    return [count_matching_pods(ni, count_key) if p is None else per_pos.get(p, 0)
+            for p, ni in zip(index.positions(nodes), nodes, strict=True)]
+
+
+def _row_score(plan: tuple[tuple[str, bool, CountKey, float, int, dict[str, int]], ...],
+               row: tuple[object, ...]) -> int:
+    """score_node's sum for a node whose inputs are ``row`` (per constraint: its domain value or, for a hostname
+    constraint, its matching pods; None when the node lacks the key), in the same order of float additions."""
+    score = 0.0
+    for (_, is_host, _, weight, skew_offset, m), value in zip(plan, row, strict=True):
+        if value is None:
+            continue
+        cnt = value if is_host else m.get(value, 0)  # type: ignore[call-overload]
+        score += cnt * weight + skew_offset  # type: ignore[operator]
+    return round_half_away_from_zero(score)
 
 
 def normalize_scores(s: PreScoreState, scores: list[NodeScore]) -> None:

@@ -157,6 +157,13 @@ class PodIndex:
             return None
         return i
 
+    def positions(self, nodes: Sequence[NodeInfo]) -> list[int | None]:
+        """:meth:`position` of each of ``nodes``, in one pass."""
+        get = self._by_name.get
+        listed = self._nodes
+        n = len(listed)
+        return [i if (i := get(ni.name)) is not None and i < n and listed[i] is ni else None for ni in nodes]
+
     def match_counts(self, nodes: Sequence[NodeInfo], selector: LabelSelector | None,
                      namespaces: Collection[str] | None, skip_terminating: bool,
                      limit: int | None = None) -> dict[int, int] | None:
