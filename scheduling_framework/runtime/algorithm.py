@@ -689,9 +689,9 @@ def _rotated(nodes: list[T], start: int, a: int, b: int, n: int | None = None) -
 
 
 #: How many nodes the filter loop reads at once when every filter signs the pod (a run also holds no more than
-#: are still to be found: 230 at 500 nodes, one run where no node is rejected). Against 128, instructions: the
-#: 500-node dumps -0.3 to -0.7 %, scheduler_perf's SchedulingPodAntiAffinity (2,000 nodes) -0.8 %,
-#: SchedulingBasic (1,000 nodes) +0.2 %; 1,024 gave the dumps the same, SchedulingBasic +1.3 %.
+#: are still to be found: 230 at 500 nodes, one run where no node is rejected). Against 128, loop instructions:
+#: the 500-node dumps -0.3 to -0.7 %, scheduler_perf's SchedulingBasic (1,000 nodes) +0.2 %; 1,024 gave the
+#: dumps the same and SchedulingBasic +1.1 %.
 _RUN = 256
 
 
