@@ -367,12 +367,11 @@ def score_domains(s: PreScoreState, nodes: Sequence[NodeInfo]) -> list[int]:
 
 
 def _host_counts(s: PreScoreState, nodes: Sequence[NodeInfo], count_key: CountKey) -> list[int]:
-    """``s.host_count`` of each of ``nodes`` for ``count_key``: from the index's counts by position when PreScore
-    took them (one pass), else counted on each node."""
+    """``s.host_count`` of each of ``nodes`` for ``count_key`` (PreScoreState._host_count_from_index for many
+    nodes: the index's counts by position when PreScore took them, else counted on each node)."""
     index, host_counts = s.index, s.host_counts
-    per_pos = host_counts.get(count_key.key) if index is not None and host_counts is not None \
-        and count_key.key is not None else None
-    if per_pos is None or index is None:
+    per_pos = None if index is None or host_counts is None else host_counts.get(count_key.key)  # type: ignore[arg-type]
+    if per_pos is None or index is None:  # (index: for the type checker)
         return [count_matching_pods(ni, count_key) for ni in nodes]
     return [count_matching_pods(ni, count_key) if p is None else per_pos.get(p, 0)
             for p, ni in zip(index.positions(nodes), nodes, strict=True)]
